@@ -1,0 +1,128 @@
+"""Lower a Suite to legacy config text through a layout table (pure: Spec in, bytes out)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .errors import Problem
+from .layouts import Layout, get_layout
+from .spec import Eval, Export, Inference, Spec, Suite, Train, Trainers, text
+
+Line = tuple[str, str]  # (key text, value text)
+NULL: Line = ("null", "null")
+
+
+def _flag(get: Callable[[Suite], Any]) -> Callable[[Suite], Line]:
+    def f(s: Suite) -> Line:
+        flag = get(s)
+        return NULL if flag is None else flag.line()
+    return f
+
+
+def _value(get: Callable[[Suite], Any]) -> Callable[[Suite], Line]:
+    return lambda s: ("", text(get(s)))
+
+
+def _joined(get: Callable[[Suite], list]) -> Callable[[Suite], Line]:
+    def f(s: Suite) -> Line:
+        items = get(s)
+        return ("", "|".join(text(v) for v in items) if items else "null")
+    return f
+
+
+def _trainer(slot: str, part: str) -> Callable[[Suite], Line]:
+    def f(s: Suite) -> Line:
+        tkey, tcmd, ekey, ecmd = s.trainers.slot(slot)
+        return (tkey, tcmd) if part == "train" else (ekey, ecmd)
+    return f
+
+
+# role -> (how a suite renders it, the suite field it comes from)
+ROLES: dict[str, tuple[Callable[[Suite], Line], tuple]] = {
+    "model_name": (_value(lambda s: s.model_name), ("model_name",)),
+    "python": (_value(lambda s: s.python), ("python",)),
+    "gpu_list": (_value(lambda s: s.gpu_list), ("topology",)),
+    "train.device": (_flag(lambda s: s.train.device), ("train", "device")),
+    "train.autocast": (_flag(lambda s: s.train.autocast), ("train", "autocast")),
+    "train.epochs": (_flag(lambda s: s.train.epochs), ("train", "epochs")),
+    "train.save_dir": (_flag(lambda s: s.train.save_dir), ("train", "save_dir")),
+    "train.batch_size": (_flag(lambda s: s.train.batch_size), ("train", "batch_size")),
+    "train.pretrained": (_flag(lambda s: s.train.pretrained), ("train", "pretrained")),
+    "train.model_file": (_value(lambda s: s.train.model_file), ("train", "model_file")),
+    "train.infer_img_dir": (_value(lambda s: s.train.infer_img_dir), ("train", "infer_img_dir")),
+    "train.data": (_flag(lambda s: s.train.data), ("train", "data")),
+    "train.extra": (_flag(lambda s: s.train.extra), ("train", "extra")),
+    "train.run": (_value(lambda s: "|".join(s.train.run)), ("train", "run")),
+    "eval.command": (_value(lambda s: s.eval.command), ("eval", "command")),
+    "eval.extra": (_flag(lambda s: s.eval.extra), ("eval", "extra")),
+    "export.save_dir": (_flag(lambda s: s.export.save_dir), ("export", "save_dir")),
+    "export.weights": (_flag(lambda s: s.export.weights), ("export", "weights")),
+    "export.inference_dir": (_value(lambda s: s.export.inference_dir), ("export", "inference_dir")),
+    "whole_infer.models": (_joined(lambda s: [m.model for m in s.whole_infer]), ("whole_infer",)),
+    "whole_infer.exports": (_joined(lambda s: [m.export for m in s.whole_infer]), ("whole_infer",)),
+    "whole_infer.quant": (_joined(lambda s: [m.quant for m in s.whole_infer]), ("whole_infer",)),
+    "inference.script": (_value(lambda s: s.inference.script), ("inference", "script")),
+}
+for _slot in ("norm", "pact", "fpgm", "distill", "slot1", "slot2"):
+    ROLES[f"trainer.{_slot}.train"] = (_trainer(_slot, "train"), ("trainers", _slot, "train"))
+    ROLES[f"trainer.{_slot}.export"] = (_trainer(_slot, "export"), ("trainers", _slot, "export"))
+for _name in ("use_gpu", "mkldnn", "threads", "batch_size", "tensorrt", "precision",
+              "model_dir", "data", "save_log", "benchmark", "extra"):
+    ROLES[f"inference.{_name}"] = (_flag(lambda s, n=_name: getattr(s.inference, n)), ("inference", _name))
+
+
+def config_lines(suite: Suite, layout: Layout) -> list[str]:
+    """The lines of the legacy config file (without line terminators)."""
+    lines: list[str] = []
+    for row in layout.rows:
+        if row.kind == "header":
+            lines.append(suite.trivia.headers.get(row.name, row.text))
+        elif row.kind == "sep":
+            lines.append(row.text)
+        else:
+            key, value = ROLES[row.role][0](suite)
+            lines.append(f"{row.key if row.key is not None else key}:{value}")
+    for name, params in suite.sections.items():
+        lines.append(suite.trivia.headers.get(name, layout.section_header(name)))
+        for key, value in params.items():
+            lines.append(f"{key}:{text(value)}")
+    return lines
+
+
+def config_text(suite: Suite, layout: Layout) -> str:
+    body = "\n".join(config_lines(suite, layout))
+    return body + "\n" if suite.trivia.final_newline else body
+
+
+# Field defaults a suite starts from, to tell "set by the spec" from "left alone".
+_DEFAULTS = {"train": Train(), "trainers": Trainers(), "eval": Eval(), "export": Export(),
+             "inference": Inference(), "whole_infer": []}
+
+
+def _get(obj: Any, path: tuple) -> Any:
+    for part in path:
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+    return obj
+
+
+def check_expressible(spec: Spec, pos) -> list[Problem]:
+    """Fields a suite sets that its layout has no line for: an error, never silently dropped."""
+    layout = get_layout(spec.layout)
+    present = set(layout.roles)
+    problems = []
+    for name, suite in spec.suites.items():
+        for role, (_, path) in ROLES.items():
+            if role in present or path[0] in ("model_name", "python", "topology"):
+                continue
+            if any(ROLES[r][1] == path for r in present):
+                continue
+            if _get(suite, path) != _get(_DEFAULTS, path):
+                where = pos.locate(("suites", name) + path) or pos.locate(("defaults",) + path)
+                if ("suites", name) + path not in pos.values and ("defaults",) + path in pos.values:
+                    where = pos.locate(("defaults",) + path)
+                line, col = where if where else (None, None)
+                problems.append(Problem(
+                    spec.source, line, col, ".".join(("suites", name) + path),
+                    f"layout {layout.name!r} has no line for this field",
+                    f"the {layout.name} layout holds: {', '.join(sorted(present))}"))
+    return problems

@@ -1,0 +1,325 @@
+"""The Plan: the ordered steps a config implies for a mode. Pure Python, no I/O.
+
+This is the single source of behaviour: the executor runs it, the docs print
+its status lines, and the generated bash is tested against it. It follows the
+upstream scripts' semantics line by line (see docs/legacy-format.md), except
+where we deliberately differ (documented in README and the generated docs):
+gpu_list entries are parsed by structure, not string length.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+from .configview import ConfigView
+from .errors import UsageError
+from .layouts import Layout
+from .modes import MODES
+from .shellwords import ifs_split, mode_value, pattern_eq, set_param, single_test, test_unquoted, words
+
+AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    kind: str  # train | eval | export | infer
+    command: str  # the upstream command text, as the status line shows it
+    argv: Optional[tuple]  # None: the command's quotes do not balance, it cannot run
+    log: Optional[str]  # where stdout+stderr go (None: the terminal)
+    cuda_visible_devices: Optional[str]  # None: unset
+    depends_on: Optional[int] = None  # index of the step that must succeed first
+    nodes: int = 1
+    group: str = ""  # e.g. "norm_train_gpus_0,1_autocast_fp32"
+
+    def status_line(self, model_name: str, ok: bool) -> str:
+        verdict = "Run successfully" if ok else "Run failed"
+        return f"{verdict} with command - {model_name} - {self.command}!  "
+
+
+@dataclass(frozen=True)
+class Plan:
+    layout: str
+    mode: str
+    model_name: str
+    log_dir: str
+    status_log: str
+    steps: tuple
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+
+
+def gpu_entry(entry: str) -> tuple[str, str, str, int]:
+    """Parse one gpu_list entry by structure -> (kind, ips, gpus, nodes).
+
+    kind: "cpu" (-1), "single" (one id), "multi" (ids on one node),
+    "multinode" (`ip1,ip2;ids` with two or more IPs).
+    """
+    if entry == "-1":
+        return "cpu", "", entry, 1
+    if ";" in entry:
+        parts = ifs_split(entry, ";")
+        ips = parts[0] if parts else ""
+        gpus = parts[1] if len(parts) > 1 else ""
+        nodes = len(ifs_split(ips, ","))
+        if nodes >= 2:
+            return "multinode", ips, gpus, nodes
+        entry = gpus
+    ids = ifs_split(entry, ",")
+    return ("multi" if len(ids) > 1 else "single"), "", entry, 1
+
+
+def _env_for(kind: str, gpus: str, first_gpu_on_multinode: bool) -> Optional[tuple]:
+    """What the script exports before eval/inference: None = nothing, ("set", id)."""
+    if kind == "cpu":
+        return None
+    if kind == "single":
+        return ("set", gpus)
+    first = ifs_split(gpus, ",")
+    first_id = first[0] if first else ""
+    if kind == "multi":
+        return ("set", first_id)
+    return ("set", first_id) if first_multinode(first_gpu_on_multinode) else None
+
+
+def first_multinode(flag: bool) -> bool:
+    return flag
+
+
+class _Builder:
+    def __init__(self, view: ConfigView, mode: str, cvd: Optional[str]):
+        self.v = view
+        self.mode = mode
+        self.cvd = cvd
+        self.steps: list[Step] = []
+
+    def add(self, kind, command, log, depends_on=None, nodes=1, group="") -> int:
+        argv = words(command)
+        idx = len(self.steps)
+        self.steps.append(Step(idx, kind, command + (f" > {log} 2>&1 " if log else ""),
+                               tuple(argv) if argv is not None else None, log, self.cvd,
+                               depends_on, nodes, group))
+        return idx
+
+    def apply_env(self, env):
+        if env is not None:
+            self.cvd = env[1]
+
+
+def plan_config(text: str, layout: Layout, mode: str, gpuid: Optional[str] = None,
+                cuda_visible_devices: Optional[str] = None) -> Plan:
+    """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
+
+    `cuda_visible_devices` is the caller's environment (None: unset).
+    """
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+    view = ConfigView.parse(text, layout)
+    model_name = view.value("model_name")
+    log_dir = f"./test_tipc/output/{model_name}/{mode}"
+    b = _Builder(view, mode, cuda_visible_devices)
+    family = layout.dialect.family
+    if mode == "whole_infer":
+        if gpuid:
+            b.cvd = gpuid
+        (_whole_infer_ocr if family == "ocr" else _whole_infer_models)(b, log_dir)
+    else:
+        _train_modes(b, log_dir, layout)
+    return Plan(layout.name, mode, model_name, log_dir, f"{log_dir}/results_python.log", tuple(b.steps))
+
+
+def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
+    v, mode = b.v, b.mode
+    d = layout.dialect
+    ocr = d.family == "ocr"
+    python = v.value("python")
+    device_key = v.key("train.device")
+    device_values = ifs_split(v.value("train.device"), "|")
+    autocast_key = v.key("train.autocast")
+    autocasts = ifs_split(v.value("train.autocast"), "|") if ocr else [d.autocast_constant]
+    epoch = set_param(v.key("train.epochs"), mode_value(v.value("train.epochs"), mode))
+    save_key = v.key("train.save_dir")
+    batch = set_param(v.key("train.batch_size"), mode_value(v.value("train.batch_size"), mode))
+    pretrain_key = v.key("train.pretrained")
+    pretrain = set_param(pretrain_key, v.value("train.pretrained"))
+    model_file = v.value("train.model_file")
+    infer_img_dir = v.value("train.infer_img_dir") if ocr else ""  # models: never defined upstream
+    extra = set_param(v.key("train.extra"), v.value("train.extra"))
+    eval_py = v.value("eval.command")
+    eval_extra = set_param(v.key("eval.extra"), v.value("eval.extra"))
+    save_infer_key = v.key("export.save_dir")
+    export_weight = v.key("export.weights")
+    inference_dir = v.value("export.inference_dir")
+
+    for count, entry in enumerate(ifs_split(v.value("gpu_list"), "|")):
+        use_gpu = set_param(device_key, device_values[count] if count < len(device_values) else "")
+        kind, ips, gpu, nodes = gpu_entry(entry)
+        env = _env_for(kind, gpu, d.multinode_env_first_gpu)
+        for autocast in autocasts:
+            amp = AMP_FLAGS if (ocr and autocast == "amp") else " "
+            for trainer in ifs_split(v.value("train.run"), "|"):
+                run_train, run_export, quant = _pick_trainer(v, trainer, ocr)
+                if test_unquoted(run_train, "=", "null"):
+                    continue
+                set_autocast = set_param(autocast_key, autocast)
+                stem = f"{trainer}_gpus_{gpu}_autocast_{autocast}"
+                if ocr:
+                    save_log = f"{log_dir}/{stem}_nodes_{nodes}" if kind == "multinode" else f"{log_dir}/{stem}"
+                else:
+                    save_log = f"{log_dir}/{stem}_nodes_{nodes}.log"
+                save = set_param(save_key, save_log)
+                launch = ""
+                if kind == "multi":
+                    launch = f"-m paddle.distributed.launch {d.launch_device_flag}={gpu} "
+                elif kind == "multinode":
+                    launch = f"-m paddle.distributed.launch --ips={ips} {d.launch_device_flag}={gpu} "
+                if ocr:
+                    if kind in ("cpu", "single"):
+                        cmd = f"{python} {run_train} {use_gpu}  {save} {epoch} {pretrain} {set_autocast} {batch} {extra} {amp} "
+                    elif kind == "multi":
+                        cmd = f"{python} {launch}{run_train} {use_gpu} {save} {epoch} {pretrain} {set_autocast} {batch} {extra} {amp}"
+                    else:
+                        cmd = f"{python} {launch}{run_train} {use_gpu} {save} {pretrain} {epoch} {set_autocast} {batch} {extra} {amp}"
+                else:
+                    cmd = f"{python} {launch}{run_train} {save} {epoch} {pretrain} {batch}"
+                group = stem + (f"_nodes_{nodes}" if nodes > 1 else "")
+                train_idx = b.add("train", cmd, None, None, nodes, group)
+
+                eval_pretrain = set_param(pretrain_key, f"{save_log}/{model_file}")
+                if test_unquoted(eval_py, "!=", "null"):
+                    b.apply_env(env)
+                    eval_log = f"{log_dir}/{stem}_nodes_{nodes}_eval.log"
+                    if ocr:
+                        eval_cmd = f"{python} {eval_py} {eval_pretrain} {use_gpu} {eval_extra}"
+                    else:
+                        eval_cmd = f"{python} {eval_py} {eval_pretrain}"
+                    b.add("eval", eval_cmd, eval_log, train_idx, nodes, group)
+                if test_unquoted(run_export, "!=", "null"):
+                    export_log = f"{log_dir}/{stem}_nodes_{nodes}_export.log"
+                    weight = set_param(export_weight, f"{save_log}/{model_file}")
+                    save_infer = set_param(save_infer_key, save_log)
+                    export_idx = b.add("export", f"{python} {run_export} {weight} {save_infer}", export_log,
+                                       train_idx, nodes, group)
+                    b.apply_env(env)
+                    model_dir = save_log
+                    if ocr and inference_dir not in ("null", "##"):
+                        model_dir = f"{save_log}/{inference_dir}"
+                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, export_idx, nodes, group)
+                    b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
+
+
+def _pick_trainer(v: ConfigView, trainer: str, ocr: bool) -> tuple[str, str, str]:
+    """(train command, export command, quant flag) for a trainer name."""
+    if not ocr:
+        return v.value("trainer.norm.train"), v.value("trainer.norm.export"), "False"
+    t = ifs_split(trainer, "|")
+    for slot, quant in (("pact", "True"), ("fpgm", "False"), ("distill", "False"), ("slot1", "False")):
+        if single_test(t + ["="] + ifs_split(v.key(f"trainer.{slot}.train"), "|")):
+            return v.value(f"trainer.{slot}.train"), v.value(f"trainer.{slot}.export"), quant
+    if pattern_eq(trainer, v.key("trainer.slot2.train")):
+        return v.value("trainer.slot2.train"), v.value("trainer.slot2.export"), "False"
+    return v.value("trainer.norm.train"), v.value("trainer.norm.export"), "False"
+
+
+def _eq(a: str, b: str) -> bool:
+    """`[ ${a} = "b" ]` where a holds no `|`: an empty `a` is a test error (false)."""
+    return a != "" and a == b
+
+
+def _ne(a: str, b: str) -> bool:
+    return a != "" and a != b
+
+
+def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str, quant: str, ocr: bool,
+               depends_on: Optional[int], nodes: int = 1, group: str = "") -> None:
+    v = b.v
+    script = v.value("inference.script")
+    use_gpu_key = v.key("inference.use_gpu")
+    batch_key = v.key("inference.batch_size")
+    set_data = set_param(v.key("inference.data"), data)
+    bench = set_param(v.key("inference.benchmark"), v.value("inference.benchmark"))
+    set_model = set_param(v.key("inference.model_dir"), model_dir)
+    batches = ifs_split(v.value("inference.batch_size"), "|")
+    for use_gpu in ifs_split(v.value("inference.use_gpu"), "|"):
+        cpu = _eq(use_gpu, "False") or _eq(use_gpu, "cpu")
+        gpu = _eq(use_gpu, "True") or _eq(use_gpu, "gpu")
+        if not ocr:
+            if not (cpu or gpu):
+                continue
+            dev = "cpu" if cpu else "gpu"
+            for bs in batches:
+                log = f"{log_dir}/python_infer_{dev}_batchsize_{bs}.log"
+                cmd = f"{python} {script} {use_gpu_key}={use_gpu} {set_model} {set_param(batch_key, bs)} {set_data} {bench}"
+                b.add("infer", cmd, log, depends_on, nodes, group)
+            continue
+        precisions = ifs_split(v.value("inference.precision"), "|")
+        precision_key = v.key("inference.precision")
+        save_log = set_param(v.key("inference.save_log"), "")
+        extra = set_param(v.key("inference.extra"), v.value("inference.extra"))
+        if cpu:
+            for mkldnn in ifs_split(v.value("inference.mkldnn"), "|"):
+                for threads in ifs_split(v.value("inference.threads"), "|"):
+                    for bs in batches:
+                        for precision in precisions:
+                            if _eq(mkldnn, "False") and _eq(precision, "fp16"):
+                                continue
+                            if _eq(quant, "True") and _ne(precision, "int8"):
+                                continue
+                            log = (f"{log_dir}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}"
+                                   f"_precision_{precision}_batchsize_{bs}.log")
+                            cmd = (f"{python} {script} {use_gpu_key}={use_gpu} "
+                                   f"{set_param(v.key('inference.mkldnn'), mkldnn)} "
+                                   f"{set_param(v.key('inference.threads'), threads)} {set_model} "
+                                   f"{set_param(batch_key, bs)} {save_log} {set_data} {bench} "
+                                   f"{set_param(precision_key, precision)} {extra}")
+                            b.add("infer", cmd, log, depends_on, nodes, group)
+        elif gpu:
+            for trt in ifs_split(v.value("inference.tensorrt"), "|"):
+                for precision in precisions:
+                    if quant == "False" and "int8" in precision:
+                        continue
+                    if ("fp16" in precision or "int8" in precision) and _eq(trt, "False"):
+                        continue
+                    if (trt == "False" and "int8" in precision) and _eq(quant, "True"):
+                        continue
+                    for bs in batches:
+                        log = f"{log_dir}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{bs}.log"
+                        cmd = (f"{python} {script} {use_gpu_key}={use_gpu} "
+                               f"{set_param(v.key('inference.tensorrt'), trt)} "
+                               f"{set_param(precision_key, precision)} {set_model} {set_param(batch_key, bs)} "
+                               f"{set_data} {bench} {extra} {save_log}")
+                        b.add("infer", cmd, log, depends_on, nodes, group)
+
+
+def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
+    v = b.v
+    python = v.value("python")
+    exports = ifs_split(v.value("whole_infer.exports"), "|")
+    quants = ifs_split(v.value("whole_infer.quant"), "|")
+    export_weight = v.key("export.weights")
+    save_infer_key = v.key("export.save_dir")
+    data = v.value("inference.data")
+    for count, model in enumerate(ifs_split(v.value("whole_infer.models"), "|")):
+        export = exports[count] if count < len(exports) else ""
+        dep = None
+        if test_unquoted(export, "!=", "null"):
+            cmd = f"{python} {export} {set_param(export_weight, model)} {set_param(save_infer_key, model)}"
+            dep = b.add("export", cmd, f"{log_dir}/_export_{count}.log")
+        quant = quants[count] if count < len(quants) else ""
+        _inference(b, python, model, log_dir, data, quant, True, dep)
+
+
+def _whole_infer_models(b: _Builder, log_dir: str) -> None:
+    v = b.v
+    python = v.value("python")
+    export = v.value("whole_infer.exports")
+    save_infer_dir = v.value("export.save_dir")
+    dep = None
+    if test_unquoted(export, "!=", "null"):
+        weight = set_param(v.key("export.weights"), v.value("whole_infer.models"))
+        cmd = f"{python} {export} {weight} {set_param(v.key('export.save_dir'), save_infer_dir)}"
+        dep = b.add("export", cmd, f"{log_dir}/_export_0.log")
+    _inference(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False, dep)

@@ -1,0 +1,467 @@
+"""The Spec: tipcgen's typed IR of a model's TIPC suites.
+
+Fields carry meaning (epochs per mode, trainers, inference matrix), never line
+numbers: a line number exists only inside a layout table (layouts.py).
+
+A spec file holds `defaults` (a partial suite) and `suites` (partial suites);
+each suite is the deep merge of the two, validated as a full `Suite`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from .modes import MODES
+
+# A legacy value: what YAML gives us, rendered to config text by `text()`.
+Scalar = Union[bool, int, float, str]
+
+# Characters that upstream scripts would interpret when they `eval` a command.
+SHELL_META = re.compile(r"[;&|<>`$\\\n\r\t]")
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def text(value: Optional[Scalar]) -> str:
+    """Render a YAML scalar as legacy config text (None -> `null`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _no_shell_meta(value: Optional[Scalar], what: str) -> Optional[Scalar]:
+    if isinstance(value, str) and SHELL_META.search(value):
+        bad = SHELL_META.search(value).group(0)
+        raise ValueError(
+            f"{what} contains {bad!r}; upstream scripts `eval` it, so shell metacharacters"
+            " (; & | < > ` $ \\ and control characters) are not allowed"
+        )
+    return value
+
+
+class Flag(Model):
+    """One `key:value` line. `key: null` or `value: null` disable the flag."""
+
+    key: Optional[str] = None
+    value: Optional[Scalar] = None
+
+    @field_validator("key", "value")
+    @classmethod
+    def _meta(cls, v):
+        return _no_shell_meta(v, "value")
+
+    def line(self) -> tuple[str, str]:
+        return text(self.key), text(self.value)
+
+
+class ListFlag(Model):
+    """A `key:a|b|c` line: the script loops over the values."""
+
+    key: Optional[str] = None
+    values: list[Scalar] = Field(default_factory=list)
+
+    @field_validator("values")
+    @classmethod
+    def _meta(cls, v):
+        for item in v:
+            _no_shell_meta(item, "list value")
+            if isinstance(item, str) and "|" in item:
+                raise ValueError("a list value may not contain `|`: it separates the values")
+        return v
+
+    def line(self) -> tuple[str, str]:
+        return text(self.key), "|".join(text(v) for v in self.values)
+
+
+class ModeFlag(Model):
+    """A `key:lite_train_lite_infer=3|whole_train_whole_infer=50` line."""
+
+    key: Optional[str] = None
+    by_mode: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("by_mode")
+    @classmethod
+    def _modes(cls, v):
+        for mode, value in v.items():
+            if mode not in MODES:
+                raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+            if mode == "whole_infer":
+                raise ValueError("whole_infer does not train; give epochs/batch sizes for the training modes")
+            _no_shell_meta(value, "mode value")
+            if isinstance(value, str) and ("|" in value or "=" in value):
+                raise ValueError("a mode value may not contain `|` or `=`")
+        return v
+
+    def line(self) -> tuple[str, str]:
+        return text(self.key), "|".join(f"{m}={text(v)}" for m, v in self.by_mode.items())
+
+
+def _target_shorthand(v: Any) -> Any:
+    """Accept `cpu`, a GPU id, a list of ids, or the mapping form."""
+    if isinstance(v, str) and v.strip().lower() in ("cpu", "-1"):
+        return {}
+    if isinstance(v, bool):
+        raise ValueError("a topology entry is `cpu`, a GPU id, a list of GPU ids or {ips, gpus}")
+    if isinstance(v, int):
+        return {"gpus": [v]}
+    if isinstance(v, list):
+        return {"gpus": v}
+    if isinstance(v, dict) and "gpu" in v and "gpus" not in v:
+        v = dict(v)
+        v["gpus"] = [v.pop("gpu")]
+    return v
+
+
+class Target(Model):
+    """One gpu_list entry: where one training run happens.
+
+    `{}` (written `cpu`) is CPU; `gpus` alone is one node; `ips` + `gpus` is a
+    multi-node run where every node uses the same GPU ids.
+    """
+
+    ips: list[str] = Field(default_factory=list)
+    gpus: list[int] = Field(default_factory=list)
+
+    @field_validator("ips")
+    @classmethod
+    def _ips(cls, v):
+        seen = set()
+        for ip in v:
+            try:
+                ipaddress.IPv4Address(ip)
+            except ValueError:
+                raise ValueError(f"{ip!r} is not an IPv4 address") from None
+            if ip in seen:
+                raise ValueError(f"IP {ip} is listed twice")
+            seen.add(ip)
+        return v
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpus(cls, v):
+        if len(set(v)) != len(v):
+            dup = sorted({g for g in v if v.count(g) > 1})
+            raise ValueError(f"GPU id {dup[0]} is listed twice")
+        if any(g < 0 for g in v):
+            raise ValueError("GPU ids are >= 0 (write `cpu` for a CPU run)")
+        return v
+
+    @model_validator(mode="after")
+    def _shape(self):
+        if self.ips and len(self.ips) < 2:
+            raise ValueError("a multi-node entry needs at least two ips; drop `ips` for one node")
+        if self.ips and not self.gpus:
+            raise ValueError("a multi-node entry needs `gpus` (the GPU ids used on every node)")
+        return self
+
+    def entry(self) -> str:
+        """The gpu_list entry text."""
+        if not self.gpus:
+            return "-1"
+        gpus = ",".join(str(g) for g in self.gpus)
+        return f"{','.join(self.ips)};{gpus}" if self.ips else gpus
+
+    @property
+    def nodes(self) -> int:
+        return max(1, len(self.ips))
+
+
+TargetIn = Annotated[Target, BeforeValidator(_target_shorthand)]
+
+
+class Trainer(Model):
+    """A trainer slot: its name (the key on its line), train command and export command."""
+
+    name: Optional[str] = None
+    train: Optional[str] = None
+    export_name: Optional[str] = None
+    export: Optional[str] = None
+
+    @field_validator("train", "export")
+    @classmethod
+    def _meta(cls, v):
+        return _no_shell_meta(v, "command")
+
+
+# Slot -> (default trainer key, default export key), in line order.
+TRAINER_SLOTS = {
+    "norm": ("norm_train", "norm_export"),
+    "pact": ("pact_train", "quant_export"),
+    "fpgm": ("fpgm_train", "fpgm_export"),
+    "distill": ("distill_train", "distill_export"),
+    "slot1": (None, "export1"),
+    "slot2": (None, "export2"),
+}
+
+
+class Trainers(Model):
+    norm: Trainer = Trainer()
+    pact: Trainer = Trainer()
+    fpgm: Trainer = Trainer()
+    distill: Trainer = Trainer()
+    slot1: Trainer = Trainer()
+    slot2: Trainer = Trainer()
+
+    def slot(self, name: str) -> tuple[str, str, str, str]:
+        """(trainer key, train command, export key, export command) as config text."""
+        t: Trainer = getattr(self, name)
+        dkey, dexport = TRAINER_SLOTS[name]
+        return (
+            text(t.name if t.name is not None else dkey),
+            text(t.train),
+            text(t.export_name if t.export_name is not None else dexport),
+            text(t.export),
+        )
+
+
+class Train(Model):
+    device: Optional[ListFlag] = None
+    autocast: Optional[ListFlag] = None
+    epochs: Optional[ModeFlag] = None
+    save_dir: Optional[Flag] = None
+    batch_size: Optional[ModeFlag] = None
+    pretrained: Optional[Flag] = None
+    model_file: Optional[Scalar] = "latest"
+    infer_img_dir: Optional[Scalar] = None
+    data: Optional[Flag] = None
+    extra: Optional[Flag] = None
+    run: list[str] = Field(default_factory=lambda: ["norm_train"])
+
+    @field_validator("run")
+    @classmethod
+    def _run(cls, v):
+        for name in v:
+            if not SAFE_NAME.match(name):
+                raise ValueError(f"trainer name {name!r} must be letters, digits, `._+-`")
+        return v
+
+
+class Eval(Model):
+    command: Optional[str] = None
+    extra: Optional[Flag] = None
+
+    @field_validator("command")
+    @classmethod
+    def _meta(cls, v):
+        return _no_shell_meta(v, "command")
+
+
+class Export(Model):
+    save_dir: Optional[Flag] = None
+    weights: Optional[Flag] = None
+    inference_dir: Optional[Scalar] = None
+
+
+class InferModel(Model):
+    """A released inference model tested in whole_infer mode."""
+
+    model: Scalar
+    export: Optional[str] = None
+    quant: Optional[Scalar] = False
+
+
+class Inference(Model):
+    script: Optional[str] = None
+    use_gpu: Optional[ListFlag] = None
+    mkldnn: Optional[ListFlag] = None
+    threads: Optional[ListFlag] = None
+    batch_size: Optional[ListFlag] = None
+    tensorrt: Optional[ListFlag] = None
+    precision: Optional[ListFlag] = None
+    model_dir: Optional[Flag] = None
+    data: Optional[Flag] = None
+    save_log: Optional[Flag] = None
+    benchmark: Optional[Flag] = None
+    extra: Optional[Flag] = None
+
+    @field_validator("script")
+    @classmethod
+    def _meta(cls, v):
+        return _no_shell_meta(v, "command")
+
+
+class Trivia(Model):
+    """Bytes of the legacy file that carry no meaning but must round-trip."""
+
+    final_newline: bool = True
+    headers: dict[str, str] = Field(default_factory=dict)  # section name -> exact header line
+
+
+class Suite(Model):
+    """One legacy config file (e.g. the normal or the fleet suite of a model)."""
+
+    file: str
+    doc: Optional[str] = None
+    model_name: str
+    python: str = "python3.7"
+    topology: list[TargetIn] = Field(min_length=1)
+    train: Train = Train()
+    trainers: Trainers = Trainers()
+    eval: Eval = Eval()
+    export: Export = Export()
+    whole_infer: list[InferModel] = Field(default_factory=list)
+    inference: Inference = Inference()
+    sections: dict[str, dict[str, Optional[Scalar]]] = Field(default_factory=dict)
+    trivia: Trivia = Trivia()
+
+    @field_validator("model_name")
+    @classmethod
+    def _name(cls, v):
+        if not v:
+            raise ValueError("model_name is empty")
+        if not SAFE_NAME.match(v):
+            raise ValueError(
+                f"model_name {v!r} must be letters, digits and `._+-` (it names directories and is"
+                " interpolated into shell commands)"
+            )
+        return v
+
+    @field_validator("python")
+    @classmethod
+    def _python(cls, v):
+        if not v.strip():
+            raise ValueError("python is empty")
+        return _no_shell_meta(v, "python")
+
+    @field_validator("file")
+    @classmethod
+    def _file(cls, v):
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.txt$", v):
+            raise ValueError(f"file {v!r} must be a plain `*.txt` file name (no directories)")
+        return v
+
+    @model_validator(mode="after")
+    def _device_pairs(self):
+        dev = self.train.device
+        if dev is not None and dev.key not in (None, "null") and len(dev.values) < len(self.topology):
+            raise ValueError(
+                f"train.device has {len(dev.values)} value(s) for {len(self.topology)} topology"
+                " entries; runs past the list lose the device flag"
+            )
+        return self
+
+    @property
+    def gpu_list(self) -> str:
+        return "|".join(t.entry() for t in self.topology)
+
+    @property
+    def is_fleet(self) -> bool:
+        return any(t.nodes > 1 for t in self.topology)
+
+    def doc_name(self) -> str:
+        if self.doc:
+            return self.doc
+        return "test_train_fleet_inference_python.md" if self.is_fleet else "test_train_inference_python.md"
+
+
+class DocsMeta(Model):
+    """What the generated docs say beyond what the suites imply."""
+
+    algorithm: Optional[str] = None
+    # Devices the inference table claims; default: what the suite's use_gpu list tests.
+    inference_devices: Optional[list[Literal["cpu", "gpu"]]] = None
+
+
+class Download(Model):
+    """Fetch a file into a directory, optionally extract it (tar/tar.gz/zip)."""
+
+    url: str
+    to: str
+    sha256: Optional[str] = None
+    extract: bool = False
+
+    @field_validator("sha256")
+    @classmethod
+    def _sha(cls, v):
+        if v is not None and not re.fullmatch(r"[0-9a-f]{64}", v):
+            raise ValueError("sha256 must be 64 lowercase hex digits")
+        return v
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, v):
+        if not re.match(r"^(https?|file)://[^\s'\"`$;&|<>\\]+$", v):
+            raise ValueError(f"{v!r} is not a plain http(s) URL")
+        return v
+
+
+class Extract(Model):
+    """Extract an archive that ships with the repo (tar/tar.gz/zip) into a directory."""
+
+    extract: str
+    to: str = "."
+
+
+class Link(Model):
+    """`ln -s target link`, run inside directory `dir`."""
+
+    link: str
+    target: str
+    dir: str = "."
+
+
+class Remove(Model):
+    remove: list[str]
+
+
+class Pip(Model):
+    pip: list[str]
+
+
+PrepareStep = Union[Download, Extract, Link, Remove, Pip]
+
+
+class SpecFile(Model):
+    """The top level of a spec file; `defaults` and `suites` are merged, then validated as Suites."""
+
+    tipcgen: Literal[1] = 1
+    model: str
+    layout: Literal["paddleocr", "models"]
+    docs: DocsMeta = DocsMeta()
+    prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    suites: dict[str, dict[str, Any]] = Field(min_length=1)
+
+    @field_validator("model")
+    @classmethod
+    def _model(cls, v):
+        if not SAFE_NAME.match(v or ""):
+            raise ValueError(f"model {v!r} must be letters, digits and `._+-` (it names a directory)")
+        return v
+
+    @field_validator("prepare")
+    @classmethod
+    def _prepare_modes(cls, v):
+        for mode in v:
+            if mode not in MODES:
+                raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+        return v
+
+
+class Spec(Model):
+    """A validated spec: the file's top level plus its merged suites."""
+
+    source: str
+    model: str
+    layout: str
+    docs: DocsMeta
+    prepare: dict[str, list[PrepareStep]]
+    suites: dict[str, Suite]
+
+    def model_names(self) -> list[str]:
+        seen: list[str] = []
+        for s in self.suites.values():
+            if s.model_name not in seen:
+                seen.append(s.model_name)
+        return seen
