@@ -17,7 +17,7 @@ from .configview import ConfigView
 from .errors import UsageError
 from .layouts import Layout
 from .modes import MODES
-from .shellwords import ifs_split, mode_value, pattern_eq, set_param, single_test, test_unquoted, words
+from .shellwords import ifs_split, mode_value, set_param, single_test, test_unquoted, words
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
 
@@ -82,11 +82,7 @@ def _env_for(kind: str, gpus: str, first_gpu_on_multinode: bool) -> Optional[tup
     first_id = first[0] if first else ""
     if kind == "multi":
         return ("set", first_id)
-    return ("set", first_id) if first_multinode(first_gpu_on_multinode) else None
-
-
-def first_multinode(flag: bool) -> bool:
-    return flag
+    return ("set", first_id) if first_gpu_on_multinode else None
 
 
 class _Builder:
@@ -219,7 +215,7 @@ def _pick_trainer(v: ConfigView, trainer: str, ocr: bool) -> tuple[str, str, str
     for slot, quant in (("pact", "True"), ("fpgm", "False"), ("distill", "False"), ("slot1", "False")):
         if single_test(t + ["="] + ifs_split(v.key(f"trainer.{slot}.train"), "|")):
             return v.value(f"trainer.{slot}.train"), v.value(f"trainer.{slot}.export"), quant
-    if pattern_eq(trainer, v.key("trainer.slot2.train")):
+    if trainer == v.key("trainer.slot2.train"):  # upstream: [[ ]] (no word splitting)
         return v.value("trainer.slot2.train"), v.value("trainer.slot2.export"), "False"
     return v.value("trainer.norm.train"), v.value("trainer.norm.export"), "False"
 

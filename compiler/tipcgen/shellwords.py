@@ -7,7 +7,6 @@ bash's `tipc_words` implements exactly this; tests hold the two together.
 
 from __future__ import annotations
 
-import fnmatch
 import shlex
 
 
@@ -61,11 +60,6 @@ def single_test(args: list[str]) -> bool:
 def test_unquoted(left: str, op: str, right: str) -> bool:
     """`[ ${left} OP ${right} ]` with both sides unquoted and IFS='|' (as in the scripts)."""
     return single_test(ifs_split(left, "|") + [op] + ifs_split(right, "|"))
-
-
-def pattern_eq(left: str, pattern: str) -> bool:
-    """`[[ ${left} = ${pattern} ]]`: the right side is a glob pattern."""
-    return fnmatch.fnmatchcase(left, pattern)
 
 
 def set_param(key: str, value: str) -> str:
