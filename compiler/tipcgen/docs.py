@@ -13,7 +13,7 @@ from .spec import Spec, text
 _KINDS = ("cpu", "single", "multi", "multinode")
 
 
-def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: str) -> dict:
+def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: str, source: str) -> dict:
     suite = spec.suites[suite_name]
     cfg_text = config_text(suite, layout)
     config_path = f"test_tipc/configs/{spec.model}/{suite.file}"
@@ -42,6 +42,7 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
     multinode = [t for t in suite.topology if t.nodes > 1]
     return dict(
         banner=banner,
+        source=source,
         spec=spec,
         suite=suite,
         layout=layout,

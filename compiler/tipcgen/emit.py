@@ -159,6 +159,6 @@ def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
     files["test_tipc/common_func.sh"] = common
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(spec, layout, text_banner))
     for name, suite in spec.suites.items():
-        ctx = doc_context(spec, name, layout, lang, text_banner)
+        ctx = doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source))
         files[f"test_tipc/docs/{suite.doc_name()}"] = render(f"doc_{lang}.md.j2", **ctx)
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}

@@ -101,15 +101,28 @@ def _dotted(loc: Path) -> str:
     return out
 
 
+_UNION_TAGS = {"bool", "int", "float", "str", "list", "dict"}
+
+
 def _clean_loc(loc: tuple) -> tuple:
-    """Drop pydantic's union/validator tags (e.g. 'function-before[...]', 'Download')."""
-    return tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p[:1].isupper())))
+    """Drop pydantic's union/validator tags (e.g. 'function-before[...]', 'Download', 'str')."""
+    return tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p[:1].isupper() or p in _UNION_TAGS)))
 
 
 def _problems(exc: ValidationError, model: type, filename: str, pos: Positions,
               to_source, field_prefix: Path = ()) -> list[Problem]:
     problems = []
-    for err in exc.errors(include_url=False):
+    suggested = set()
+    errors = exc.errors(include_url=False)
+    for err in errors:
+        if err["type"] == "extra_forbidden":
+            loc = _clean_loc(tuple(err["loc"]))
+            close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1, cutoff=0.5)
+            if close:
+                suggested.add(loc[:-1] + (close[0],))
+    for err in errors:
+        if err["type"] == "missing" and _clean_loc(tuple(err["loc"])) in suggested:
+            continue  # the misspelt key already explains it
         loc = _clean_loc(tuple(err["loc"]))
         src = to_source(loc)
         hint = None
@@ -129,6 +142,10 @@ def _problems(exc: ValidationError, model: type, filename: str, pos: Positions,
                 msg = msg[len("Value error, "):]
             if err["type"] == "missing":
                 msg = "required field is missing"
+            elif any(isinstance(p, str) and p in _UNION_TAGS for p in err["loc"]):
+                got = type(err.get("input")).__name__
+                got = {"list": "a list", "dict": "a mapping", "NoneType": "null"}.get(got, got)
+                msg = f"expected a single value (text, number or true/false), got {got}"
             where = pos.locate(src)
         line, col = where if where else (None, None)
         problems.append(Problem(filename, line, col, _dotted(field_prefix + loc), msg, hint))
@@ -169,16 +186,41 @@ def load_spec_text(text: str, filename: str) -> Spec:
                 prepare=top.prepare, suites=suites)
     from .lower import check_expressible  # the layout decides what a suite may say
 
-    layout_problems = check_expressible(spec, pos)
+    layout_problems = check_expressible(spec, pos) + _semantic_checks(spec, pos)
     if layout_problems:
-        raise SpecError(layout_problems)
+        raise SpecError(_sorted(layout_problems))
     return spec
+
+
+def _where(pos: Positions, suite: str, path: tuple) -> tuple:
+    """Position of a suite field: set in the suite itself, or inherited from defaults."""
+    own = ("suites", suite) + path
+    if own in pos.values or own in pos.keys:
+        return pos.locate(own)
+    inherited = ("defaults",) + path
+    if inherited in pos.values or inherited in pos.keys:
+        return pos.locate(inherited)
+    return pos.locate(own) or (None, None)
+
+
+def _semantic_checks(spec: Spec, pos: Positions) -> list[Problem]:
+    """Rules that span fields (the same rules `lint` applies to legacy configs)."""
+    problems = []
+    for name, suite in spec.suites.items():
+        dev = suite.train.device
+        if dev is not None and dev.key not in (None, "null") and len(dev.values) < len(suite.topology):
+            line, col = _where(pos, name, ("train", "device", "values"))
+            problems.append(Problem(
+                spec.source, line, col, f"suites.{name}.train.device.values",
+                f"{len(dev.values)} device value(s) for {len(suite.topology)} topology entries: runs past"
+                " the list lose the device flag", "give one value per topology entry"))
+    return problems
 
 
 def _dedupe(problems: list[Problem]) -> list[Problem]:
     seen, out = set(), []
     for p in problems:
-        key = (p.line, p.col, p.message)
+        key = (p.line, p.col, p.field, p.message)
         if key not in seen:
             seen.add(key)
             out.append(p)
@@ -186,7 +228,8 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
 
 
 def _sorted(problems: list[Problem]) -> list[Problem]:
-    return sorted(problems, key=lambda p: (p.line or 0, p.col or 0))
+    """By position; problems without a position (missing fields) last."""
+    return sorted(_dedupe(problems), key=lambda p: (p.line is None, p.line or 0, p.col or 0))
 
 
 def read_text(path: str) -> str:
@@ -204,4 +247,4 @@ def read_text(path: str) -> str:
 
 
 def load_spec(path: str) -> Spec:
-    return load_spec_text(read_text(path), os.path.relpath(path) if os.path.isabs(path) else path)
+    return load_spec_text(read_text(path), path)

@@ -124,5 +124,5 @@ def check_expressible(spec: Spec, pos) -> list[Problem]:
                 problems.append(Problem(
                     spec.source, line, col, ".".join(("suites", name) + path),
                     f"layout {layout.name!r} has no line for this field",
-                    f"the {layout.name} layout holds: {', '.join(sorted(present))}"))
+                    "remove it, or use a layout that has it"))
     return problems

@@ -13,7 +13,7 @@ import ipaddress
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from .modes import MODES
 
@@ -341,16 +341,6 @@ class Suite(Model):
             raise ValueError(f"file {v!r} must be a plain `*.txt` file name (no directories)")
         return v
 
-    @model_validator(mode="after")
-    def _device_pairs(self):
-        dev = self.train.device
-        if dev is not None and dev.key not in (None, "null") and len(dev.values) < len(self.topology):
-            raise ValueError(
-                f"train.device has {len(dev.values)} value(s) for {len(self.topology)} topology"
-                " entries; runs past the list lose the device flag"
-            )
-        return self
-
     @property
     def gpu_list(self) -> str:
         return "|".join(t.entry() for t in self.topology)
@@ -419,7 +409,23 @@ class Pip(Model):
     pip: list[str]
 
 
-PrepareStep = Union[Download, Extract, Link, Remove, Pip]
+def _step_kind(v: Any) -> str:
+    """A prepare step's kind is told by its first key (url / extract / link / remove / pip)."""
+    if isinstance(v, BaseModel):
+        return type(v).__name__
+    if isinstance(v, dict):
+        for key, tag in (("url", "Download"), ("extract", "Extract"), ("link", "Link"),
+                         ("remove", "Remove"), ("pip", "Pip")):
+            if key in v:
+                return tag
+    return "Download"
+
+
+PrepareStep = Annotated[
+    Union[Annotated[Download, Tag("Download")], Annotated[Extract, Tag("Extract")],
+          Annotated[Link, Tag("Link")], Annotated[Remove, Tag("Remove")], Annotated[Pip, Tag("Pip")]],
+    Discriminator(_step_kind),
+]
 
 
 class SpecFile(Model):

@@ -1,0 +1,102 @@
+"""Shared fixtures: the corpus location, a recording interpreter, building specs into a tree."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SPECS = REPO / "specs"
+GENERATED = REPO / "generated"
+
+
+def corpus_dir() -> Path:
+    return Path(os.environ.get("TIPC_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    path = corpus_dir()
+    if not (path / "MANIFEST.tsv").is_file():
+        pytest.skip(f"legacy corpus not found at {path} (set TIPC_CORPUS to ../shared/corpus); "
+                    "CI always has it and .ci/run fails without it")
+    return path
+
+
+# The recorder stands in for `python3.7`: it appends its argv, CUDA_VISIBLE_DEVICES and cwd
+# to $TIPC_RECORD, and exits 1 when an argument contains $TIPC_RECORD_FAIL. Written in bash
+# so thousands of steps cost milliseconds each.
+RECORDER = r"""#!/usr/bin/env bash
+{
+    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
+    printf '\x1f%s' "$PWD" "$@"
+    printf '\x1e'
+} >>"$TIPC_RECORD"
+if [[ -n ${TIPC_RECORD_FAIL:-} ]]; then
+    for arg in "$@"; do
+        if [[ $arg == *"$TIPC_RECORD_FAIL"* ]]; then
+            exit 1
+        fi
+    done
+fi
+exit 0
+"""
+
+
+class Recorder:
+    def __init__(self, root: Path):
+        self.bin = root / "bin"
+        self.bin.mkdir(parents=True, exist_ok=True)
+        self.log = root / "record.bin"
+
+    def install(self, name: str) -> None:
+        path = self.bin / name
+        path.write_text(RECORDER)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+    def env(self, fail: str | None = None, cuda: str | None = None) -> dict:
+        env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+        env["PATH"] = f"{self.bin}{os.pathsep}{env.get('PATH', '')}"
+        env["TIPC_RECORD"] = str(self.log)
+        env.pop("TIPC_RECORD_FAIL", None)
+        if fail:
+            env["TIPC_RECORD_FAIL"] = fail
+        if cuda is not None:
+            env["CUDA_VISIBLE_DEVICES"] = cuda
+        return env
+
+    def records(self) -> list[dict]:
+        if not self.log.exists():
+            return []
+        out = []
+        for rec in self.log.read_bytes().decode("utf-8").split("\x1e"):
+            if not rec:
+                continue
+            flag, cvd, cwd, *argv = rec.split("\x1f")
+            out.append({"cvd": cvd if flag == "set" else None, "cwd": cwd, "argv": argv})
+        return out
+
+    def reset(self) -> None:
+        if self.log.exists():
+            self.log.unlink()
+
+
+@pytest.fixture
+def recorder(tmp_path) -> Recorder:
+    return Recorder(tmp_path / "rec")
+
+
+def copy_suite(generated_model_dir: Path, workdir: Path) -> Path:
+    """Lay a generated test_tipc/ tree into a scratch 'model repo' root."""
+    shutil.copytree(generated_model_dir / "test_tipc", workdir / "test_tipc")
+    return workdir
+
+
+def run_bash(script: Path, args: list[str], cwd: Path, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(script), *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
