@@ -23,6 +23,8 @@ def corpus_dir() -> Path:
 def corpus() -> Path:
     path = corpus_dir()
     if not (path / "MANIFEST.tsv").is_file():
+        if os.environ.get("TIPC_REQUIRE_CORPUS"):
+            pytest.fail(f"TIPC_REQUIRE_CORPUS is set but the corpus is missing at {path}")
         pytest.skip(f"legacy corpus not found at {path} (set TIPC_CORPUS to ../shared/corpus); "
                     "CI always has it and .ci/run fails without it")
     return path

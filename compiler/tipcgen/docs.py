@@ -55,7 +55,7 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
         batches="/".join(batches) if batches else "-",
         gpu_list_example=multinode[0].entry() if multinode else suite.gpu_list,
         ips=multinode[0].ips if multinode else [],
-        prepare={mode: describe_steps(spec.prepare.get(mode, [])) for mode in MODES},
+        prepare={mode: describe_steps(spec.prepare.get(mode, []), lang) for mode in MODES},
         expected=expected,
         counts=counts,
         log_dir=lite.log_dir,

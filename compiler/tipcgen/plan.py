@@ -17,7 +17,7 @@ from .configview import ConfigView
 from .errors import UsageError
 from .layouts import Layout
 from .modes import MODES
-from .shellwords import ifs_split, mode_value, set_param, single_test, test_unquoted, words
+from .shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test, words
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
 
@@ -158,7 +158,7 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
             amp = AMP_FLAGS if (ocr and autocast == "amp") else " "
             for trainer in ifs_split(v.value("train.run"), "|"):
                 run_train, run_export, quant = _pick_trainer(v, trainer, ocr)
-                if test_unquoted(run_train, "=", "null"):
+                if unquoted_test(run_train, "=", "null"):
                     continue
                 set_autocast = set_param(autocast_key, autocast)
                 stem = f"{trainer}_gpus_{gpu}_autocast_{autocast}"
@@ -185,7 +185,7 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                 train_idx = b.add("train", cmd, None, None, nodes, group)
 
                 eval_pretrain = set_param(pretrain_key, f"{save_log}/{model_file}")
-                if test_unquoted(eval_py, "!=", "null"):
+                if unquoted_test(eval_py, "!=", "null"):
                     b.apply_env(env)
                     eval_log = f"{log_dir}/{stem}_nodes_{nodes}_eval.log"
                     if ocr:
@@ -193,7 +193,7 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                     else:
                         eval_cmd = f"{python} {eval_py} {eval_pretrain}"
                     b.add("eval", eval_cmd, eval_log, train_idx, nodes, group)
-                if test_unquoted(run_export, "!=", "null"):
+                if unquoted_test(run_export, "!=", "null"):
                     export_log = f"{log_dir}/{stem}_nodes_{nodes}_export.log"
                     weight = set_param(export_weight, f"{save_log}/{model_file}")
                     save_infer = set_param(save_infer_key, save_log)
@@ -301,7 +301,7 @@ def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
     for count, model in enumerate(ifs_split(v.value("whole_infer.models"), "|")):
         export = exports[count] if count < len(exports) else ""
         dep = None
-        if test_unquoted(export, "!=", "null"):
+        if unquoted_test(export, "!=", "null"):
             cmd = f"{python} {export} {set_param(export_weight, model)} {set_param(save_infer_key, model)}"
             dep = b.add("export", cmd, f"{log_dir}/_export_{count}.log")
         quant = quants[count] if count < len(quants) else ""
@@ -314,7 +314,7 @@ def _whole_infer_models(b: _Builder, log_dir: str) -> None:
     export = v.value("whole_infer.exports")
     save_infer_dir = v.value("export.save_dir")
     dep = None
-    if test_unquoted(export, "!=", "null"):
+    if unquoted_test(export, "!=", "null"):
         weight = set_param(v.key("export.weights"), v.value("whole_infer.models"))
         cmd = f"{python} {export} {weight} {set_param(v.key('export.save_dir'), save_infer_dir)}"
         dep = b.add("export", cmd, f"{log_dir}/_export_0.log")

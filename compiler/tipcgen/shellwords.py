@@ -28,8 +28,42 @@ def words(command: str) -> list[str] | None:
         return None
 
 
-def single_test(args: list[str]) -> bool:
-    """Bash `[ ... ]` with the string operators the scripts use; errors count as false."""
+_UNARY = set("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -z -n -o -v -R".split())
+_BINARY = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "-a", "-o"}
+
+
+def _unary(op: str, arg: str) -> bool:
+    if op == "-n":
+        return arg != ""
+    if op == "-z":
+        return arg == ""
+    return False  # file and option tests: the scripts' words never name real files
+
+
+def _binary(a: str, op: str, b: str) -> bool | None:
+    if op in ("=", "=="):
+        return a == b
+    if op == "!=":
+        return a != b
+    if op == "<":
+        return a < b
+    if op == ">":
+        return a > b
+    if op == "-a":
+        return a != "" and b != ""
+    if op == "-o":
+        return a != "" or b != ""
+    if op in ("-nt", "-ot", "-ef"):
+        return False
+    try:
+        x, y = int(a.strip()), int(b.strip())
+    except ValueError:
+        return None  # "integer expression expected"
+    return {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-le": x <= y, "-gt": x > y, "-ge": x >= y}[op]
+
+
+def _test(args: list[str]) -> bool | None:
+    """POSIX `test` by argument count; None is a usage error (exit status 2)."""
     n = len(args)
     if n == 0:
         return False
@@ -38,26 +72,33 @@ def single_test(args: list[str]) -> bool:
     if n == 2:
         if args[0] == "!":
             return args[1] == ""
-        if args[0] == "-n":
-            return args[1] != ""
-        if args[0] == "-z":
-            return args[1] == ""
-        return False
+        if args[0] in _UNARY:
+            return _unary(args[0], args[1])
+        return None
     if n == 3:
-        a, op, b = args
-        if op in ("=", "=="):
-            return a == b
-        if op == "!=":
-            return a != b
-        if a == "!":
-            return not single_test(args[1:])
-        return False
-    if n == 4 and args[0] == "!":
-        return not single_test(args[1:])
-    return False
+        if args[1] in _BINARY:
+            return _binary(args[0], args[1], args[2])
+        if args[0] == "!":
+            r = _test(args[1:])
+            return None if r is None else not r
+        if args[0] == "(" and args[2] == ")":
+            return args[1] != ""
+        return None
+    if n == 4:
+        if args[0] == "!":
+            r = _test(args[1:])
+            return None if r is None else not r
+        if args[0] == "(" and args[3] == ")":
+            return _test(args[1:3])
+    return None
 
 
-def test_unquoted(left: str, op: str, right: str) -> bool:
+def single_test(args: list[str]) -> bool:
+    """Bash `[ ... ]` on these words; a usage error counts as false, as in an `if`."""
+    return _test(args) is True
+
+
+def unquoted_test(left: str, op: str, right: str) -> bool:
     """`[ ${left} OP ${right} ]` with both sides unquoted and IFS='|' (as in the scripts)."""
     return single_test(ifs_split(left, "|") + [op] + ifs_split(right, "|"))
 
