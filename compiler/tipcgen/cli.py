@@ -171,6 +171,10 @@ def version():
     typer.echo(__version__)
 
 
+# Commands kept in their own modules register themselves on `app`.
+from . import commands_prepare  # noqa: E402,F401  (prepare, hash)
+
+
 def main() -> None:
     app()
 

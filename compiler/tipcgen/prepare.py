@@ -6,7 +6,8 @@ import posixpath
 
 from .layouts import Layout
 from .modes import MODES
-from .spec import Download, Extract, Link, Pip, Remove, Spec
+from .prepare_spec import Download, Extract, Link, Pip, Remove
+from .spec import Spec
 
 
 def archive_name(url: str) -> str:

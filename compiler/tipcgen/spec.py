@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from .modes import MODES
+from .prepare_spec import PrepareStep
 
 # A legacy value: what YAML gives us, rendered to config text by `text()`.
 Scalar = Union[bool, int, float, str]
@@ -361,71 +362,6 @@ class DocsMeta(Model):
     algorithm: Optional[str] = None
     # Devices the inference table claims; default: what the suite's use_gpu list tests.
     inference_devices: Optional[list[Literal["cpu", "gpu"]]] = None
-
-
-class Download(Model):
-    """Fetch a file into a directory, optionally extract it (tar/tar.gz/zip)."""
-
-    url: str
-    to: str
-    sha256: Optional[str] = None
-    extract: bool = False
-
-    @field_validator("sha256")
-    @classmethod
-    def _sha(cls, v):
-        if v is not None and not re.fullmatch(r"[0-9a-f]{64}", v):
-            raise ValueError("sha256 must be 64 lowercase hex digits")
-        return v
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, v):
-        if not re.match(r"^(https?|file)://[^\s'\"`$;&|<>\\]+$", v):
-            raise ValueError(f"{v!r} is not a plain http(s) URL")
-        return v
-
-
-class Extract(Model):
-    """Extract an archive that ships with the repo (tar/tar.gz/zip) into a directory."""
-
-    extract: str
-    to: str = "."
-
-
-class Link(Model):
-    """`ln -s target link`, run inside directory `dir`."""
-
-    link: str
-    target: str
-    dir: str = "."
-
-
-class Remove(Model):
-    remove: list[str]
-
-
-class Pip(Model):
-    pip: list[str]
-
-
-def _step_kind(v: Any) -> str:
-    """A prepare step's kind is told by its first key (url / extract / link / remove / pip)."""
-    if isinstance(v, BaseModel):
-        return type(v).__name__
-    if isinstance(v, dict):
-        for key, tag in (("url", "Download"), ("extract", "Extract"), ("link", "Link"),
-                         ("remove", "Remove"), ("pip", "Pip")):
-            if key in v:
-                return tag
-    return "Download"
-
-
-PrepareStep = Annotated[
-    Union[Annotated[Download, Tag("Download")], Annotated[Extract, Tag("Extract")],
-          Annotated[Link, Tag("Link")], Annotated[Remove, Tag("Remove")], Annotated[Pip, Tag("Pip")]],
-    Discriminator(_step_kind),
-]
 
 
 class SpecFile(Model):
