@@ -11,7 +11,7 @@ from tipcgen.layouts import get_layout
 from tipcgen.load import load_spec
 from tipcgen.lower import config_text
 from tipcgen.modes import MODES
-from tipcgen.plan import plan_config
+from tipcgen.plan import plan_config, skip_reason
 
 from conftest import SPECS, run_bash
 
@@ -67,7 +67,7 @@ def test_fleet_ocr_runs_seed_000_commands(tmp_path, recorder):
     # the status log holds one success line per step, with upstream's wording
     log = (repo / "test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/results_python.log").read_text()
     assert log.count("Run successfully with command - ch_PP-OCRv3_rec - ") == len(recs)
-    assert "tipc: 6 steps run, 6 passed, 0 failed" in proc.stdout
+    assert "tipc: 6 steps run, 6 passed, 0 failed, 0 skipped" in proc.stdout
 
 
 def test_fleet_models_runs_the_four_commands(tmp_path, recorder):
@@ -93,14 +93,27 @@ def test_failed_step_keeps_going_logs_failure_and_exits_1(tmp_path, recorder, sp
     proc, recs = _run(recorder, repo, config, "lite_train_lite_infer", fail=fail)
     assert proc.returncode == 1
     plan = plan_config(config_text(suite, get_layout(spec.layout)), get_layout(spec.layout), "lite_train_lite_infer")
-    # upstream keeps going after a failed step: every planned step still runs
-    assert [r["argv"] for r in recs] == [list(s.argv[1:]) for s in plan.steps]
-    failed = [s for s in plan.steps if any(fail in a for a in s.argv)]
+    # later steps still run (as upstream), except those of a run whose training failed
+    ran, failed, skipped = [], set(), []
+    for step in plan.steps:
+        if skip_reason(step, failed):
+            skipped.append(step)
+            continue
+        ran.append(step)
+        if any(fail in a for a in step.argv):
+            failed.add(step.index)
     assert failed
+    assert [r["argv"] for r in recs] == [list(s.argv[1:]) for s in ran]
     log = (repo / f"test_tipc/output/{suite.model_name}/lite_train_lite_infer/results_python.log").read_text()
     assert log.count("Run failed with command - ") == len(failed)
-    assert log.count("Run successfully with command - ") == len(plan.steps) - len(failed)
-    assert f"{len(plan.steps)} steps run, {len(plan.steps) - len(failed)} passed, {len(failed)} failed" in proc.stdout
+    assert log.count("Run successfully with command - ") == len(ran) - len(failed)
+    assert log.count("Run skipped (train failed) with command - ") == len(skipped)
+    if fail == "tools/export_model.py":
+        assert not skipped and any(s.kind == "infer" for s in ran), "inference still runs after a failed export"
+    else:
+        assert skipped and all(s.kind != "train" for s in skipped)
+    summary = f"{len(ran)} steps run, {len(ran) - len(failed)} passed, {len(failed)} failed, {len(skipped)} skipped"
+    assert summary in proc.stdout
 
 
 @pytest.mark.parametrize("spec_file", ["ch_PP-OCRv3_rec.yml", "mobilenet_v3_small.yml"])

@@ -30,13 +30,26 @@ class Step:
     argv: Optional[tuple]  # None: the command's quotes do not balance, it cannot run
     log: Optional[str]  # where stdout+stderr go (None: the terminal)
     cuda_visible_devices: Optional[str]  # None: unset
-    depends_on: Optional[int] = None  # index of the step that must succeed first
+    # The train step whose failure skips this one (eval/export/infer of the same run). Upstream
+    # runs them into a second failure; a failed export does not skip inference (as upstream).
+    depends_on: Optional[int] = None
     nodes: int = 1
     group: str = ""  # e.g. "norm_train_gpus_0,1_autocast_fp32"
 
-    def status_line(self, model_name: str, ok: bool) -> str:
-        verdict = "Run successfully" if ok else "Run failed"
+    def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None) -> str:
+        """The line results_python.log gets; `skipped` is the reason a step did not run."""
+        if skipped:
+            verdict = f"Run skipped ({skipped})"
+        else:
+            verdict = "Run successfully" if ok else "Run failed"
         return f"{verdict} with command - {model_name} - {self.command}!  "
+
+
+def skip_reason(step: Step, failed: set) -> Optional[str]:
+    """Why `step` is not run, given the indices of the steps that failed so far (None: run it)."""
+    if step.depends_on is not None and step.depends_on in failed:
+        return "train failed"
+    return None
 
 
 @dataclass(frozen=True)
@@ -197,13 +210,13 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                     export_log = f"{log_dir}/{stem}_nodes_{nodes}_export.log"
                     weight = set_param(export_weight, f"{save_log}/{model_file}")
                     save_infer = set_param(save_infer_key, save_log)
-                    export_idx = b.add("export", f"{python} {run_export} {weight} {save_infer}", export_log,
+                    b.add("export", f"{python} {run_export} {weight} {save_infer}", export_log,
                                        train_idx, nodes, group)
                     b.apply_env(env)
                     model_dir = save_log
                     if ocr and inference_dir not in ("null", "##"):
                         model_dir = f"{save_log}/{inference_dir}"
-                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, export_idx, nodes, group)
+                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, train_idx, nodes, group)
                     b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
 
 
@@ -303,9 +316,9 @@ def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
         dep = None
         if unquoted_test(export, "!=", "null"):
             cmd = f"{python} {export} {set_param(export_weight, model)} {set_param(save_infer_key, model)}"
-            dep = b.add("export", cmd, f"{log_dir}/_export_{count}.log")
+            b.add("export", cmd, f"{log_dir}/_export_{count}.log")
         quant = quants[count] if count < len(quants) else ""
-        _inference(b, python, model, log_dir, data, quant, True, dep)
+        _inference(b, python, model, log_dir, data, quant, True, None)
 
 
 def _whole_infer_models(b: _Builder, log_dir: str) -> None:
@@ -313,9 +326,8 @@ def _whole_infer_models(b: _Builder, log_dir: str) -> None:
     python = v.value("python")
     export = v.value("whole_infer.exports")
     save_infer_dir = v.value("export.save_dir")
-    dep = None
     if unquoted_test(export, "!=", "null"):
         weight = set_param(v.key("export.weights"), v.value("whole_infer.models"))
         cmd = f"{python} {export} {weight} {set_param(v.key('export.save_dir'), save_infer_dir)}"
-        dep = b.add("export", cmd, f"{log_dir}/_export_0.log")
-    _inference(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False, dep)
+        b.add("export", cmd, f"{log_dir}/_export_0.log")
+    _inference(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False, None)

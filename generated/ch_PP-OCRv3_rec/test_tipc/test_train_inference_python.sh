@@ -119,7 +119,11 @@ status_log="${LOG_PATH}/results_python.log"
 steps_run=0
 steps_passed=0
 steps_failed=0
+steps_skipped=0
 last_status=0
+# Set after a failed train: that run's eval/export/inference are skipped, not run into a
+# second failure (upstream runs them anyway).
+skip_reason=""
 
 # run_step COMMAND LOG: run one step (stdout+stderr to LOG unless LOG is
 # empty), then append upstream's status line for it.
@@ -128,6 +132,12 @@ run_step() {
     local -a argv=()
     if [[ -n $log ]]; then
         shown="$cmd > $log 2>&1 "
+    fi
+    if [[ -n $skip_reason ]]; then
+        steps_skipped=$((steps_skipped + 1))
+        line="Run skipped (${skip_reason}) with command - ${model_name} - ${shown}!  "
+        printf '\033[33m %s\033[0m\n' "$line" | tee -a "$status_log"
+        return 0
     fi
     if ! tipc_words argv "$cmd"; then
         echo "tipc: cannot split command (a quote is not closed): $cmd" >&2
@@ -198,7 +208,7 @@ run_inference() {
                             log="${LOG_PATH}/python_infer_cpu_usemkldnn_${use_mkldnn}_threads_${threads}_precision_${precision}_batchsize_${batch_size}.log"
                             cmd="${python} ${inference_py} ${use_gpu_key}=${use_gpu} ${set_mkldnn} ${set_threads} ${set_model} ${set_batch} ${set_save_log} ${set_data} ${set_benchmark} ${set_precision} ${set_extra}"
                             run_step "$cmd" "$log"
-                            cat -- "$log" 2>/dev/null
+                            if [[ -z $skip_reason ]]; then cat -- "$log" 2>/dev/null; fi
                         done
                     done
                 done
@@ -222,7 +232,7 @@ run_inference() {
                         log="${LOG_PATH}/python_infer_gpu_usetrt_${use_trt}_precision_${precision}_batchsize_${batch_size}.log"
                         cmd="${python} ${inference_py} ${use_gpu_key}=${use_gpu} ${set_trt} ${set_precision} ${set_model} ${set_batch} ${set_data} ${set_benchmark} ${set_extra} ${set_save_log}"
                         run_step "$cmd" "$log"
-                        cat -- "$log" 2>/dev/null
+                        if [[ -z $skip_reason ]]; then cat -- "$log" 2>/dev/null; fi
                     done
                 done
             done
@@ -233,7 +243,7 @@ run_inference() {
 }
 
 summary() {
-    echo "tipc: ${steps_run} steps run, ${steps_passed} passed, ${steps_failed} failed (status lines in ${status_log})"
+    echo "tipc: ${steps_run} steps run, ${steps_passed} passed, ${steps_failed} failed, ${steps_skipped} skipped (status lines in ${status_log})"
     if [[ $steps_failed -gt 0 ]]; then
         exit 1
     fi
@@ -333,7 +343,11 @@ for count in "${!gpus_list[@]}"; do
             multi) cmd="${python} ${launch}${run_train} ${set_use_gpu} ${set_save_model} ${set_epoch} ${set_pretrain} ${set_autocast} ${set_batchsize} ${set_train_params1} ${set_amp_config}" ;;
             *) cmd="${python} ${launch}${run_train} ${set_use_gpu} ${set_save_model} ${set_pretrain} ${set_epoch} ${set_autocast} ${set_batchsize} ${set_train_params1} ${set_amp_config}" ;;
             esac
+            skip_reason=""
             run_step "$cmd" ""
+            if [[ $last_status -ne 0 ]]; then
+                skip_reason="train failed"
+            fi
 
             tipc_set_param set_eval_pretrain "$pretrain_model_key" "${save_log}/${train_model_name}"
             if tipc_test_unquoted "$eval_py" != null; then
