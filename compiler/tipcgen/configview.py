@@ -21,6 +21,10 @@ def split_line(line: str) -> tuple[str, str]:
     return key, value
 
 
+# What a script variable holds when its layout has no line for the role.
+ABSENT = {"export.inference_dir": "null"}
+
+
 @dataclass(frozen=True)
 class ConfigView:
     layout: Layout
@@ -40,4 +44,6 @@ class ConfigView:
         return split_line(self.line(role))[0]
 
     def value(self, role: str) -> str:
+        if self.layout.index(role) is None:
+            return ABSENT.get(role, "")
         return split_line(self.line(role))[1]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .layouts import Layout
+from .layouts import Layout, get_layout
 from .lower import config_text
 from .modes import MODES
 from .plan import gpu_entry, plan_config
@@ -15,6 +15,7 @@ _KINDS = ("cpu", "single", "multi", "multinode")
 
 def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: str, source: str) -> dict:
     suite = spec.suites[suite_name]
+    layout = get_layout(spec.suite_layout(suite_name))
     cfg_text = config_text(suite, layout)
     config_path = f"test_tipc/configs/{spec.model}/{suite.file}"
     kinds = []

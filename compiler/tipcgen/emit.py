@@ -9,6 +9,7 @@ from importlib import resources
 
 import jinja2
 
+from .configview import ABSENT
 from .docs import doc_context
 from .errors import Problem, SpecError
 from .layouts import Layout, get_layout
@@ -135,8 +136,9 @@ def runner_script(layout: Layout, banner_text: str) -> tuple[str, str]:
     """(test_train_inference_python.sh, common_func.sh) for a layout."""
     fam = layout.dialect.family
     reads = [(var, kind, role) for var, kind, role in READS[fam] if layout.index(role) is not None]
+    absent = [(var, ABSENT.get(role, "")) for var, kind, role in READS[fam] if layout.index(role) is None]
     ctx = dict(banner=banner_text, layout=layout, ocr=fam == "ocr", amp_flags=AMP_FLAGS,
-               reads=[(var, kind, layout.index(role)) for var, kind, role in reads])
+               reads=[(var, kind, layout.index(role)) for var, kind, role in reads], absent=absent)
     return render("test_train_inference_python.sh.j2", **ctx), render("common_func.sh.j2", **ctx)
 
 
@@ -146,13 +148,19 @@ def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
     files: dict[str, str] = {}
     docs_owner: dict[str, str] = {}
     for name, suite in spec.suites.items():
-        files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, layout)
+        files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, get_layout(spec.suite_layout(name)))
         doc = suite.doc_name()
         if doc in docs_owner:
             raise SpecError([Problem(spec.source, None, None, f"suites.{name}.doc",
                                      f"suites {docs_owner[doc]!r} and {name!r} would both write docs/{doc}",
                                      "give one of them its own `doc:` file name")])
         docs_owner[doc] = name
+    for file, raw in spec.other_configs.items():
+        path = f"test_tipc/configs/{spec.model}/{file}"
+        if path in files:
+            raise SpecError([Problem(spec.source, None, None, f"other_configs.{file}",
+                                     "a suite already writes this config file")])
+        files[path] = raw.text()
     text_banner = banner(spec)
     script, common = runner_script(layout, text_banner)
     files["test_tipc/test_train_inference_python.sh"] = script

@@ -84,7 +84,17 @@ class Layout:
         return [r.role for r in self.rows if r.kind == "field"]
 
     def section_header(self, name: str) -> str:
-        return self.section_headers.get(name, header(name))
+        if name in self.section_headers:
+            return self.section_headers[name]
+        return header(name, right=26 if name in _BENCHMARK_SECTIONS else 27)
+
+    def row_for_role(self, role: str) -> Optional[Row]:
+        i = self.index(role)
+        return None if i is None else self.rows[i]
+
+
+# Trailing benchmark sections upstream writes with 26 `=` on the right.
+_BENCHMARK_SECTIONS = {"infer_benchmark_params", "train_benchmark_params", "disable_train_benchmark"}
 
 
 # PaddleOCR's train-type layout (test_train_inference_python.sh reads lines 1-51).
@@ -146,8 +156,45 @@ PADDLEOCR = Layout(
     ),
     dialect=Dialect(family="ocr"),
     read_lines=51,
-    section_headers={"infer_benchmark_params": header("infer_benchmark_params", right=26)},
 )
+
+
+def _variant(base: Layout, name: str, description: str, dialect: Dialect, changes: dict,
+             read_lines: Optional[int] = None) -> Layout:
+    """A layout that differs from `base` on a few rows (index -> Row; None drops... never)."""
+    rows = list(base.rows)
+    for index, row in sorted(changes.items()):
+        if index == len(rows):
+            rows.append(row)
+        else:
+            rows[index] = row
+    return Layout(name, description, tuple(rows), dialect, read_lines or base.read_lines)
+
+
+# PaddleClas: slot 19 is `to_static_train`, line 33 `kl_quant`, line 35 the pretrained model URL,
+# and its infer_params header has 26 `=` on the right.
+PADDLECLAS = _variant(PADDLEOCR, "paddleclas", "PaddleClas train-type config (51 lines)",
+                      Dialect(family="ocr", launch_device_flag="--devices"), {
+                          26: H("infer_params", right=26),
+                          35: F("export.model_url", "pretrained_model_url"),
+                      })
+
+# PaddleSeg: export_params header at 26, infer_params header at 35 (no inference_dir line), and a
+# second extra inference flag at 51.
+PADDLESEG = _variant(PADDLEOCR, "paddleseg", "PaddleSeg train-type config (52 lines)",
+                     Dialect(family="ocr", launch_device_flag="--devices"), {
+                         22: H("eval_params"),
+                         26: H("export_params"),
+                         35: H("infer_params"),
+                         51: F("inference.extra2"),
+                     }, read_lines=52)
+
+# PaddleVideo: line 11 names the video dir used for inference after training.
+PADDLEVIDEO = _variant(PADDLEOCR, "paddlevideo", "PaddleVideo train-type config (51 lines)",
+                       Dialect(family="ocr", launch_device_flag="--devices"), {
+                           11: F("train.infer_img_dir", "train_infer_video_dir"),
+                           22: H("eval_params"),
+                       })
 
 # The `models` repo tutorial layout (train_infer_python.txt / train_fleet_infer_python.txt, 32 lines).
 MODELS = Layout(
@@ -191,7 +238,7 @@ MODELS = Layout(
     read_lines=32,
 )
 
-LAYOUTS = {layout.name: layout for layout in (PADDLEOCR, MODELS)}
+LAYOUTS = {layout.name: layout for layout in (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, MODELS)}
 
 
 def get_layout(name: str) -> Layout:

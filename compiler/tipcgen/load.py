@@ -183,7 +183,7 @@ def load_spec_text(text: str, filename: str) -> Spec:
         raise SpecError(_sorted(_dedupe(problems)))
 
     spec = Spec(source=filename, model=top.model, layout=top.layout, docs=top.docs,
-                prepare=top.prepare, suites=suites)
+                prepare=top.prepare, suites=suites, other_configs=top.other_configs)
     from .lower import check_expressible  # the layout decides what a suite may say
 
     layout_problems = check_expressible(spec, pos) + _semantic_checks(spec, pos)

@@ -58,6 +58,7 @@ ROLES: dict[str, tuple[Callable[[Suite], Line], tuple]] = {
     "export.save_dir": (_flag(lambda s: s.export.save_dir), ("export", "save_dir")),
     "export.weights": (_flag(lambda s: s.export.weights), ("export", "weights")),
     "export.inference_dir": (_value(lambda s: s.export.inference_dir), ("export", "inference_dir")),
+    "export.model_url": (_value(lambda s: s.export.model_url), ("export", "model_url")),
     "whole_infer.models": (_joined(lambda s: [m.model for m in s.whole_infer]), ("whole_infer",)),
     "whole_infer.exports": (_joined(lambda s: [m.export for m in s.whole_infer]), ("whole_infer",)),
     "whole_infer.quant": (_joined(lambda s: [m.quant for m in s.whole_infer]), ("whole_infer",)),
@@ -67,31 +68,43 @@ for _slot in ("norm", "pact", "fpgm", "distill", "slot1", "slot2"):
     ROLES[f"trainer.{_slot}.train"] = (_trainer(_slot, "train"), ("trainers", _slot, "train"))
     ROLES[f"trainer.{_slot}.export"] = (_trainer(_slot, "export"), ("trainers", _slot, "export"))
 for _name in ("use_gpu", "mkldnn", "threads", "batch_size", "tensorrt", "precision",
-              "model_dir", "data", "save_log", "benchmark", "extra"):
+              "model_dir", "data", "save_log", "benchmark", "extra", "extra2"):
     ROLES[f"inference.{_name}"] = (_flag(lambda s, n=_name: getattr(s.inference, n)), ("inference", _name))
 
 
 def config_lines(suite: Suite, layout: Layout) -> list[str]:
-    """The lines of the legacy config file (without line terminators)."""
+    """The non-empty lines of the legacy config, in order (without line terminators)."""
+    trivia = suite.trivia
+    rows = layout.rows if trivia.core_lines is None else layout.rows[: trivia.core_lines]
     lines: list[str] = []
-    for row in layout.rows:
-        if row.kind == "header":
+    for index, row in enumerate(rows):
+        if index in trivia.line_overrides:
+            lines.append(trivia.line_overrides[index])
+        elif row.kind == "header":
             lines.append(suite.trivia.headers.get(row.name, row.text))
         elif row.kind == "sep":
             lines.append(row.text)
         else:
             key, value = ROLES[row.role][0](suite)
             lines.append(f"{row.key if row.key is not None else key}:{value}")
+    if trivia.tail is not None:
+        lines.extend(trivia.tail)
+        return lines
     for name, params in suite.sections.items():
-        lines.append(suite.trivia.headers.get(name, layout.section_header(name)))
+        lines.append(trivia.headers.get(name, layout.section_header(name)))
         for key, value in params.items():
             lines.append(f"{key}:{text(value)}")
     return lines
 
 
 def config_text(suite: Suite, layout: Layout) -> str:
-    body = "\n".join(config_lines(suite, layout))
-    return body + "\n" if suite.trivia.final_newline else body
+    trivia = suite.trivia
+    lines = config_lines(suite, layout)
+    for position in sorted(trivia.blank_lines):
+        lines.insert(position, "")
+    eol = "\r\n" if trivia.crlf else "\n"
+    body = eol.join(lines) + (eol if trivia.final_newline else "")
+    return "\ufeff" + body if trivia.bom else body
 
 
 # Field defaults a suite starts from, to tell "set by the spec" from "left alone".
@@ -107,10 +120,10 @@ def _get(obj: Any, path: tuple) -> Any:
 
 def check_expressible(spec: Spec, pos) -> list[Problem]:
     """Fields a suite sets that its layout has no line for: an error, never silently dropped."""
-    layout = get_layout(spec.layout)
-    present = set(layout.roles)
     problems = []
     for name, suite in spec.suites.items():
+        layout = get_layout(spec.suite_layout(name))
+        present = set(layout.roles)
         for role, (_, path) in ROLES.items():
             if role in present or path[0] in ("model_name", "python", "topology"):
                 continue

@@ -262,6 +262,7 @@ class Export(Model):
     save_dir: Optional[Flag] = None
     weights: Optional[Flag] = None
     inference_dir: Optional[Scalar] = None
+    model_url: Optional[Scalar] = None  # PaddleClas: pretrained_model_url
 
 
 class InferModel(Model):
@@ -285,6 +286,7 @@ class Inference(Model):
     save_log: Optional[Flag] = None
     benchmark: Optional[Flag] = None
     extra: Optional[Flag] = None
+    extra2: Optional[Flag] = None  # PaddleSeg's second extra flag
 
     @field_validator("script")
     @classmethod
@@ -293,10 +295,22 @@ class Inference(Model):
 
 
 class Trivia(Model):
-    """Bytes of the legacy file that carry no meaning but must round-trip."""
+    """Bytes of the legacy file that carry no meaning (or no typed meaning) but must round-trip.
+
+    The importer fills these so that `import` then `build` reproduces a config byte for byte;
+    `lint` reports the ones that are defects.
+    """
 
     final_newline: bool = True
     headers: dict[str, str] = Field(default_factory=dict)  # section name -> exact header line
+    # Script line index (empty lines not counted, as the scripts count) -> exact text, for lines
+    # that no typed field reproduces (shifted keys, values the Spec rejects, odd separators).
+    line_overrides: dict[int, str] = Field(default_factory=dict)
+    core_lines: Optional[int] = None  # a truncated file: only the first N layout lines
+    tail: Optional[list[str]] = None  # lines after the layout's core, verbatim (replaces sections)
+    blank_lines: list[int] = Field(default_factory=list)  # physical line numbers (0-based) of empty lines
+    bom: bool = False
+    crlf: bool = False
 
 
 class Suite(Model):
@@ -304,6 +318,7 @@ class Suite(Model):
 
     file: str
     doc: Optional[str] = None
+    layout: Optional[Literal["paddleocr", "paddleclas", "paddleseg", "paddlevideo", "models"]] = None
     model_name: str
     python: str = "python3.7"
     topology: list[TargetIn] = Field(min_length=1)
@@ -364,16 +379,42 @@ class DocsMeta(Model):
     inference_devices: Optional[list[Literal["cpu", "gpu"]]] = None
 
 
+class RawConfig(Model):
+    """A config of a kind the Spec does not model field by field (serving, cpp, lite, ptq...):
+    kept verbatim so it round-trips, and written beside the suites' configs."""
+
+    lines: list[str]
+    final_newline: bool = True
+
+    @field_validator("lines")
+    @classmethod
+    def _no_newlines(cls, v):
+        if any("\n" in line for line in v):
+            raise ValueError("a line may not contain a newline")
+        return v
+
+    def text(self) -> str:
+        body = "\n".join(self.lines)
+        return body + "\n" if self.final_newline else body
+
+
 class SpecFile(Model):
     """The top level of a spec file; `defaults` and `suites` are merged, then validated as Suites."""
 
     tipcgen: Literal[1] = 1
     model: str
-    layout: Literal["paddleocr", "models"]
+    layout: Literal["paddleocr", "paddleclas", "paddleseg", "paddlevideo", "models"]
     docs: DocsMeta = DocsMeta()
     prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)
     defaults: dict[str, Any] = Field(default_factory=dict)
-    suites: dict[str, dict[str, Any]] = Field(min_length=1)
+    suites: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    other_configs: dict[str, "RawConfig"] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _has_configs(self):
+        if not self.suites and not self.other_configs:
+            raise ValueError("a spec needs at least one suite")
+        return self
 
     @field_validator("model")
     @classmethod
@@ -400,6 +441,10 @@ class Spec(Model):
     docs: DocsMeta
     prepare: dict[str, list[PrepareStep]]
     suites: dict[str, Suite]
+    other_configs: dict[str, RawConfig] = Field(default_factory=dict)
+
+    def suite_layout(self, name: str) -> str:
+        return self.suites[name].layout or self.layout
 
     def model_names(self) -> list[str]:
         seen: list[str] = []
