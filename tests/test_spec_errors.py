@@ -45,7 +45,7 @@ CASES = [
     ("unknown_mode", ("by_mode: {lite_train_lite_infer: 1}", "by_mode: {lite_train_infer: 1}"), 11, "suites.normal.train.epochs.by_mode", "unknown mode 'lite_train_infer'"),
     ("empty_model_name", ("model_name: demo_rec", 'model_name: ""'), 7, "suites.normal.model_name", "empty"),
     ("shell_meta_name", ("model_name: demo_rec", 'model_name: "demo;rm -rf ~"'), 7, "suites.normal.model_name", "letters, digits"),
-    ("unknown_layout", ("layout: paddleocr", "layout: paddleclas"), 3, "layout", "paddleocr"),
+    ("unknown_layout", ("layout: paddleocr", "layout: paddledetection"), 3, "layout", "paddleocr"),
     ("shell_meta_command", ("norm: {train: tools/train.py -c a.yml -o,", "norm: {train: tools/train.py $(whoami),"), 14, "suites.normal.trainers.norm.train", "metacharacters"),
     ("device_list_short", ("values: [True, True]", "values: [True]"), 10, "suites.normal.train.device.values", "topology entries"),
     ("file_with_dir", ("file: train_infer_python.txt", "file: ../train_infer_python.txt"), 6, "suites.normal.file", "plain"),
