@@ -164,10 +164,11 @@ def test_make_data_is_deterministic_and_tars_unpack(work, tmp_path):
     unpack = tmp_path / "unpack"
     (unpack / "train_data").mkdir(parents=True)
     (unpack / "inference").mkdir()
+    kw = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
     with tarfile.open(tars / "tiny_rec_data.tar") as tf:
-        tf.extractall(unpack / "train_data", filter="data")
+        tf.extractall(unpack / "train_data", **kw)
     with tarfile.open(tars / "rec_inference.tar") as tf:
-        tf.extractall(unpack / "inference", filter="data")
+        tf.extractall(unpack / "inference", **kw)
     assert (unpack / "train_data/tiny_rec/eval_list.txt").read_bytes() == \
         (work / "train_data/tiny_rec/eval_list.txt").read_bytes()
     assert len(list((unpack / "inference/rec_inference").glob("*.png"))) == N_INFER
