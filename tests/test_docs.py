@@ -15,7 +15,7 @@ def _doc(spec_file, suite, lang="zh"):
     spec = load_spec(str(SPECS / spec_file))
     files = build_files(spec, lang)
     s = spec.suites[suite]
-    return spec, s, files[f"test_tipc/docs/{s.doc_name()}"].decode()
+    return spec, s, files[f"test_tipc/docs/{s.doc_name(suite)}"].decode()
 
 
 def test_fleet_doc_has_seed_structure_and_computed_lines():

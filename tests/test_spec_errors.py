@@ -47,7 +47,7 @@ CASES = [
     ("shell_meta_name", ("model_name: demo_rec", 'model_name: "demo;rm -rf ~"'), 7, "suites.normal.model_name", "letters, digits"),
     ("unknown_layout", ("layout: paddleocr", "layout: paddledetection"), 3, "layout", "paddleocr"),
     ("shell_meta_command", ("norm: {train: tools/train.py -c a.yml -o,", "norm: {train: tools/train.py $(whoami),"), 14, "suites.normal.trainers.norm.train", "metacharacters"),
-    ("device_list_short", ("values: [True, True]", "values: [True]"), 10, "suites.normal.train.device.values", "topology entries"),
+    ("device_list_short", ("values: [True, True]", "values: [True]"), 10, "suites.normal.train.device", "gpu_list entries"),
     ("file_with_dir", ("file: train_infer_python.txt", "file: ../train_infer_python.txt"), 6, "suites.normal.file", "plain"),
     ("missing_topology", ("    topology: [0, [0, 1]]\n", ""), 6, "suites.normal.topology", "required"),
     ("single_ip_multinode", ("topology: [0, [0, 1]]", "topology: [{ips: [10.0.0.1], gpus: [0]}]"), 8, "suites.normal.topology[0]", "at least two ips"),

@@ -142,25 +142,32 @@ def runner_script(layout: Layout, banner_text: str) -> tuple[str, str]:
     return render("test_train_inference_python.sh.j2", **ctx), render("common_func.sh.j2", **ctx)
 
 
-def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
-    """Every file of the spec's test_tipc/ tree, keyed by relative path."""
-    layout = get_layout(spec.layout)
+def config_files(spec: Spec) -> dict[str, str]:
+    """The spec's legacy config files (suites and verbatim other configs), keyed by relative path."""
     files: dict[str, str] = {}
-    docs_owner: dict[str, str] = {}
     for name, suite in spec.suites.items():
         files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, get_layout(spec.suite_layout(name)))
-        doc = suite.doc_name()
-        if doc in docs_owner:
-            raise SpecError([Problem(spec.source, None, None, f"suites.{name}.doc",
-                                     f"suites {docs_owner[doc]!r} and {name!r} would both write docs/{doc}",
-                                     "give one of them its own `doc:` file name")])
-        docs_owner[doc] = name
     for file, raw in spec.other_configs.items():
         path = f"test_tipc/configs/{spec.model}/{file}"
         if path in files:
             raise SpecError([Problem(spec.source, None, None, f"other_configs.{file}",
                                      "a suite already writes this config file")])
         files[path] = raw.text()
+    return files
+
+
+def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
+    """Every file of the spec's test_tipc/ tree, keyed by relative path."""
+    layout = get_layout(spec.layout)
+    files = config_files(spec)
+    docs_owner: dict[str, str] = {}
+    for name, suite in spec.suites.items():
+        doc = suite.doc_name(name)
+        if doc in docs_owner:
+            raise SpecError([Problem(spec.source, None, None, f"suites.{name}.doc",
+                                     f"suites {docs_owner[doc]!r} and {name!r} would both write docs/{doc}",
+                                     "give one of them its own `doc:` file name")])
+        docs_owner[doc] = name
     text_banner = banner(spec)
     script, common = runner_script(layout, text_banner)
     files["test_tipc/test_train_inference_python.sh"] = script
@@ -168,5 +175,5 @@ def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(spec, layout, text_banner))
     for name, suite in spec.suites.items():
         ctx = doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source))
-        files[f"test_tipc/docs/{suite.doc_name()}"] = render(f"doc_{lang}.md.j2", **ctx)
+        files[f"test_tipc/docs/{suite.doc_name(name)}"] = render(f"doc_{lang}.md.j2", **ctx)
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}

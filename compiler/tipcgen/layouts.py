@@ -32,6 +32,9 @@ class Row:
     key: Optional[str] = None  # fixed key text, if the layout fixes it
     text: Optional[str] = None  # header/sep: default bytes
     name: Optional[str] = None  # header: section name
+    # Keys lint also accepts on this line (field rows), or expects by convention when the
+    # layout does not fix the key (e.g. PaddleSeg's `--model_name` on line 51).
+    lint_keys: tuple = ()
 
 
 def H(name: str, trailing: str = "", right: int = 27) -> Row:
@@ -41,8 +44,8 @@ def H(name: str, trailing: str = "", right: int = 27) -> Row:
 SEP = Row("sep", text="##")
 
 
-def F(role: str, key: Optional[str] = None) -> Row:
-    return Row("field", role=role, key=key)
+def F(role: str, key: Optional[str] = None, lint_keys: tuple = ()) -> Row:
+    return Row("field", role=role, key=key, lint_keys=lint_keys)
 
 
 @dataclass(frozen=True)
@@ -176,7 +179,8 @@ def _variant(base: Layout, name: str, description: str, dialect: Dialect, change
 PADDLECLAS = _variant(PADDLEOCR, "paddleclas", "PaddleClas train-type config (51 lines)",
                       Dialect(family="ocr", launch_device_flag="--devices"), {
                           26: H("infer_params", right=26),
-                          35: F("export.model_url", "pretrained_model_url"),
+                          35: F("export.model_url", "pretrained_model_url",
+                                ("inference_dir", "inference_model_url")),
                       })
 
 # PaddleSeg: export_params header at 26, infer_params header at 35 (no inference_dir line), and a
@@ -186,7 +190,8 @@ PADDLESEG = _variant(PADDLEOCR, "paddleseg", "PaddleSeg train-type config (52 li
                          22: H("eval_params"),
                          26: H("export_params"),
                          35: H("infer_params"),
-                         51: F("inference.extra2"),
+                         50: F("inference.extra", lint_keys=("--save_dir",)),
+                         51: F("inference.extra2", lint_keys=("--model_name",)),
                      }, read_lines=52)
 
 # PaddleVideo: line 11 names the video dir used for inference after training.

@@ -204,16 +204,24 @@ def _where(pos: Positions, suite: str, path: tuple) -> tuple:
 
 
 def _semantic_checks(spec: Spec, pos: Positions) -> list[Problem]:
-    """Rules that span fields (the same rules `lint` applies to legacy configs)."""
+    """Lint every suite's lowered config; error findings the suite does not `allow` fail."""
+    from .layouts import get_layout
+    from .lint import ERROR, lint_text
+    from .lower import ROLES, config_text
+
     problems = []
     for name, suite in spec.suites.items():
-        dev = suite.train.device
-        if dev is not None and dev.key not in (None, "null") and len(dev.values) < len(suite.topology):
-            line, col = _where(pos, name, ("train", "device", "values"))
+        layout = get_layout(spec.suite_layout(name))
+        config = f"test_tipc/configs/{spec.model}/{suite.file}"
+        for finding in lint_text(config_text(suite, layout), layout, config):
+            if finding.severity != ERROR or finding.rule in suite.allow:
+                continue
+            path = ROLES[finding.role][1] if finding.role in ROLES else ()
+            line, col = _where(pos, name, path)
             problems.append(Problem(
-                spec.source, line, col, f"suites.{name}.train.device.values",
-                f"{len(dev.values)} device value(s) for {len(suite.topology)} topology entries: runs past"
-                " the list lose the device flag", "give one value per topology entry"))
+                spec.source, line, col, ".".join(("suites", name) + path),
+                f"{finding.rule}: {finding.message} (in {config} line {finding.line})",
+                (finding.hint + "; " if finding.hint else "") + f"or add {finding.rule} to the suite's `allow`"))
     return problems
 
 

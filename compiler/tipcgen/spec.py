@@ -330,6 +330,19 @@ class Suite(Model):
     inference: Inference = Inference()
     sections: dict[str, dict[str, Optional[Scalar]]] = Field(default_factory=dict)
     trivia: Trivia = Trivia()
+    # Lint rules (ids like TIPC011) whose error this suite keeps on purpose, e.g. an imported
+    # upstream config that must stay byte-identical. Without it such a defect fails validation.
+    allow: list[str] = Field(default_factory=list)
+
+    @field_validator("allow")
+    @classmethod
+    def _rules(cls, v):
+        from .lint import RULES
+
+        for rule in v:
+            if rule not in RULES:
+                raise ValueError(f"unknown lint rule {rule!r}; rules are TIPC001..TIPC{len(RULES):03d}")
+        return v
 
     @field_validator("model_name")
     @classmethod
@@ -365,10 +378,14 @@ class Suite(Model):
     def is_fleet(self) -> bool:
         return any(t.nodes > 1 for t in self.topology)
 
-    def doc_name(self) -> str:
+    def doc_name(self, suite_name: str) -> str:
+        """docs/ file of this suite: `doc`, else named after the suite key like upstream's
+        (normal -> test_train_inference_python.md, fleet -> test_train_fleet_inference_python.md)."""
         if self.doc:
             return self.doc
-        return "test_train_fleet_inference_python.md" if self.is_fleet else "test_train_inference_python.md"
+        if suite_name == "normal":
+            return "test_train_inference_python.md"
+        return f"test_train_{suite_name}_inference_python.md"
 
 
 class DocsMeta(Model):

@@ -1,0 +1,148 @@
+"""A small HTTP file server for the prepare tests: Range requests, a request log, fault injection.
+
+Serves `files` (URL path -> bytes) from a `ThreadingHTTPServer` on 127.0.0.1, port 0, in a
+daemon thread. Each path can be given a queue of faults, consumed one per request:
+
+- an int (404, 500, ...): answer with that status and a short body;
+- "cut": send the full Content-Length but only half the body, then close the connection;
+- "norange": ignore the request's Range header (answer 200 with the whole file).
+
+Every request is logged as a dict(method, path, range) before it is answered.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Optional
+
+
+class PrepareServer:
+    def __init__(self) -> None:
+        self.files: dict[str, bytes] = {}
+        self.faults: dict[str, deque] = {}
+        self.log: list[dict] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"  # one request per connection: "cut" is a real EOF
+            timeout = 10  # a stuck client cannot hold a handler thread forever
+
+            def log_message(self, *args):  # keep pytest output clean
+                pass
+
+            def do_HEAD(self):
+                self._serve(head=True)
+
+            def do_GET(self):
+                self._serve(head=False)
+
+            def _serve(self, head: bool) -> None:
+                path = self.path.split("?", 1)[0]
+                rng = self.headers.get("Range")
+                with server._lock:
+                    server.log.append(dict(method=self.command, path=path, range=rng))
+                    queue = server.faults.get(path)
+                    fault = queue.popleft() if queue else None
+                    data = server.files.get(path)
+                if isinstance(fault, int):
+                    self._status(fault)
+                    return
+                if data is None:
+                    self._status(404)
+                    return
+                start, end = 0, len(data)
+                partial = False
+                if rng and fault != "norange":
+                    parsed = _parse_range(rng, len(data))
+                    if parsed is None:
+                        self.send_response(416)
+                        self.send_header("Content-Range", f"bytes */{len(data)}")
+                        self.send_header("Content-Length", "0")
+                        self.end_headers()
+                        return
+                    start, end = parsed
+                    partial = True
+                body = data[start:end]
+                self.send_response(206 if partial else 200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Accept-Ranges", "bytes")
+                if partial:
+                    self.send_header("Content-Range", f"bytes {start}-{end - 1}/{len(data)}")
+                self.end_headers()
+                if head:
+                    return
+                if fault == "cut":
+                    self.wfile.write(body[: max(1, len(body) // 2)])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
+                self.wfile.write(body)
+
+            def _status(self, code: int) -> None:
+                body = f"error {code}\n".encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs=dict(poll_interval=0.05),
+                                       daemon=True)
+
+    def start(self) -> "PrepareServer":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(timeout=5)
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def add(self, path: str, data: bytes) -> str:
+        with self._lock:
+            self.files[path] = data
+        return self.url(path)
+
+    def inject(self, path: str, *faults) -> None:
+        with self._lock:
+            self.faults[path] = deque(faults)
+
+    def requests(self, path: Optional[str] = None) -> list[dict]:
+        with self._lock:
+            return [r for r in self.log if path is None or r["path"] == path]
+
+    def reset(self) -> None:
+        with self._lock:
+            self.log.clear()
+            self.faults.clear()
+
+
+def _parse_range(header: str, size: int) -> Optional[tuple[int, int]]:
+    """`bytes=N-` or `bytes=N-M` -> (start, end exclusive); None when unsatisfiable."""
+    unit, _, spec = header.partition("=")
+    if unit.strip() != "bytes" or "," in spec:
+        return None
+    first, _, last = spec.strip().partition("-")
+    try:
+        if first == "":
+            n = int(last)
+            return (max(0, size - n), size) if n > 0 and size > 0 else None
+        start = int(first)
+        end = int(last) + 1 if last else size
+    except ValueError:
+        return None
+    if start >= size or end <= start:
+        return None
+    return start, min(end, size)
