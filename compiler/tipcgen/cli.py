@@ -174,6 +174,7 @@ def version():
 # Commands kept in their own modules register themselves on `app`.
 from . import commands_prepare  # noqa: E402,F401  (prepare, hash)
 from . import commands_run  # noqa: E402,F401  (run)
+from . import commands_import  # noqa: E402,F401  (import, lint)
 
 
 def main() -> None:

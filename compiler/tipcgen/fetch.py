@@ -181,7 +181,7 @@ def _get_once(client, url: str, part: Path, opts: Options) -> None:
             if bar:
                 bar[0].start()
             with open(part, mode) as f:
-                for chunk in r.iter_raw(CHUNK):
+                for chunk in r.iter_raw():  # as received: a cut keeps every byte that came
                     f.write(chunk)
                     if bar:
                         bar[0].advance(bar[1], len(chunk))

@@ -121,8 +121,8 @@ def _flag(key: str, value: str) -> Optional[dict]:
 def _list_flag(key: str, value: str) -> Optional[dict]:
     if key == "null" and value == "null":
         return None
-    return {"key": key if key != "null" else None,
-            "values": [_scalar(v) for v in value.split("|")] if value else []}
+    items = [v if v == "null" else _scalar(v) for v in value.split("|")] if value else []
+    return {"key": key if key != "null" else None, "values": items}
 
 
 def _mode_flag(key: str, value: str) -> Optional[dict]:
@@ -578,6 +578,10 @@ def spec_yaml(result: ImportResult, findings: dict, schema_path: str = "../gener
         return node
 
     doc = convert(result.spec)
+    for name in findings:
+        doc["suites"][name]["allow"].fa.set_block_style()
+        if doc["suites"][name].fa.flow_style():
+            doc["suites"][name].fa.set_block_style()
     for name, items in findings.items():
         suite = doc["suites"][name]
         for i, rule in enumerate(suite["allow"]):
@@ -586,6 +590,9 @@ def spec_yaml(result: ImportResult, findings: dict, schema_path: str = "../gener
             note = f"{first.message}" + (f" (+{more} more)" if more else "")
             suite["allow"].yaml_add_eol_comment(f"kept from upstream: {note}", i)
     yaml = YAML()
+    # legacy text says True/False; YAML 1.2 reads both spellings as booleans
+    yaml.representer.add_representer(
+        bool, lambda rep, data: rep.represent_scalar("tag:yaml.org,2002:bool", "True" if data else "False"))
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
@@ -616,3 +623,47 @@ def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[s
             if files.get(f"test_tipc/configs/{spec.model}/{name}") != fh.read():
                 bad.append(name)
     return bad
+
+
+# ---------------------------------------------------------------- folders and reports
+
+def config_groups(paths: list[str]) -> dict[str, list[str]]:
+    """Config files by directory (one spec per model directory); directories are walked."""
+    groups: dict = {}
+    for path in paths:
+        if os.path.isdir(path):
+            for dirpath, dirs, names in os.walk(path):
+                dirs.sort()
+                for name in sorted(names):
+                    if name.endswith(".txt"):
+                        groups.setdefault(dirpath, []).append(os.path.join(dirpath, name))
+        else:
+            groups.setdefault(os.path.dirname(path) or ".", []).append(path)
+    return {d: sorted(ps) for d, ps in sorted(groups.items())}
+
+
+@dataclass
+class GroupReport:
+    directory: str
+    files: int
+    exact: int
+    layouts: dict
+    failures: dict  # file -> reason
+    yaml: Optional[str] = None
+    model: Optional[str] = None
+
+
+def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = None) -> GroupReport:
+    """Import one model's configs, rebuild them from the YAML text, and report what round-trips."""
+    directory = os.path.dirname(paths[0]) or "."
+    try:
+        result = import_configs(paths, layout, model)
+        findings = attach_allowances(result)
+        text_ = spec_yaml(result, findings)
+        bad = verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
+    except SpecError as exc:
+        reason = exc.problems[0].message if exc.problems else str(exc)
+        return GroupReport(directory, len(paths), 0, {}, {os.path.basename(p): reason for p in paths})
+    failures = {name: "rebuilt bytes differ" for name in bad}
+    return GroupReport(directory, len(paths), len(paths) - len(bad), dict(result.layouts), failures,
+                       text_, result.spec["model"])

@@ -86,10 +86,21 @@ class ListFlag(Model):
 
 
 class ModeFlag(Model):
-    """A `key:lite_train_lite_infer=3|whole_train_whole_infer=50` line."""
+    """A `key:lite_train_lite_infer=3|whole_train_whole_infer=50` line.
+
+    `value` instead of `by_mode` keeps a plain value found where a table belongs (upstream
+    configs have them; the scripts then drop the flag in every mode, and lint says so).
+    """
 
     key: Optional[str] = None
     by_mode: dict[str, Scalar] = Field(default_factory=dict)
+    value: Optional[Scalar] = None
+
+    @model_validator(mode="after")
+    def _one_form(self):
+        if self.value is not None and self.by_mode:
+            raise ValueError("give `by_mode` or `value`, not both")
+        return self
 
     @field_validator("by_mode")
     @classmethod
@@ -105,6 +116,8 @@ class ModeFlag(Model):
         return v
 
     def line(self) -> tuple[str, str]:
+        if self.value is not None:
+            return text(self.key), text(self.value)
         return text(self.key), "|".join(f"{m}={text(v)}" for m, v in self.by_mode.items())
 
 
@@ -268,8 +281,8 @@ class Export(Model):
 class InferModel(Model):
     """A released inference model tested in whole_infer mode."""
 
-    model: Scalar
-    export: Optional[str] = None
+    model: Optional[Scalar] = None
+    export: Optional[Scalar] = None
     quant: Optional[Scalar] = False
 
 
