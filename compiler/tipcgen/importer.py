@@ -662,7 +662,8 @@ def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = 
         text_ = spec_yaml(result, findings)
         bad = verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
     except SpecError as exc:
-        reason = exc.problems[0].message if exc.problems else str(exc)
+        first = exc.problems[0] if exc.problems else None
+        reason = (first.message + (f" ({first.hint})" if first.hint else "")) if first else str(exc)
         return GroupReport(directory, len(paths), 0, {}, {os.path.basename(p): reason for p in paths})
     failures = {name: "rebuilt bytes differ" for name in bad}
     return GroupReport(directory, len(paths), len(paths) - len(bad), dict(result.layouts), failures,
