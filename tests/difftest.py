@@ -1,0 +1,125 @@
+"""The differential harness: run the generated bash with a recording interpreter and compare
+what it ran with `plan()` for the same config and mode (argv, CUDA_VISIBLE_DEVICES, status log)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from tipcgen.emit import runner_script
+from tipcgen.layouts import get_layout
+from tipcgen.plan import plan_config, skip_reason
+
+from conftest import RECORDER
+
+PYTHONS = ("python", "python3", "python3.7", "python3.10")
+
+
+@dataclass(frozen=True)
+class Case:
+    config: str  # path of the config file
+    layout: str
+    mode: str
+    gpuid: Optional[str] = None
+    cuda: Optional[str] = None
+    fail: Optional[str] = None  # argv substring the recorder fails on
+
+
+class Harness:
+    def __init__(self, root: Path, workers: int = 2):
+        self.root = root
+        self.bin = root / "bin"
+        self.bin.mkdir(parents=True, exist_ok=True)
+        for name in PYTHONS:
+            path = self.bin / name
+            path.write_text(RECORDER)
+            path.chmod(0o755)
+        self.workers = workers
+        self.scripts: dict = {}
+
+    def script(self, layout: str) -> Path:
+        if layout not in self.scripts:
+            d = self.root / "runners" / layout / "test_tipc"
+            d.mkdir(parents=True, exist_ok=True)
+            script, common = runner_script(get_layout(layout), "differential test")
+            (d / "test_train_inference_python.sh").write_text(script)
+            (d / "common_func.sh").write_text(common)
+            self.scripts[layout] = d / "test_train_inference_python.sh"
+        return self.scripts[layout]
+
+    def run(self, cases: list[Case]) -> list[str]:
+        """Mismatch descriptions (empty: bash and plan agree on every case)."""
+        for layout in {c.layout for c in cases}:
+            self.script(layout)
+        with ThreadPoolExecutor(self.workers) as pool:
+            results = pool.map(self._one, enumerate(cases))
+        return [r for r in results if r]
+
+    def _one(self, item) -> Optional[str]:
+        n, case = item
+        work = self.root / f"w{n}"
+        work.mkdir()
+        record = work / "record.bin"
+        env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL")}
+        env.update(PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}", TIPC_RECORD=str(record))
+        if case.cuda is not None:
+            env["CUDA_VISIBLE_DEVICES"] = case.cuda
+        if case.fail:
+            env["TIPC_RECORD_FAIL"] = case.fail
+        args = ["bash", str(self.scripts[case.layout]), case.config, case.mode] + ([case.gpuid] if case.gpuid else [])
+        try:
+            proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=120)
+            with open(case.config, "rb") as fh:
+                text = fh.read().decode("utf-8")
+            plan = plan_config(text, get_layout(case.layout), case.mode, gpuid=case.gpuid,
+                               cuda_visible_devices=case.cuda)
+            return _compare(case, plan, proc, _records(record), work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _records(path: Path) -> list:
+    if not path.exists():
+        return []
+    out = []
+    for rec in path.read_bytes().decode("utf-8").split("\x1e"):
+        if rec:
+            flag, cvd, _cwd, *argv = rec.split("\x1f")
+            out.append((cvd if flag == "set" else None, argv))
+    return out
+
+
+def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]:
+    ran, failed, lines = [], set(), []
+    for step in plan.steps:
+        reason = skip_reason(step, failed)
+        if reason:
+            lines.append(step.status_line(plan.model_name, False, skipped=reason))
+            continue
+        ok = step.argv is not None and len(step.argv) > 0 and not (case.fail and any(case.fail in a for a in step.argv))
+        if step.argv and step.argv[0] not in PYTHONS:
+            ok = False  # the interpreter named by the config is not on PATH
+        ran.append(step)
+        if not ok:
+            failed.add(step.index)
+        lines.append(step.status_line(plan.model_name, ok))
+    want = [(s.cuda_visible_devices, list(s.argv[1:])) for s in ran if s.argv and s.argv[0] in PYTHONS]
+    if records != want:
+        for i, (a, b) in enumerate(zip(records, want)):
+            if a != b:
+                return f"{case}: step {i}: bash ran {a}, plan says {b}"
+        return f"{case}: bash ran {len(records)} commands, plan says {len(want)}"
+    status = work / plan.status_log
+    expected = "".join(f"\033[33m {line}\033[0m\n" for line in lines)
+    got = status.read_text() if status.exists() else ""
+    if got != expected:
+        return f"{case}: results_python.log differs:\n--- bash\n{got[:800]}\n--- plan\n{expected[:800]}"
+    want_rc = 1 if failed else 0
+    if proc.returncode != want_rc:
+        return f"{case}: bash exited {proc.returncode}, plan implies {want_rc}: {proc.stderr[-500:]}"
+    return None
