@@ -485,9 +485,9 @@ def install(src: Path, source: str, sha: str, root: Path, to: str, file: str, fm
     state = dest_dir / STATE_DIR
     sha = sha or sha256_file(src)
     if fmt == "tar":
-        check_tar(src, str(src))
+        check_tar(src, source)
     elif fmt == "zip":
-        check_zip(src, str(src))
+        check_zip(src, source)
     state.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="tmp.", dir=state))
     try:
@@ -588,12 +588,22 @@ def run_step(s: dict, root: Path, opts: Options) -> None:
     elif kind == "pip":
         argv = [opts.python, "-m", "pip", "install", *(["--no-index"] if opts.offline else []), *s["packages"]]
         opts.echo(f"prepare: {opts.python} -m pip install {' '.join(s['packages'])}")
-        if subprocess.run(argv, cwd=root).returncode != 0:
+        if _call(argv, root) != 0:
             raise FetchError(f"prepare: error: pip install failed: {' '.join(s['packages'])}")
     elif kind == "run":
         opts.echo(f"prepare: running in {s['dir']}: {s['command']}")
-        if subprocess.run(["bash", "-c", s["command"]], cwd=root / s["dir"]).returncode != 0:
+        if _call(["bash", "-c", s["command"]], root / s["dir"]) != 0:
             raise FetchError(f"prepare: error: command failed: {s['command']}")
+
+
+def _call(argv: list, cwd: Path) -> int:
+    """Exit code of ARGV run in CWD (127 when it cannot be started, as the shell says)."""
+    sys.stdout.flush()
+    try:
+        return subprocess.run(argv, cwd=cwd).returncode
+    except OSError as exc:
+        print(f"prepare: cannot run {argv[0]} in {cwd}: {exc}", file=sys.stderr)
+        return 127
 
 
 def run_prepare(prepare: dict, mode: str, opts: Options, root: Path = Path("."), label: str = "") -> None:
@@ -609,7 +619,10 @@ def run_prepare(prepare: dict, mode: str, opts: Options, root: Path = Path("."),
     if not steps:
         opts.echo(f"prepare: nothing to fetch for {mode}")
     for s in steps:
-        run_step(s, root, opts)
+        try:
+            run_step(s, root, opts)
+        except OSError as exc:  # a file system error the steps did not expect: say which, exit 1
+            raise FetchError(f"prepare: error: {exc}")
     opts.echo(f"prepare: done ({label}, {mode})" if label else f"prepare: done ({mode})")
 
 

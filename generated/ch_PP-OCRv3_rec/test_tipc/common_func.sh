@@ -123,6 +123,11 @@ tipc_words() {
     local -n _w_out=$1
     local _w_s=$2 _w_c _w_word="" _w_state=n _w_have=0 _w_i _w_len=${#2}
     _w_out=()
+    if [[ $_w_s != *[\'\"\\]* ]]; then
+        # no quotes or backslashes: plain whitespace splitting (the common, fast case)
+        IFS=$' \t\n\r' read -r -d '' -a _w_out <<<"$_w_s"
+        return 0
+    fi
     for ((_w_i = 0; _w_i < _w_len; _w_i++)); do
         _w_c=${_w_s:_w_i:1}
         case $_w_state in

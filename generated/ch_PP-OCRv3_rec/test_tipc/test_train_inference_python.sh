@@ -125,6 +125,12 @@ last_status=0
 # second failure (upstream runs them anyway).
 skip_reason=""
 
+# status LINE: show a status line and append it to results_python.log (upstream: echo | tee -a).
+status() {
+    printf '\033[33m %s\033[0m\n' "$1"
+    printf '\033[33m %s\033[0m\n' "$1" >>"$status_log"
+}
+
 # run_step COMMAND LOG: run one step (stdout+stderr to LOG unless LOG is
 # empty), then append upstream's status line for it.
 run_step() {
@@ -136,7 +142,7 @@ run_step() {
     if [[ -n $skip_reason ]]; then
         steps_skipped=$((steps_skipped + 1))
         line="Run skipped (${skip_reason}) with command - ${model_name} - ${shown}!  "
-        printf '\033[33m %s\033[0m\n' "$line" | tee -a "$status_log"
+        status "$line"
         return 0
     fi
     if ! tipc_words argv "$cmd"; then
@@ -160,7 +166,7 @@ run_step() {
         steps_failed=$((steps_failed + 1))
         line="Run failed with command - ${model_name} - ${shown}!  "
     fi
-    printf '\033[33m %s\033[0m\n' "$line" | tee -a "$status_log"
+    status "$line"
 }
 
 # apply_env: what upstream's `eval ${env}` does before eval and inference.
