@@ -28,6 +28,8 @@ class Case:
     gpuid: Optional[str] = None
     cuda: Optional[str] = None
     fail: Optional[str] = None  # argv substring the recorder fails on
+    node_ip: Optional[str] = None  # TIPC_NODE_IP
+    start_port: Optional[str] = None  # FLAGS_START_PORT
 
 
 class Harness:
@@ -65,7 +67,12 @@ class Harness:
         work = self.root / f"w{n}"
         work.mkdir()
         record = work / "record.bin"
-        env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL")}
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL", "TIPC_NODE_IP", "FLAGS_START_PORT")}
+        if case.node_ip:
+            env["TIPC_NODE_IP"] = case.node_ip
+        if case.start_port:
+            env["FLAGS_START_PORT"] = case.start_port
         env.update(PATH=f"{self.bin}{os.pathsep}{env.get('PATH', '')}", TIPC_RECORD=str(record))
         if case.cuda is not None:
             env["CUDA_VISIBLE_DEVICES"] = case.cuda
@@ -77,7 +84,7 @@ class Harness:
             with open(case.config, "rb") as fh:
                 text = fh.read().decode("utf-8")
             plan = plan_config(text, get_layout(case.layout), case.mode, gpuid=case.gpuid,
-                               cuda_visible_devices=case.cuda)
+                               cuda_visible_devices=case.cuda, node_ip=case.node_ip, start_port=case.start_port)
             return _compare(case, plan, proc, _records(record), work)
         finally:
             shutil.rmtree(work, ignore_errors=True)

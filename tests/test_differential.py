@@ -55,6 +55,9 @@ IP = st.sampled_from(["10.0.0.1", "10.0.0.2", "192.168.1.10", "172.16.0.3"])
 TARGET = st.one_of(
     st.just("cpu"), st.integers(0, 7), IDS,
     st.builds(lambda ips, g: {"ips": ips, "gpus": g}, st.lists(IP, min_size=2, max_size=3, unique=True), IDS),
+    st.builds(lambda n: {"cpus": n}, st.integers(1, 4)),
+    st.builds(lambda ips, n: {"ips": ips, "cpus": n}, st.lists(IP, min_size=2, max_size=3, unique=True),
+              st.integers(1, 2)),
 )
 WORD = st.text(alphabet=st.sampled_from("abcxyz019_./-"), min_size=1, max_size=8)
 VALUE = st.one_of(WORD, st.sampled_from(["True", "False", "null", "", " ", "fp32", "fp16", "int8", "amp"]))
@@ -120,6 +123,9 @@ def test_generated_specs_bash_equals_plan(tmp_path_factory, data):
     root = tmp_path_factory.mktemp("gen")
     config = root / "t.txt"
     config.write_text(config_text(suite, get_layout(layout)))
-    case = Case(str(config), layout, mode, gpuid="2" if mode == "whole_infer" else None, fail=fail)
+    node_ip = data.draw(st.one_of(st.none(), IP))
+    port = data.draw(st.sampled_from([None, "17000"]))
+    case = Case(str(config), layout, mode, gpuid="2" if mode == "whole_infer" else None, fail=fail,
+                node_ip=node_ip, start_port=port)
     mismatches = Harness(root, workers=1).run([case])
     assert not mismatches, mismatches[0] + "\n" + config.read_text()

@@ -133,7 +133,7 @@ def test_set_param_agrees(common_func, cases):
 IP = st.sampled_from(["10.0.0.1", "192.168.0.2", "1.1.1.1", "", "x"])
 GPUS = st.lists(st.sampled_from(["0", "1", "7", "10", ""]), max_size=4).map(",".join)
 ENTRY = st.one_of(
-    st.just("-1"), GPUS, TEXT,
+    st.just("-1"), GPUS, TEXT, st.sampled_from(["cpux1", "cpux2", "cpux12", "cpux0", "cpux", "10.0.0.1,10.0.0.2;cpux2"]),
     st.tuples(st.lists(IP, max_size=3).map(",".join), GPUS).map(lambda t: f"{t[0]};{t[1]}"),
 )
 

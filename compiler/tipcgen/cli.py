@@ -148,7 +148,9 @@ def plan(source: str = typer.Argument(..., help="A spec (with --suite) or a lega
     from .planning import plan_source
 
     try:
-        result = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid)
+        result = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid,
+                             cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+                             node_ip=os.environ.get("TIPC_NODE_IP"), start_port=os.environ.get("FLAGS_START_PORT"))
     except TipcError as exc:
         _fail(exc)
     if fmt == "json":

@@ -47,7 +47,9 @@ def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legac
         if kill_grace < 0:
             raise UsageError("--kill-grace must not be negative")
         plan = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid,
-                           cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
+                           cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+                           node_ip=os.environ.get("TIPC_NODE_IP"),
+                           start_port=os.environ.get("FLAGS_START_PORT"))
     except TipcError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(exc.exit_code)

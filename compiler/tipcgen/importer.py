@@ -146,6 +146,11 @@ def _topology(value: str) -> Optional[list]:
             out.append(int(entry))
         elif re.fullmatch(r"[0-9]+(,[0-9]+)+", entry) and all(str(int(g)) == g for g in entry.split(",")):
             out.append([int(g) for g in entry.split(",")])
+        elif re.fullmatch(r"cpux[1-9][0-9]?", entry):
+            out.append({"cpus": int(entry[4:])})
+        elif ";" in entry and re.fullmatch(r"[^;]*;cpux[1-9][0-9]?", entry):
+            ips, _, procs = entry.partition(";")
+            out.append({"ips": ips.split(","), "cpus": int(procs[4:])})
         elif ";" in entry:
             ips, _, gpus = entry.partition(";")
             if not re.fullmatch(r"[0-9]+(,[0-9]+)*", gpus) or any(str(int(g)) != g for g in gpus.split(",")):

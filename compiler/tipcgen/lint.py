@@ -46,6 +46,7 @@ RULES = {r.id: r for r in [
     Rule("TIPC014", "line-ends", WARNING, "CRLF line ends or a BOM: the scripts keep `\\r`/the BOM inside values"),
     Rule("TIPC015", "unverified-artifact", INFO, "prepare downloads an artifact without a sha256"),
     Rule("TIPC016", "empty-config", ERROR, "the config has no train_params lines"),
+    Rule("TIPC017", "tipcgen-extension", WARNING, "tipcgen syntax upstream scripts do not understand (cpuxN CPU processes)"),
 ]}
 
 _BOOLISH = re.compile(r"^[A-Za-z]{4,5}$")
@@ -239,13 +240,20 @@ def _devices(by_role: dict, numbers: list, path: str) -> list[Finding]:
     gi, gline = by_role["gpu_list"]
     di, dline = by_role["train.device"]
     entries = [e for e in split_line(gline)[1].split("|") if e]
+    out = []
+    for e in entries:
+        if re.match(r"^(?:.*;)?cpux[0-9]+$", e):
+            out.append(Finding("TIPC017", WARNING, path, numbers[gi],
+                               f"gpu_list entry {e!r} runs CPU processes through paddle.distributed.launch;"
+                               " only tipcgen's generated scripts understand it",
+                               "use the generated test_train_inference_python.sh or tipcgen run", "gpu_list"))
     dkey, dvalue = split_line(dline)
     values = [v for v in dvalue.split("|")] if dvalue else []
     if dkey != "null" and len(values) < len(entries):
-        return [Finding("TIPC011", ERROR, path, numbers[di],
+        return out + [Finding("TIPC011", ERROR, path, numbers[di],
                         f"{len(values)} value(s) in `{dkey}` for {len(entries)} gpu_list entries: runs past"
                         " the list lose the device flag", "give one value per gpu_list entry", "train.device")]
-    return []
+    return out
 
 
 def _model_name(by_role: dict, numbers: list, path: str) -> list[Finding]:

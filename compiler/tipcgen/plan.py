@@ -10,6 +10,7 @@ gpu_list entries are parsed by structure, not string length.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
@@ -35,6 +36,9 @@ class Step:
     depends_on: Optional[int] = None
     nodes: int = 1
     group: str = ""  # e.g. "norm_train_gpus_0,1_autocast_fp32"
+    # Why this step is skipped even when its train succeeds: on a node other than the first of a
+    # multi-node run only trainer 0 saved the model ("not trainer 0").
+    skip: Optional[str] = None
 
     def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None) -> str:
         """The line results_python.log gets; `skipped` is the reason a step did not run."""
@@ -49,7 +53,7 @@ def skip_reason(step: Step, failed: set) -> Optional[str]:
     """Why `step` is not run, given the indices of the steps that failed so far (None: run it)."""
     if step.depends_on is not None and step.depends_on in failed:
         return "train failed"
-    return None
+    return step.skip
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,15 @@ class Plan:
         return json.dumps(asdict(self), indent=2, ensure_ascii=False)
 
 
+CPU_PROCS = re.compile(r"^cpux([1-9][0-9]?)$")
+
+
 def gpu_entry(entry: str) -> tuple[str, str, str, int]:
     """Parse one gpu_list entry by structure -> (kind, ips, gpus, nodes).
 
     kind: "cpu" (-1), "single" (one id), "multi" (ids on one node),
-    "multinode" (`ip1,ip2;ids` with two or more IPs).
+    "multinode" (`ip1,ip2;ids` with two or more IPs), and tipcgen's CPU extension:
+    "cpu_procs" (`cpuxN`: N CPU processes) and "cpu_nodes" (`ip1,ip2;cpuxN`).
     """
     if entry == "-1":
         return "cpu", "", entry, 1
@@ -79,16 +87,20 @@ def gpu_entry(entry: str) -> tuple[str, str, str, int]:
         gpus = parts[1] if len(parts) > 1 else ""
         nodes = len(ifs_split(ips, ","))
         if nodes >= 2:
-            return "multinode", ips, gpus, nodes
+            return ("cpu_nodes" if CPU_PROCS.match(gpus) else "multinode"), ips, gpus, nodes
         entry = gpus
+    if CPU_PROCS.match(entry):
+        return "cpu_procs", "", entry, 1
     ids = ifs_split(entry, ",")
     return ("multi" if len(ids) > 1 else "single"), "", entry, 1
 
 
 def _env_for(kind: str, gpus: str, first_gpu_on_multinode: bool) -> Optional[tuple]:
-    """What the script exports before eval/inference: None = nothing, ("set", id)."""
+    """What the script exports before eval/inference: None = nothing, ("set", id), ("unset",)."""
     if kind == "cpu":
         return None
+    if kind in ("cpu_procs", "cpu_nodes"):
+        return ("unset",)  # a set CUDA_VISIBLE_DEVICES makes the launcher look for GPUs
     if kind == "single":
         return ("set", gpus)
     first = ifs_split(gpus, ",")
@@ -105,24 +117,26 @@ class _Builder:
         self.cvd = cvd
         self.steps: list[Step] = []
 
-    def add(self, kind, command, log, depends_on=None, nodes=1, group="") -> int:
+    def add(self, kind, command, log, depends_on=None, nodes=1, group="", skip=None) -> int:
         argv = words(command)
         idx = len(self.steps)
         self.steps.append(Step(idx, kind, command + (f" > {log} 2>&1 " if log else ""),
                                tuple(argv) if argv is not None else None, log, self.cvd,
-                               depends_on, nodes, group))
+                               depends_on, nodes, group, skip))
         return idx
 
     def apply_env(self, env):
         if env is not None:
-            self.cvd = env[1]
+            self.cvd = env[1] if env[0] == "set" else None
 
 
 def plan_config(text: str, layout: Layout, mode: str, gpuid: Optional[str] = None,
-                cuda_visible_devices: Optional[str] = None) -> Plan:
+                cuda_visible_devices: Optional[str] = None, node_ip: Optional[str] = None,
+                start_port: Optional[str] = None) -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
-    `cuda_visible_devices` is the caller's environment (None: unset).
+    The rest is the caller's environment: CUDA_VISIBLE_DEVICES (None: unset), TIPC_NODE_IP
+    (this node's address in a multi-node gpu_list) and FLAGS_START_PORT.
     """
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
@@ -130,6 +144,7 @@ def plan_config(text: str, layout: Layout, mode: str, gpuid: Optional[str] = Non
     model_name = view.value("model_name")
     log_dir = f"./test_tipc/output/{model_name}/{mode}"
     b = _Builder(view, mode, cuda_visible_devices)
+    b.node_ip, b.start_port = node_ip or None, start_port or None
     family = layout.dialect.family
     if mode == "whole_infer":
         if gpuid:
@@ -167,6 +182,9 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
         use_gpu = set_param(device_key, device_values[count] if count < len(device_values) else "")
         kind, ips, gpu, nodes = gpu_entry(entry)
         env = _env_for(kind, gpu, d.multinode_env_first_gpu)
+        # On a node other than the first only trainer 0's node has the model to eval/export/infer.
+        node_list = ifs_split(ips, ",")
+        not_first = nodes > 1 and b.node_ip is not None and b.node_ip in node_list[1:]
         for autocast in autocasts:
             amp = AMP_FLAGS if (ocr and autocast == "amp") else " "
             for trainer in ifs_split(v.value("train.run"), "|"):
@@ -176,7 +194,7 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                 set_autocast = set_param(autocast_key, autocast)
                 stem = f"{trainer}_gpus_{gpu}_autocast_{autocast}"
                 if ocr:
-                    save_log = f"{log_dir}/{stem}_nodes_{nodes}" if kind == "multinode" else f"{log_dir}/{stem}"
+                    save_log = f"{log_dir}/{stem}_nodes_{nodes}" if nodes > 1 else f"{log_dir}/{stem}"
                 else:
                     save_log = f"{log_dir}/{stem}_nodes_{nodes}.log"
                 save = set_param(save_key, save_log)
@@ -185,10 +203,20 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                     launch = f"-m paddle.distributed.launch {d.launch_device_flag}={gpu} "
                 elif kind == "multinode":
                     launch = f"-m paddle.distributed.launch --ips={ips} {d.launch_device_flag}={gpu} "
+                elif kind == "cpu_procs":
+                    launch = f"-m paddle.distributed.launch --nproc_per_node={gpu[4:]} "
+                elif kind == "cpu_nodes":
+                    launch = f"-m paddle.distributed.launch --ips={ips} --nproc_per_node={gpu[4:]} "
+                    if b.node_ip:
+                        launch += f"--host={b.node_ip} "
+                    if b.start_port:
+                        launch += f"--start_port={b.start_port} "
+                if kind in ("cpu_procs", "cpu_nodes"):
+                    b.apply_env(env)
                 if ocr:
                     if kind in ("cpu", "single"):
                         cmd = f"{python} {run_train} {use_gpu}  {save} {epoch} {pretrain} {set_autocast} {batch} {extra} {amp} "
-                    elif kind == "multi":
+                    elif kind in ("multi", "cpu_procs"):
                         cmd = f"{python} {launch}{run_train} {use_gpu} {save} {epoch} {pretrain} {set_autocast} {batch} {extra} {amp}"
                     else:
                         cmd = f"{python} {launch}{run_train} {use_gpu} {save} {pretrain} {epoch} {set_autocast} {batch} {extra} {amp}"
@@ -196,6 +224,7 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                     cmd = f"{python} {launch}{run_train} {save} {epoch} {pretrain} {batch}"
                 group = stem + (f"_nodes_{nodes}" if nodes > 1 else "")
                 train_idx = b.add("train", cmd, None, None, nodes, group)
+                skip = "not trainer 0" if not_first else None
 
                 eval_pretrain = set_param(pretrain_key, f"{save_log}/{model_file}")
                 if unquoted_test(eval_py, "!=", "null"):
@@ -205,18 +234,19 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                         eval_cmd = f"{python} {eval_py} {eval_pretrain} {use_gpu} {eval_extra}"
                     else:
                         eval_cmd = f"{python} {eval_py} {eval_pretrain}"
-                    b.add("eval", eval_cmd, eval_log, train_idx, nodes, group)
+                    b.add("eval", eval_cmd, eval_log, train_idx, nodes, group, skip)
                 if unquoted_test(run_export, "!=", "null"):
                     export_log = f"{log_dir}/{stem}_nodes_{nodes}_export.log"
                     weight = set_param(export_weight, f"{save_log}/{model_file}")
                     save_infer = set_param(save_infer_key, save_log)
                     b.add("export", f"{python} {run_export} {weight} {save_infer}", export_log,
-                                       train_idx, nodes, group)
+                          train_idx, nodes, group, skip)
                     b.apply_env(env)
                     model_dir = save_log
                     if ocr and inference_dir not in ("null", "##"):
                         model_dir = f"{save_log}/{inference_dir}"
-                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, train_idx, nodes, group)
+                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, train_idx, nodes, group,
+                               skip)
                     b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
 
 
@@ -243,7 +273,7 @@ def _ne(a: str, b: str) -> bool:
 
 
 def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str, quant: str, ocr: bool,
-               depends_on: Optional[int], nodes: int = 1, group: str = "") -> None:
+               depends_on: Optional[int], nodes: int = 1, group: str = "", skip: Optional[str] = None) -> None:
     v = b.v
     script = v.value("inference.script")
     use_gpu_key = v.key("inference.use_gpu")
@@ -262,7 +292,7 @@ def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str
             for bs in batches:
                 log = f"{log_dir}/python_infer_{dev}_batchsize_{bs}.log"
                 cmd = f"{python} {script} {use_gpu_key}={use_gpu} {set_model} {set_param(batch_key, bs)} {set_data} {bench}"
-                b.add("infer", cmd, log, depends_on, nodes, group)
+                b.add("infer", cmd, log, depends_on, nodes, group, skip)
             continue
         precisions = ifs_split(v.value("inference.precision"), "|")
         precision_key = v.key("inference.precision")
@@ -284,7 +314,7 @@ def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str
                                    f"{set_param(v.key('inference.threads'), threads)} {set_model} "
                                    f"{set_param(batch_key, bs)} {save_log} {set_data} {bench} "
                                    f"{set_param(precision_key, precision)} {extra}")
-                            b.add("infer", cmd, log, depends_on, nodes, group)
+                            b.add("infer", cmd, log, depends_on, nodes, group, skip)
         elif gpu:
             for trt in ifs_split(v.value("inference.tensorrt"), "|"):
                 for precision in precisions:
@@ -300,7 +330,7 @@ def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str
                                f"{set_param(v.key('inference.tensorrt'), trt)} "
                                f"{set_param(precision_key, precision)} {set_model} {set_param(batch_key, bs)} "
                                f"{set_data} {bench} {extra} {save_log}")
-                        b.add("infer", cmd, log, depends_on, nodes, group)
+                        b.add("infer", cmd, log, depends_on, nodes, group, skip)
 
 
 def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:

@@ -26,7 +26,8 @@ def guess_layout(text: str) -> Optional[str]:
 
 
 def plan_source(source: str, mode: str, suite: Optional[str] = None, layout: Optional[str] = None,
-                gpuid: Optional[str] = None, cuda_visible_devices: Optional[str] = None) -> Plan:
+                gpuid: Optional[str] = None, cuda_visible_devices: Optional[str] = None,
+                node_ip: Optional[str] = None, start_port: Optional[str] = None) -> Plan:
     if source.endswith((".yml", ".yaml")):
         from .load import load_spec
 
@@ -45,4 +46,5 @@ def plan_source(source: str, mode: str, suite: Optional[str] = None, layout: Opt
         if name_ not in LAYOUTS:
             raise UsageError(f"unknown layout {name_!r}; layouts: {', '.join(LAYOUTS)}")
         lay = get_layout(name_)
-    return plan_config(text, lay, mode, gpuid=gpuid, cuda_visible_devices=cuda_visible_devices)
+    return plan_config(text, lay, mode, gpuid=gpuid, cuda_visible_devices=cuda_visible_devices,
+                       node_ip=node_ip, start_port=start_port)

@@ -141,11 +141,14 @@ class Target(Model):
     """One gpu_list entry: where one training run happens.
 
     `{}` (written `cpu`) is CPU; `gpus` alone is one node; `ips` + `gpus` is a
-    multi-node run where every node uses the same GPU ids.
+    multi-node run where every node uses the same GPU ids. `cpus: N` runs N CPU processes
+    per node through paddle.distributed.launch (tipcgen's extension, written `cpuxN` in the
+    config: upstream scripts do not know it, and lint says so).
     """
 
     ips: list[str] = Field(default_factory=list)
     gpus: list[int] = Field(default_factory=list)
+    cpus: Optional[int] = Field(default=None, ge=1, le=99)
 
     @field_validator("ips")
     @classmethod
@@ -175,12 +178,16 @@ class Target(Model):
     def _shape(self):
         if self.ips and len(self.ips) < 2:
             raise ValueError("a multi-node entry needs at least two ips; drop `ips` for one node")
-        if self.ips and not self.gpus:
-            raise ValueError("a multi-node entry needs `gpus` (the GPU ids used on every node)")
+        if self.ips and not self.gpus and self.cpus is None:
+            raise ValueError("a multi-node entry needs `gpus` (the GPU ids used on every node) or `cpus`")
+        if self.gpus and self.cpus is not None:
+            raise ValueError("an entry runs on `gpus` or on `cpus`, not both")
         return self
 
     def entry(self) -> str:
         """The gpu_list entry text."""
+        if self.cpus is not None:
+            return f"{','.join(self.ips)};cpux{self.cpus}" if self.ips else f"cpux{self.cpus}"
         if not self.gpus:
             return "-1"
         gpus = ",".join(str(g) for g in self.gpus)

@@ -116,6 +116,10 @@ LOG_PATH="./test_tipc/output/${model_name}/${MODE}"
 mkdir -p "$LOG_PATH"
 status_log="${LOG_PATH}/results_python.log"
 
+# tipcgen's multi-node extras: this node's address in gpu_list, and the launcher's first port.
+node_ip=${TIPC_NODE_IP:-}
+start_port=${FLAGS_START_PORT:-}
+
 steps_run=0
 steps_passed=0
 steps_failed=0
@@ -169,10 +173,13 @@ run_step() {
     status "$line"
 }
 
-# apply_env: what upstream's `eval ${env}` does before eval and inference.
+# apply_env: what upstream's `eval ${env}` does before eval and inference
+# (env_set: 0 nothing, 1 export the id, 2 unset for CPU launches).
 apply_env() {
     if [[ $env_set == 1 ]]; then
         export CUDA_VISIBLE_DEVICES="$env_gpu"
+    elif [[ $env_set == 2 ]]; then
+        unset CUDA_VISIBLE_DEVICES
     fi
 }
 
@@ -301,6 +308,7 @@ for count in "${!gpus_list[@]}"; do
     env_set=0
     env_gpu=""
     case $kind in
+    cpu_procs | cpu_nodes) env_set=2 ;;
     single) env_set=1 env_gpu=$gpu ;;
     multi)
         env_set=1
@@ -312,6 +320,21 @@ for count in "${!gpus_list[@]}"; do
         launch="-m paddle.distributed.launch --gpus=${gpu} "
     elif [[ $kind == multinode ]]; then
         launch="-m paddle.distributed.launch --ips=${ips} --gpus=${gpu} "
+    elif [[ $kind == cpu_procs ]]; then
+        launch="-m paddle.distributed.launch --nproc_per_node=${gpu#cpux} "
+    elif [[ $kind == cpu_nodes ]]; then
+        launch="-m paddle.distributed.launch --ips=${ips} --nproc_per_node=${gpu#cpux} "
+        if [[ -n $node_ip ]]; then
+            launch+="--host=${node_ip} "
+        fi
+        if [[ -n $start_port ]]; then
+            launch+="--start_port=${start_port} "
+        fi
+    fi
+    # On a node other than the first of a multi-node run only trainer 0 saves the model.
+    not_first=0
+    if [[ $nodes -gt 1 && -n $node_ip && ,${ips#*,}, == *",${node_ip},"* ]]; then
+        not_first=1
     fi
     for autocast in "${autocasts[@]}"; do
         set_amp_config=" "
@@ -338,7 +361,7 @@ for count in "${!gpus_list[@]}"; do
                 continue
             fi
             stem="${trainer}_gpus_${gpu}_autocast_${autocast}"
-            if [[ $kind == multinode ]]; then
+            if [[ $nodes -gt 1 ]]; then
                 save_log="${LOG_PATH}/${stem}_nodes_${nodes}"
             else
                 save_log="${LOG_PATH}/${stem}"
@@ -346,13 +369,18 @@ for count in "${!gpus_list[@]}"; do
             tipc_set_param set_save_model "$save_model_key" "$save_log"
             case $kind in
             cpu | single) cmd="${python} ${run_train} ${set_use_gpu}  ${set_save_model} ${set_epoch} ${set_pretrain} ${set_autocast} ${set_batchsize} ${set_train_params1} ${set_amp_config} " ;;
-            multi) cmd="${python} ${launch}${run_train} ${set_use_gpu} ${set_save_model} ${set_epoch} ${set_pretrain} ${set_autocast} ${set_batchsize} ${set_train_params1} ${set_amp_config}" ;;
+            multi | cpu_procs) cmd="${python} ${launch}${run_train} ${set_use_gpu} ${set_save_model} ${set_epoch} ${set_pretrain} ${set_autocast} ${set_batchsize} ${set_train_params1} ${set_amp_config}" ;;
             *) cmd="${python} ${launch}${run_train} ${set_use_gpu} ${set_save_model} ${set_pretrain} ${set_epoch} ${set_autocast} ${set_batchsize} ${set_train_params1} ${set_amp_config}" ;;
             esac
             skip_reason=""
+            if [[ $kind == cpu_procs || $kind == cpu_nodes ]]; then
+                apply_env
+            fi
             run_step "$cmd" ""
             if [[ $last_status -ne 0 ]]; then
                 skip_reason="train failed"
+            elif [[ $not_first == 1 ]]; then
+                skip_reason="not trainer 0"
             fi
 
             tipc_set_param set_eval_pretrain "$pretrain_model_key" "${save_log}/${train_model_name}"

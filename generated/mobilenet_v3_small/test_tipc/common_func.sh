@@ -83,7 +83,8 @@ tipc_test_unquoted() {
 }
 
 # tipc_gpu_entry KIND IPS GPUS NODES ENTRY: parse one gpu_list entry by its
-# structure: -1 (cpu), 0 (single), 0,1 (multi), ip1,ip2;0,1 (multinode).
+# structure: -1 (cpu), 0 (single), 0,1 (multi), ip1,ip2;0,1 (multinode), and tipcgen's
+# CPU extension cpuxN (cpu_procs: N processes) and ip1,ip2;cpuxN (cpu_nodes).
 tipc_gpu_entry() {
     local -n _ge_kind=$1 _ge_ips=$2 _ge_gpus=$3 _ge_nodes=$4
     local _ge_entry=$5
@@ -103,11 +104,18 @@ tipc_gpu_entry() {
             _ge_ips=${_ge_parts[0]}
             _ge_gpus=${_ge_parts[1]:-}
             _ge_nodes=${#_ge_list[@]}
+            if [[ $_ge_gpus =~ ^cpux[1-9][0-9]?$ ]]; then
+                _ge_kind=cpu_nodes
+            fi
             return 0
         fi
         _ge_entry=${_ge_parts[1]:-}
     fi
     _ge_gpus=$_ge_entry
+    if [[ $_ge_entry =~ ^cpux[1-9][0-9]?$ ]]; then
+        _ge_kind=cpu_procs
+        return 0
+    fi
     tipc_split _ge_list "," "$_ge_entry"
     if [[ ${#_ge_list[@]} -gt 1 ]]; then
         _ge_kind=multi
