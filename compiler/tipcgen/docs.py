@@ -10,7 +10,7 @@ from .prepare import describe_steps
 from .spec import Spec, text
 
 # Topology kinds in the order the training table lists them.
-_KINDS = ("cpu", "single", "multi", "multinode")
+_KINDS = ("cpu", "cpu_procs", "single", "multi", "cpu_nodes", "multinode")
 
 
 def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: str, source: str) -> dict:
