@@ -145,3 +145,15 @@ def test_gpu_entry_agrees(common_func, entries):
     for e in entries:
         kind, ips, gpus, nodes = gpu_entry(e)
         assert [got.next() for _ in range(4)] == [kind, ips, gpus, str(nodes)], e
+
+
+@settings(max_examples=2000, deadline=None)
+@given(TEXT)
+def test_python_words_equal_shlex(text):
+    import shlex
+
+    try:
+        want = shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        want = None
+    assert words(text) == want

@@ -9,6 +9,7 @@ table here plus golden files.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 BAR = "=" * 27
@@ -77,10 +78,11 @@ class Layout:
 
     def index(self, role: str) -> Optional[int]:
         """Line index (0-based, as the scripts' `lines[i]`) of a role, or None."""
-        for i, row in enumerate(self.rows):
-            if row.role == role:
-                return i
-        return None
+        return self._indices.get(role)
+
+    @cached_property
+    def _indices(self) -> dict:
+        return {row.role: i for i, row in enumerate(self.rows) if row.role is not None}
 
     @property
     def roles(self) -> list[str]:

@@ -7,6 +7,7 @@ bash's `tipc_words` implements exactly this; tests hold the two together.
 
 from __future__ import annotations
 
+import re
 import shlex
 
 
@@ -20,12 +21,56 @@ def ifs_split(s: str, sep: str) -> list[str]:
     return parts
 
 
+_BLANKS = re.compile(r"[ \t\r\n]+")
+
+
 def words(command: str) -> list[str] | None:
-    """argv of a command string, or None when its quotes do not balance."""
-    try:
-        return shlex.split(command, comments=False, posix=True)
-    except ValueError:
-        return None
+    """argv of a command string, or None when its quotes do not balance (shlex.split semantics)."""
+    if "'" not in command and '"' not in command and "\\" not in command:
+        return [w for w in _BLANKS.split(command) if w]  # the common case
+    out: list[str] = []
+    word: list[str] = []
+    have = False
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if c in " \t\r\n":
+            if have:
+                out.append("".join(word))
+                word, have = [], False
+        elif c == "'":
+            end = command.find("'", i + 1)
+            if end < 0:
+                return None
+            word.append(command[i + 1:end])
+            have, i = True, end
+        elif c == '"':
+            i += 1
+            while True:
+                if i >= n:
+                    return None
+                c = command[i]
+                if c == '"':
+                    break
+                if c == "\\" and i + 1 < n and command[i + 1] in '"\\':
+                    i += 1
+                    c = command[i]
+                word.append(c)
+                i += 1
+            have = True
+        elif c == "\\":
+            if i + 1 >= n:
+                return None
+            i += 1
+            word.append(command[i])
+            have = True
+        else:
+            word.append(c)
+            have = True
+        i += 1
+    if have:
+        out.append("".join(word))
+    return out
 
 
 _UNARY = set("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -z -n -o -v -R".split())
