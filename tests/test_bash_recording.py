@@ -78,7 +78,7 @@ def test_fleet_models_runs_the_four_commands(tmp_path, recorder):
     assert [(r["cvd"], r["argv"]) for r in recs] == [(cvd, line.split()) for cvd, line in MODELS_FLEET]
     log = (repo / "test_tipc/output/mobilenet_v3_small/lite_train_lite_infer/results_python.log").read_text()
     assert f"Run successfully with command - mobilenet_v3_small - python3.7 -m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 train.py --output-dir={_M} --epochs=5   --batch-size=4!" in log
-    assert f"python_infer_cpu_batchsize_1.log 2>&1 !" in log
+    assert "python_infer_cpu_batchsize_1.log 2>&1 !" in log
 
 
 @pytest.mark.parametrize("spec_file,suite_name,fail", [

@@ -15,7 +15,7 @@ from tipcgen.emit import build_files
 from tipcgen.load import load_spec
 from tipcgen.schema import schema_text
 
-from conftest import GENERATED, REPO, SPECS
+from conftest import GENERATED, SPECS
 
 runner = CliRunner()
 

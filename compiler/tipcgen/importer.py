@@ -467,7 +467,7 @@ def import_configs(paths: list[str], layout: str = "auto", model: Optional[str] 
         decoded.append(dec)
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
     main_layout = Counter(k for _, k in train).most_common(1)[0][0] if train else "paddleocr"
-    suites, names = {}, []
+    suites: dict = {}
     model_names = []
     for dec, kind in train:
         data = import_suite(dec, get_layout(kind), os.path.basename(dec.path))

@@ -7,7 +7,6 @@ for unknown keys, the closest valid key.
 from __future__ import annotations
 
 import difflib
-import os
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError

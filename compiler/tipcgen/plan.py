@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Optional
 
 from .configview import ConfigView
@@ -343,7 +343,6 @@ def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
     data = v.value("inference.data")
     for count, model in enumerate(ifs_split(v.value("whole_infer.models"), "|")):
         export = exports[count] if count < len(exports) else ""
-        dep = None
         if unquoted_test(export, "!=", "null"):
             cmd = f"{python} {export} {set_param(export_weight, model)} {set_param(save_infer_key, model)}"
             b.add("export", cmd, f"{log_dir}/_export_{count}.log")

@@ -8,7 +8,6 @@ bash's `tipc_words` implements exactly this; tests hold the two together.
 from __future__ import annotations
 
 import re
-import shlex
 
 
 def ifs_split(s: str, sep: str) -> list[str]:
