@@ -384,3 +384,36 @@ def test_autolog_tolerates_prefixes_missing_sections_and_repeats():
     assert parse_autolog(other_prefix)["perf"]["gpu_util"] == 35.0
     two = bare.replace("35.0%", "1%") + bare
     assert parse_autolog(two)["perf"]["gpu_util"] == 35.0  # the last block wins
+
+
+def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
+    """paddle.distributed.launch starts workers with setsid; a timeout must stop them too."""
+    import sys as _sys
+    import time as _time
+
+    from tipcgen.executor import _execute
+    from tipcgen.plan import Step
+
+    pidfile = tmp_path / "worker.pid"
+    launcher = tmp_path / "launcher.py"
+    launcher.write_text(
+        "import os, subprocess, sys, time, signal\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"  # a launcher that ignores SIGTERM
+        "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(w.pid))\n"
+        "time.sleep(600)\n")
+    step = Step(0, "train", "launcher", (_sys.executable, str(launcher)), None, None)
+    t0 = _time.monotonic()
+    status, code, reason = _execute(step, str(tmp_path), timeout=2, grace=1, env=dict(os.environ))
+    assert status == "timed out" and "timed out" in reason
+    assert _time.monotonic() - t0 < 20
+    worker = int(pidfile.read_text())
+    for _ in range(50):
+        try:
+            os.kill(worker, 0)
+        except ProcessLookupError:
+            break
+        _time.sleep(0.1)
+    else:
+        os.kill(worker, 9)
+        raise AssertionError("the detached worker survived the timeout")

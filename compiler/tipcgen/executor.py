@@ -97,14 +97,11 @@ def multinode_hint(step: Step, environ: Optional[dict] = None) -> str:
             f"command with the same config and mode at the same time.")
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether any process of group `pgid` still runs (zombies do not count)."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
+def _proc_table() -> dict:
+    """pid -> (ppid, pgrp, starttime, state) of every process, from /proc (empty elsewhere)."""
+    table = {}
     if not os.path.isdir("/proc"):
-        return True
+        return table
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -114,39 +111,81 @@ def _group_alive(pgid: int) -> bool:
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2:].split()
-        # fields: state ppid pgrp ...
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
-            return True
-    return False
+        # fields: state ppid pgrp session ... starttime is field 22 of stat, index 19 here
+        if len(fields) > 19:
+            table[int(entry)] = (int(fields[1]), int(fields[2]), fields[19], fields[0])
+    return table
 
 
-def kill_group(proc: subprocess.Popen, grace: float) -> None:
-    """Stop everything in `proc`'s process group: SIGTERM, then SIGKILL after `grace` seconds."""
-    pgid = proc.pid  # start_new_session=True: the step leads its own group
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except ProcessLookupError:
-        pass
+class ProcessTree:
+    """Everything a step started, tracked by (pid, start time) while it runs.
+
+    paddle.distributed.launch puts each worker in a session of its own, so the step's process
+    group alone misses them; a worker orphaned by a killed launcher is still ours to stop.
+    """
+
+    def __init__(self, root: int):
+        self.root = root
+        self.known: dict = {}  # pid -> starttime
+
+    def refresh(self) -> None:
+        table = self._table = _proc_table()
+        frontier = [self.root] + list(self.known)
+        seen = set(frontier)
+        while frontier:
+            parent = frontier.pop()
+            for pid, (ppid, _pgrp, start, _state) in table.items():
+                if ppid == parent and pid not in seen:
+                    seen.add(pid)
+                    self.known.setdefault(pid, start)
+                    frontier.append(pid)
+        for pid, (_ppid, pgrp, start, _state) in table.items():
+            if pgrp == self.root and pid not in self.known:
+                self.known[pid] = start
+
+    def alive(self) -> list[int]:
+        """Tracked processes still running (the same pid and start time, not a zombie)."""
+        table = _proc_table()
+        return [pid for pid, start in self.known.items()
+                if pid in table and table[pid][2] == start and table[pid][3] not in ("Z", "X")]
+
+    def signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.root, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in self.alive():
+            for target in (lambda: os.killpg(os.getpgid(pid), sig), lambda: os.kill(pid, sig)):
+                try:
+                    target()
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+
+def kill_group(proc: subprocess.Popen, grace: float, tree: Optional[ProcessTree] = None) -> None:
+    """Stop the step and everything it started: SIGTERM, then SIGKILL after `grace` seconds."""
+    tree = tree or ProcessTree(proc.pid)
+    tree.refresh()
+    tree.signal(signal.SIGTERM)
     deadline = time.monotonic() + grace
     while time.monotonic() < deadline:
-        if proc.poll() is not None and not _group_alive(pgid):
+        tree.refresh()
+        if proc.poll() is not None and not tree.alive():
             break
         time.sleep(0.05)
     else:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        tree.signal(signal.SIGKILL)
     try:
         proc.wait(timeout=max(grace, 1.0))
     except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
         pass
 
 
-def _reap_leftovers(proc: subprocess.Popen, grace: float) -> None:
-    """After the step's own process exits, stop what it left running in its group."""
-    if _group_alive(proc.pid):
-        kill_group(proc, grace)
+def _reap_leftovers(proc: subprocess.Popen, grace: float, tree: ProcessTree) -> None:
+    """After the step's own process exits, stop what it left running (in its group or not)."""
+    tree.refresh()
+    if tree.alive():
+        kill_group(proc, grace, tree)
 
 
 def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> tuple[str, Optional[int], Optional[str]]:
@@ -171,15 +210,24 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
             if out:
                 out.write(msg.encode())
             return FAILED, code, msg.strip()
+        tree = ProcessTree(proc.pid)
+        deadline = time.monotonic() + timeout
         try:
-            code = proc.wait(timeout=timeout)
+            while True:  # wait in slices, noting what the step starts (launchers detach workers)
+                tree.refresh()
+                try:
+                    code = proc.wait(timeout=max(0.0, min(0.5, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= deadline:
+                        raise
         except subprocess.TimeoutExpired:
-            kill_group(proc, grace)
+            kill_group(proc, grace, tree)
             return TIMED_OUT, None, f"timed out after {timeout:g} s"
         except BaseException:  # Ctrl-C: the step runs in its own session, so stop it ourselves
-            kill_group(proc, grace)
+            kill_group(proc, grace, tree)
             raise
-        _reap_leftovers(proc, grace)
+        _reap_leftovers(proc, grace, tree)
         return (PASSED if code == 0 else FAILED), code, None
     finally:
         if out:
