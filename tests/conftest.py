@@ -15,6 +15,22 @@ SPECS = REPO / "specs"
 GENERATED = REPO / "generated"
 
 
+# Seed 000's two status-line commands (legacy-format.md §4), verbatim; the inference line's
+# redirect is what upstream appends to the command it logs.
+SEED_000_TRAIN = (
+    "python3.7 -m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 tools/train.py -c "
+    "test_tipc/configs/ch_PP-OCRv3_rec/ch_PP-OCRv3_rec_distillation.yml -o  Global.use_gpu=True "
+    "Global.save_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/norm_train_gpus_0,1_autocast_fp32_nodes_2"
+    "   Global.epoch_num=3 Global.auto_cast=fp32 Train.loader.batch_size_per_card=16    ")
+SEED_000_INFER = (
+    'python3.7 tools/infer/predict_rec.py --rec_image_shape="3,48,320" --use_gpu=False --enable_mkldnn=False '
+    "--cpu_threads=6 --rec_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
+    "norm_train_gpus_0,1_autocast_fp32_nodes_2/Student --rec_batch_num=1   --image_dir=./inference/rec_inference "
+    "--benchmark=True --precision=fp32   ")
+SEED_000_INFER_REDIRECT = ("> ./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
+                           "python_infer_cpu_usemkldnn_False_threads_6_precision_fp32_batchsize_1.log 2>&1 ")
+
+
 def corpus_dir() -> Path:
     return Path(os.environ.get("TIPC_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
 

@@ -13,19 +13,10 @@ from tipcgen.lower import config_text
 from tipcgen.modes import MODES
 from tipcgen.plan import plan_config, skip_reason
 
-from conftest import SPECS, run_bash
+from conftest import SEED_000_INFER, SEED_000_TRAIN, SPECS, run_bash
 
 # Seed 000 (quoted in legacy-format.md §4): the first and a CPU inference line of the fleet run.
-SEED_000 = [
-    "python3.7 -m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 tools/train.py -c "
-    "test_tipc/configs/ch_PP-OCRv3_rec/ch_PP-OCRv3_rec_distillation.yml -o  Global.use_gpu=True "
-    "Global.save_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/norm_train_gpus_0,1_autocast_fp32_nodes_2"
-    "   Global.epoch_num=3 Global.auto_cast=fp32 Train.loader.batch_size_per_card=16    ",
-    'python3.7 tools/infer/predict_rec.py --rec_image_shape="3,48,320" --use_gpu=False --enable_mkldnn=False '
-    "--cpu_threads=6 --rec_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
-    "norm_train_gpus_0,1_autocast_fp32_nodes_2/Student --rec_batch_num=1   --image_dir=./inference/rec_inference "
-    "--benchmark=True --precision=fp32   ",
-]
+SEED_000 = [SEED_000_TRAIN, SEED_000_INFER]
 # What the models script really runs on the tutorial's fleet config (legacy-format.md §4; seed 001's
 # own two lines are stale). argv after python3.7, with CUDA_VISIBLE_DEVICES.
 _M = "./test_tipc/output/mobilenet_v3_small/lite_train_lite_infer/fleet_train_gpus_0,1_autocast_False_nodes_2.log"

@@ -24,7 +24,8 @@ from tipcgen.layouts import get_layout
 from tipcgen.load import load_spec
 from tipcgen.plan import Plan, Step, plan_config, skip_reason
 
-from conftest import GENERATED, REPO, SPECS, copy_suite, run_bash
+from conftest import (GENERATED, REPO, SEED_000_INFER, SEED_000_INFER_REDIRECT, SEED_000_TRAIN, SPECS,
+                      copy_suite, run_bash)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "executor"
 AUTOLOG_LOG = FIXTURES / "autolog_seed000.log"
@@ -33,17 +34,7 @@ FLEET_TXT = "train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"
 MODE = "lite_train_lite_infer"
 
 # Seed 000's two status lines, the command part (between "ch_PP-OCRv3_rec - " and "!"), verbatim.
-SEED_000_COMMANDS = [
-    "python3.7 -m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 tools/train.py -c "
-    "test_tipc/configs/ch_PP-OCRv3_rec/ch_PP-OCRv3_rec_distillation.yml -o  Global.use_gpu=True "
-    "Global.save_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/norm_train_gpus_0,1_autocast_fp32_nodes_2"
-    "   Global.epoch_num=3 Global.auto_cast=fp32 Train.loader.batch_size_per_card=16    ",
-    'python3.7 tools/infer/predict_rec.py --rec_image_shape="3,48,320" --use_gpu=False --enable_mkldnn=False '
-    "--cpu_threads=6 --rec_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
-    "norm_train_gpus_0,1_autocast_fp32_nodes_2/Student --rec_batch_num=1   --image_dir=./inference/rec_inference "
-    "--benchmark=True --precision=fp32   > ./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
-    "python_infer_cpu_usemkldnn_False_threads_6_precision_fp32_batchsize_1.log 2>&1 ",
-]
+SEED_000_COMMANDS = [SEED_000_TRAIN, SEED_000_INFER + SEED_000_INFER_REDIRECT]
 
 # A fake `python3.7`: hangs (with a child, like paddle.distributed.launch's workers) on train.py,
 # prints the AutoLog block of seed 000 on predict_rec.py, fails on an argument holding $FAKE_FAIL.

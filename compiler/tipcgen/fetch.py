@@ -51,6 +51,17 @@ def _warn(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
+def _env_number(env: dict, name: str, default: str, cast, minimum, what: str):
+    """A numeric setting from the environment, or a UsageError naming it."""
+    try:
+        value = cast(env.get(name, default))
+        if value < minimum:
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"{name} must be {what}, not {env.get(name)!r}") from None
+    return value
+
+
 def _flag(name: str, value: str) -> bool:
     low = value.strip().lower()
     if low in ("1", "true", "yes"):
@@ -79,24 +90,9 @@ class Options:
     def from_env(cls, env: Optional[dict] = None, **over) -> "Options":
         env = os.environ if env is None else env
         offline = _flag("TIPC_OFFLINE", env.get("TIPC_OFFLINE", "0"))
-        try:
-            retries = int(env.get("TIPC_RETRIES", "3"))
-            if retries < 1:
-                raise ValueError
-        except ValueError:
-            raise UsageError(f"TIPC_RETRIES must be a positive integer, not {env.get('TIPC_RETRIES')!r}")
-        try:
-            backoff = float(env.get("TIPC_BACKOFF", "1"))
-            if backoff < 0:
-                raise ValueError
-        except ValueError:
-            raise UsageError(f"TIPC_BACKOFF must be a number of seconds, not {env.get('TIPC_BACKOFF')!r}")
-        try:
-            timeout = int(env.get("TIPC_TIMEOUT", "30"))
-            if timeout < 1:
-                raise ValueError
-        except ValueError:
-            raise UsageError(f"TIPC_TIMEOUT must be a positive integer, not {env.get('TIPC_TIMEOUT')!r}")
+        retries = _env_number(env, "TIPC_RETRIES", "3", int, 1, "a positive integer")
+        backoff = _env_number(env, "TIPC_BACKOFF", "1", float, 0, "a number of seconds")
+        timeout = _env_number(env, "TIPC_TIMEOUT", "30", int, 1, "a positive integer")
         mirror = env.get("TIPC_MIRROR", "").rstrip("/")
         if mirror and not mirror.startswith(("http://", "https://", "file://")):
             raise UsageError(f"TIPC_MIRROR must be an http(s) or file URL, not {mirror!r}")

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from .configview import split_line
 from .errors import Problem, SpecError
 from .layouts import LAYOUTS, Layout, get_layout
+from .load import clean_loc
 from .lower import ROLES, config_text
 from .modes import TRAIN_MODES
 from .spec import SAFE_NAME, TRAINER_SLOTS, RawConfig, Suite, text
@@ -330,7 +331,7 @@ def _settle(data: dict, trivia: dict, overrides: dict, core: list, layout: Layou
         except ValidationError as exc:
             changed = False
             for err in exc.errors(include_url=False):
-                loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and ("[" in p or p[:1].isupper())))
+                loc = clean_loc(tuple(err["loc"]))
                 for role in _roles_for_loc(loc, layout):
                     i = layout.index(role)
                     if i is not None and i < len(core) and i not in overrides:

@@ -103,7 +103,7 @@ def _dotted(loc: Path) -> str:
 _UNION_TAGS = {"bool", "int", "float", "str", "list", "dict"}
 
 
-def _clean_loc(loc: tuple) -> tuple:
+def clean_loc(loc: tuple) -> tuple:
     """Drop pydantic's union/validator tags (e.g. 'function-before[...]', 'Download', 'str')."""
     return tuple(p for p in loc if not (isinstance(p, str) and ("[" in p or p[:1].isupper() or p in _UNION_TAGS)))
 
@@ -115,14 +115,14 @@ def _problems(exc: ValidationError, model: type, filename: str, pos: Positions,
     errors = exc.errors(include_url=False)
     for err in errors:
         if err["type"] == "extra_forbidden":
-            loc = _clean_loc(tuple(err["loc"]))
+            loc = clean_loc(tuple(err["loc"]))
             close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1, cutoff=0.5)
             if close:
                 suggested.add(loc[:-1] + (close[0],))
     for err in errors:
-        if err["type"] == "missing" and _clean_loc(tuple(err["loc"])) in suggested:
+        if err["type"] == "missing" and clean_loc(tuple(err["loc"])) in suggested:
             continue  # the misspelt key already explains it
-        loc = _clean_loc(tuple(err["loc"]))
+        loc = clean_loc(tuple(err["loc"]))
         src = to_source(loc)
         hint = None
         if err["type"] == "extra_forbidden":

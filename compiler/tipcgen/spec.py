@@ -41,6 +41,11 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+
+
 def _no_shell_meta(value: Optional[Scalar], what: str) -> Optional[Scalar]:
     if isinstance(value, str) and SHELL_META.search(value):
         bad = SHELL_META.search(value).group(0)
@@ -106,8 +111,7 @@ class ModeFlag(Model):
     @classmethod
     def _modes(cls, v):
         for mode, value in v.items():
-            if mode not in MODES:
-                raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+            check_mode(mode)
             if mode == "whole_infer":
                 raise ValueError("whole_infer does not train; give epochs/batch sizes for the training modes")
             _no_shell_meta(value, "mode value")
@@ -464,8 +468,7 @@ class SpecFile(Model):
     @classmethod
     def _prepare_modes(cls, v):
         for mode in v:
-            if mode not in MODES:
-                raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+            check_mode(mode)
         return v
 
 
