@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from tipcgen.emit import runner_script
+from tipcgen.errors import UsageError
 from tipcgen.layouts import get_layout
 from tipcgen.plan import plan_config, skip_reason
 
@@ -83,8 +84,12 @@ class Harness:
             proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=120)
             with open(case.config, "rb") as fh:
                 text = fh.read().decode("utf-8")
-            plan = plan_config(text, get_layout(case.layout), case.mode, gpuid=case.gpuid,
-                               cuda_visible_devices=case.cuda, node_ip=case.node_ip, start_port=case.start_port)
+            try:
+                plan = plan_config(text, get_layout(case.layout), case.mode, gpuid=case.gpuid,
+                                   cuda_visible_devices=case.cuda, node_ip=case.node_ip,
+                                   start_port=case.start_port)
+            except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
+                return _compare_refused(case, exc, proc, _records(record), work)
             return _compare(case, plan, proc, _records(record), work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -99,6 +104,16 @@ def _records(path: Path) -> list:
             flag, cvd, _cwd, *argv = rec.split("\x1f")
             out.append((cvd if flag == "set" else None, argv))
     return out
+
+
+def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path) -> Optional[str]:
+    """The plan refused the config: the bash must exit 2 before running or writing anything."""
+    if proc.returncode != 2 or records or (work / "test_tipc").exists():
+        return (f"{case}: plan refuses ({exc}) but bash exited {proc.returncode} after running "
+                f"{len(records)} commands: {proc.stderr[-500:]}")
+    if not proc.stderr.startswith("tipc: "):
+        return f"{case}: plan refuses ({exc}) but bash says {proc.stderr[-500:]!r}"
+    return None
 
 
 def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]:

@@ -3,15 +3,20 @@ in all four modes, on generated specs, and when steps fail."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
-from tipcgen.importer import decode, detect_layout
+from tipcgen.errors import UsageError
+from tipcgen.importer import decode, detect_layout, header_name
 from tipcgen.layouts import get_layout
 from tipcgen.lower import config_text
 from tipcgen.modes import MODES
+from tipcgen.plan import plan_config
 from tipcgen.spec import Suite
 
 from difftest import Case, Harness
@@ -30,9 +35,29 @@ def _train_configs(corpus: Path) -> list[tuple[str, str]]:
     return out
 
 
+def _manifest_train_configs(corpus: Path) -> dict[str, str]:
+    """corpus path -> repo of every MANIFEST.tsv entry whose first line is a train_params header
+    (the configs test_train_inference_python.sh reads), whatever their number."""
+    out = {}
+    with open(corpus / "MANIFEST.tsv", encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            text = (corpus / row["corpus_path"]).read_bytes().decode("utf-8", "replace").lstrip("\ufeff")
+            first = next((line.rstrip("\r") for line in text.split("\n") if line.strip()), "")
+            if header_name(first) == "train_params":
+                out[row["corpus_path"]] = row["repo"]
+    return out
+
+
 def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
     configs = _train_configs(corpus)
-    assert len(configs) == 629
+    # No pinned totals (the corpus grows): every train-type config the manifest lists is tested,
+    # and every repo of the manifest contributes some.
+    found = {str(Path(path).relative_to(corpus)) for path, _ in configs}
+    manifest = _manifest_train_configs(corpus)
+    missing = sorted(set(manifest) - found)
+    assert not missing, f"{len(missing)} train configs of MANIFEST.tsv have no layout: {missing[:5]}"
+    for repo in sorted(set(manifest.values())):
+        assert any(r == repo for p, r in manifest.items() if p in found), f"no config of {repo} is tested"
     cases = []
     for n, (path, layout) in enumerate(configs):
         for mode in MODES:
@@ -74,6 +99,7 @@ TRAINER = st.builds(lambda n, t, e: {k: v for k, v in (("name", n), ("train", t)
 
 @st.composite
 def suites(draw):
+    """(layout, the Suite's data): validated by the test, which rejects what the Suite refuses."""
     layout = draw(st.sampled_from(["paddleocr", "paddleclas", "paddlevideo", "paddleseg", "models"]))
     topology = draw(st.lists(TARGET, min_size=1, max_size=3))
     data = {
@@ -109,22 +135,86 @@ def suites(draw):
         data["whole_infer"] = data["whole_infer"][:1]
         for m in data["whole_infer"]:
             m.pop("quant")
-    return layout, Suite.model_validate(data)
+    return layout, data
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                 HealthCheck.too_slow])
-@given(st.data())
-def test_generated_specs_bash_equals_plan(tmp_path_factory, data):
-    layout, suite = data.draw(suites())
-    mode = data.draw(st.sampled_from(MODES))
-    fail = data.draw(st.sampled_from([None, None, "train.py", "infer.py", "x.py"]))
+@st.composite
+def cases(draw):
+    """(layout, suite data, mode, argv substring to fail on, TIPC_NODE_IP, FLAGS_START_PORT)."""
+    layout, data = draw(suites())
+    mode = draw(st.sampled_from(MODES))
+    fail = draw(st.sampled_from([None, None, "train.py", "infer.py", "x.py"]))
+    return layout, data, mode, fail, draw(st.one_of(st.none(), IP)), draw(st.sampled_from([None, "17000"]))
+
+
+def _suite(topology, **inference) -> dict:
+    """A small CPU suite, for the explicit examples."""
+    return {"file": "t.txt", "model_name": "m", "topology": topology,
+            "train": {"device": {"key": "Global.use_gpu", "values": ["cpu"] * len(topology)}, "model_file": "a",
+                      "run": ["norm_train"]},
+            "trainers": {"norm": {"train": "train.py", "export": "x.py"}}, "eval": {"command": None},
+            "export": {"save_dir": None, "weights": None},
+            "inference": {"script": "infer.py", "use_gpu": {"key": "--use_gpu", "values": ["False"]},
+                          "batch_size": {"key": "--bs", "values": ["1"]}, **inference},
+            "whole_infer": []}
+
+
+# Once drawn at random on a fresh clone: a `/` in a list item that names a log file. The bash's
+# redirect failed (no such directory) where the executor made the directory; both refuse it now.
+SLASH_THREADS = ("paddleocr", _suite(["cpu"], threads={"key": "--cpu_threads", "values": ["/"]}),
+                 "lite_train_lite_infer", None, None, None)
+SLASH_BATCH = ("models", _suite([0], batch_size={"key": "--bs", "values": ["a/b", "1"]}),
+               "whole_infer", None, None, None)
+
+
+# derandomize etc. come from the profile conftest.py loads (the same examples locally and in CI)
+@settings(max_examples=500, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@example(case=SLASH_THREADS)
+@example(case=SLASH_BATCH)
+@given(case=cases())
+def test_generated_specs_bash_equals_plan(tmp_path_factory, case):
+    layout, data, mode, fail, node_ip, port = case
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError:
+        reject()  # what the spec refuses never reaches a config
     root = tmp_path_factory.mktemp("gen")
     config = root / "t.txt"
     config.write_text(config_text(suite, get_layout(layout)))
-    node_ip = data.draw(st.one_of(st.none(), IP))
-    port = data.draw(st.sampled_from([None, "17000"]))
-    case = Case(str(config), layout, mode, gpuid="2" if mode == "whole_infer" else None, fail=fail,
-                node_ip=node_ip, start_port=port)
-    mismatches = Harness(root, workers=1).run([case])
+    case_ = Case(str(config), layout, mode, gpuid="2" if mode == "whole_infer" else None, fail=fail,
+                 node_ip=node_ip, start_port=port)
+    mismatches = Harness(root, workers=1).run([case_])
     assert not mismatches, mismatches[0] + "\n" + config.read_text()
+
+
+def _base_config(layout: str) -> str:
+    extra = {"threads": {"key": "--cpu_threads", "values": ["2"]}} if layout == "paddleocr" else {}
+    return config_text(Suite.model_validate(_suite(["cpu"], **extra)), get_layout(layout))
+
+
+def test_hostile_configs_are_refused_by_bash_and_plan_alike(tmp_path):
+    """Values that would put a log elsewhere, NUL and control bytes, a huge matrix: exit 2 in both."""
+    ocr, models = _base_config("paddleocr"), _base_config("models")
+    variants = {
+        "model_name_up": (ocr, "model_name:m", "model_name:../../../escaped"),
+        "model_name_abs": (models, "model_name:m", "model_name:/tmp/escaped"),
+        "model_name_dotdot": (ocr, "model_name:m", "model_name:.."),
+        "threads_slash": (ocr, "--cpu_threads:2", "--cpu_threads:a/b|2"),
+        "trainer_slash": (models, "trainer:norm_train", "trainer:norm_train|x/y"),
+        "gpu_list_slash": (ocr, "gpu_list:-1", "gpu_list:0/1"),
+        "nul": (ocr, "train.py", "tr\x00ain.py"),
+        "escape": (models, "train.py", "tr\x1bain.py"),
+        "matrix": (ocr, "gpu_list:-1", "gpu_list:" + "|".join(["-1"] * 5000)),
+    }
+    cases_ = []
+    for name, (text, old, new) in variants.items():
+        assert old in text, name
+        path = tmp_path / f"{name}.txt"
+        path.write_bytes(text.replace(old, new, 1).encode())
+        layout = "models" if text is models else "paddleocr"
+        for mode in ("lite_train_lite_infer", "whole_infer"):
+            with pytest.raises(UsageError):
+                plan_config(path.read_text(), get_layout(layout), mode)
+            cases_.append(Case(str(path), layout, mode))
+    mismatches = Harness(tmp_path / "h").run(cases_)
+    assert not mismatches, mismatches[0]

@@ -9,8 +9,33 @@ from typing import List, Optional
 
 import typer
 
-from .cli import _fail, app
-from .errors import TipcError, UsageError
+from .cli import app, choice, out_dir
+from .errors import UsageError
+
+
+def _spec_file_name(name: Optional[str], out: str) -> str:
+    """The spec file for model `name`: one plain file name inside `out`, or a UsageError."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith(".") \
+            or any(ord(c) < 0x20 for c in name):
+        raise UsageError(f"model name {name!r} does not make a plain file name; refusing to write "
+                         f"outside {out}/ (pass --model NAME)")
+    return os.path.join(out, f"{name}.yml")
+
+
+def _check_import_options(configs: list[str], layout: str, out: str, model: Optional[str], report: bool,
+                          fmt: str) -> None:
+    from .layouts import LAYOUTS
+
+    choice("--format", fmt, ("text", "json"))
+    choice("--layout", layout, ("auto", "raw", *LAYOUTS))
+    if fmt != "text" and not report:
+        raise UsageError("--format chooses the --report format; add --report")
+    out_dir("--out", out)
+    if model is not None:
+        _spec_file_name(model, out)
+    for path in configs:
+        if not os.path.lexists(path):
+            raise UsageError(f"{path}: no such file or directory")
 
 
 @app.command("import")
@@ -24,11 +49,12 @@ def import_(configs: List[str] = typer.Argument(..., help="Legacy config .txt fi
     from .fsio import write_atomic
     from .importer import config_groups, import_group
 
+    _check_import_options(configs, layout, out, model, report, fmt)
     groups = config_groups(configs)
     if not groups:
-        _fail(UsageError("no .txt configs found"))
+        raise UsageError("no .txt configs found")
     if model and len(groups) > 1:
-        _fail(UsageError("--model names one spec; these configs are in several directories"))
+        raise UsageError("--model names one spec; these configs are in several directories")
     reports = [import_group(paths, layout, model) for paths in groups.values()]
     if report:
         _print_report(reports, fmt)
@@ -41,9 +67,11 @@ def import_(configs: List[str] = typer.Argument(..., help="Legacy config .txt fi
         typer.echo("tipcgen import: nothing written (every config must round-trip exactly)", err=True)
         raise typer.Exit(2)
     names = Counter(r.model for r in reports)
+    paths = []
     for r in reports:
         name = r.model if names[r.model] == 1 else f"{os.path.basename(os.path.dirname(r.directory))}_{r.model}"
-        path = os.path.join(out, f"{name}.yml")
+        paths.append(_spec_file_name(name, out))  # every name checked before anything is written
+    for r, path in zip(reports, paths):
         write_atomic(path, r.yaml.encode("utf-8"))
         typer.echo(f"{path}: {r.files} config(s) from {r.directory} ({', '.join(sorted(set(r.layouts.values())))})")
 
@@ -72,13 +100,15 @@ def lint(paths: List[str] = typer.Argument(..., help="Config .txt files, spec .y
          layout: str = typer.Option("auto", "--layout", help="Layout of the configs (auto or a name)."),
          fmt: str = typer.Option("text", "--format", help="text or json")):
     """Report defects in legacy configs and specs; exit 1 when an error-level finding exists."""
+    from .layouts import LAYOUTS
     from .lint import ERROR, findings_json
-    from .linting import lint_paths
+    from .linting import _walk, lint_paths
 
-    try:
-        findings = lint_paths(paths, layout)
-    except TipcError as exc:
-        _fail(exc)
+    choice("--format", fmt, ("text", "json"))
+    choice("--layout", layout, ("auto", *LAYOUTS))
+    if not _walk(paths):
+        raise UsageError(f"{' '.join(paths)}: no config .txt or spec .yml files to lint")
+    findings = lint_paths(paths, layout)
     if fmt == "json":
         typer.echo(findings_json(findings))
     else:

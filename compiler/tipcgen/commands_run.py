@@ -8,8 +8,7 @@ from typing import Optional
 
 import typer
 
-from .cli import app  # noqa: F401
-from .errors import TipcError, UsageError
+from .cli import app, seconds
 
 def _short(log: Optional[str], prefix: str) -> str:
     if not log:
@@ -41,19 +40,12 @@ def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legac
     """
     from .planning import plan_source
 
-    try:
-        if step_timeout <= 0:
-            raise UsageError("--step-timeout must be a positive number of seconds")
-        if kill_grace < 0:
-            raise UsageError("--kill-grace must not be negative")
-        plan = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid,
-                           cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
-                           node_ip=os.environ.get("TIPC_NODE_IP"),
-                           start_port=os.environ.get("FLAGS_START_PORT"))
-    except TipcError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(exc.exit_code)
-
+    seconds("--step-timeout", step_timeout)
+    seconds("--kill-grace", kill_grace, zero=True)
+    plan = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid,
+                       cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+                       node_ip=os.environ.get("TIPC_NODE_IP"),
+                       start_port=os.environ.get("FLAGS_START_PORT"))
     if dry_run:
         for step in plan.steps:
             typer.echo(step.command)
@@ -64,7 +56,10 @@ def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legac
     from rich.table import Table
 
     from .executor import run_plan, summarize
-    from .reports import json_report, junit_report, log_tail, read_log, write_report
+    from .reports import check_report_path, json_report, junit_report, log_tail, read_log, write_report
+
+    check_report_path("--json", json_out)  # before a long run, not after it
+    check_report_path("--junit", junit)
 
     console = Console(highlight=False, soft_wrap=True)
     total = len(plan.steps)
@@ -100,6 +95,12 @@ def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legac
     except KeyboardInterrupt:
         typer.echo("tipc: interrupted; the running step's process group was stopped", err=True)
         raise typer.Exit(130)
+    except OSError as exc:  # the log directory or the status log cannot be written
+        from .fsio import path_error
+
+        if exc.filename is None:
+            raise
+        raise path_error(exc, "write the run's logs") from None
 
     table = Table(title=f"{plan.model_name} {plan.mode}", caption=f"logs in {plan.log_dir}/")
     prefix = plan.log_dir.rstrip("/") + "/"

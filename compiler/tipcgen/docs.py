@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .doc_strings import translator
 from .layouts import Layout, get_layout
 from .lower import config_text
 from .modes import MODES
@@ -41,7 +42,9 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
         counts.append((mode, len(plan.steps), per_kind))
     fleet = suite.is_fleet
     multinode = [t for t in suite.topology if t.nodes > 1]
+    ips = multinode[0].ips if multinode else []
     return dict(
+        tr=translator(lang),
         banner=banner,
         source=source,
         spec=spec,
@@ -55,7 +58,8 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
         devices=devices,
         batches="/".join(batches) if batches else "-",
         gpu_list_example=multinode[0].entry() if multinode else suite.gpu_list,
-        ips=multinode[0].ips if multinode else [],
+        ips=ips,
+        ips_code=[f"`{ip}`" for ip in ips],
         prepare={mode: describe_steps(spec.prepare.get(mode, []), lang) for mode in MODES},
         expected=expected,
         counts=counts,

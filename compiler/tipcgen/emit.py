@@ -9,12 +9,12 @@ from importlib import resources
 
 import jinja2
 
-from .configview import ABSENT
+from .configview import ABSENT, ConfigView
 from .docs import doc_context
 from .errors import Problem, SpecError
 from .layouts import Layout, get_layout
 from .lower import config_text
-from .plan import AMP_FLAGS
+from .plan import AMP_FLAGS, LOG_NAME_ROLES, MATRIX_ROLES, MAX_MATRIX, check_bytes, check_view
 from .prepare import prepare_context
 from .spec import Spec
 
@@ -137,8 +137,11 @@ def runner_script(layout: Layout, banner_text: str) -> tuple[str, str]:
     fam = layout.dialect.family
     reads = [(var, kind, role) for var, kind, role in READS[fam] if layout.index(role) is not None]
     absent = [(var, ABSENT.get(role, "")) for var, kind, role in READS[fam] if layout.index(role) is None]
+    value_var = {role: var for var, kind, role in READS[fam] if kind == "value"}
     ctx = dict(banner=banner_text, layout=layout, ocr=fam == "ocr", amp_flags=AMP_FLAGS,
-               reads=[(var, kind, layout.index(role)) for var, kind, role in reads], absent=absent)
+               reads=[(var, kind, layout.index(role)) for var, kind, role in reads], absent=absent,
+               log_names=[(role, value_var[role]) for role in LOG_NAME_ROLES[fam]],
+               matrix_vars=[value_var[role] for role in MATRIX_ROLES[fam]], max_matrix=MAX_MATRIX)
     return render("test_train_inference_python.sh.j2", **ctx), render("common_func.sh.j2", **ctx)
 
 
@@ -156,10 +159,23 @@ def config_files(spec: Spec) -> dict[str, str]:
     return files
 
 
+def check_suites(spec: Spec, files: dict[str, str]) -> None:
+    """Refuse a suite whose config the generated runner would refuse (plan.check_bytes and
+    check_view: logs outside test_tipc/output/, control bytes, a step matrix too large), at
+    build time rather than at run time."""
+    layout = get_layout(spec.layout)  # the layout the generated bash reads every config with
+    for name, suite in spec.suites.items():
+        text = files[f"test_tipc/configs/{spec.model}/{suite.file}"]
+        label = f"{spec.source} [suite {name}: {suite.file}]"
+        check_bytes(text, label)
+        check_view(ConfigView.parse(text, layout), label)
+
+
 def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
     """Every file of the spec's test_tipc/ tree, keyed by relative path."""
     layout = get_layout(spec.layout)
     files = config_files(spec)
+    check_suites(spec, files)
     docs_owner: dict[str, str] = {}
     for name, suite in spec.suites.items():
         doc = suite.doc_name(name)
@@ -175,5 +191,5 @@ def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(spec, layout, text_banner))
     for name, suite in spec.suites.items():
         ctx = doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source))
-        files[f"test_tipc/docs/{suite.doc_name(name)}"] = render(f"doc_{lang}.md.j2", **ctx)
+        files[f"test_tipc/docs/{suite.doc_name(name)}"] = render("doc.md.j2", **ctx)
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}

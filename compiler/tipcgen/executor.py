@@ -188,17 +188,28 @@ def _reap_leftovers(proc: subprocess.Popen, grace: float, tree: ProcessTree) -> 
         kill_group(proc, grace, tree)
 
 
+def _open_log(cwd: str, log: Optional[str]) -> tuple:
+    """(the step's log opened like the bash's `>"$log"`, None), (None, None) without a log, or
+    (None, why) when it cannot be opened: no directory is made for it (run_plan made the log
+    directory, as the bash does), and the step then fails unrun with status 1, as the redirect
+    makes it."""
+    if not log:
+        return None, None
+    try:
+        return open(os.path.join(cwd, log), "wb"), None
+    except OSError as exc:
+        return None, f"tipc: {log}: {exc.strerror or exc}"
+
+
 def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> tuple[str, Optional[int], Optional[str]]:
     """Run one step -> (status, returncode, reason)."""
     if step.argv is None:
         return FAILED, None, "cannot split the command (a quote is not closed)"
     if not step.argv:
         return FAILED, 127, "empty command"
-    out = None
-    if step.log:
-        path = os.path.join(cwd, step.log)
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        out = open(path, "wb")
+    out, why = _open_log(cwd, step.log)
+    if why:
+        return FAILED, 1, why
     try:
         try:
             proc = subprocess.Popen(list(step.argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,

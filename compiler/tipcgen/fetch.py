@@ -440,6 +440,24 @@ def _extract_zip(path: Path, dest: Path) -> None:
 # -- destinations --------------------------------------------------------------------------------
 
 
+class UnsafeDestination(FetchError):
+    pass
+
+
+def inside_root(root: Path, rel: str, doing: str) -> Path:
+    """ROOT/REL, after refusing it when it resolves outside ROOT: the spec's paths are relative
+    without `..`, but a symbolic link on the way (made by an earlier step, or already in the
+    repo) could still lead out. Nothing is created here."""
+    path = root / rel
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise UnsafeDestination(f"prepare: error: refusing to {doing}: {rel} leads to {real}, outside the "
+                                f"model repo {real_root} (a symbolic link on the way)")
+    return path
+
+
+
 def stamp_ok(to: Path, file: str, source: str, sha: str) -> bool:
     """TO/.tipcgen/FILE.stamp records SOURCE (and SHA, when given) and its entries all exist."""
     stamp = to / STATE_DIR / f"{file}.stamp"
@@ -477,8 +495,8 @@ def _replace(new: Path, dest: Path, state: Path) -> None:
 def install(src: Path, source: str, sha: str, root: Path, to: str, file: str, fmt: str,
             rename: list, opts: Options) -> None:
     """Copy SRC to TO/FILE or extract it into TO (renaming top-level entries); write the stamp."""
-    dest_dir = root / to
-    state = dest_dir / STATE_DIR
+    dest_dir = inside_root(root, to, f"write into {to}")
+    state = inside_root(root, os.path.join(to, STATE_DIR), f"write prepare's state into {to}")
     sha = sha or sha256_file(src)
     if fmt == "tar":
         check_tar(src, source)
@@ -559,6 +577,7 @@ def run_step(s: dict, root: Path, opts: Options) -> None:
             return
         install(archive, s["archive"], sha, root, s["to"], s["file"], s["format"], [], opts)
     elif kind == "link":
+        inside_root(root, os.path.dirname(s["path"]) or ".", f"link {s['path']}")
         path = root / s["path"]
         if path.is_symlink():
             if os.readlink(path) == s["target"]:
@@ -575,6 +594,7 @@ def run_step(s: dict, root: Path, opts: Options) -> None:
         opts.echo(f"prepare: linked {s['path']} -> {s['target']}")
     elif kind == "remove":
         for p in s["paths"]:
+            inside_root(root, os.path.dirname(p) or ".", f"remove {p}")
             path = root / p
             if path.is_symlink() or path.is_file():
                 path.unlink()
@@ -587,6 +607,7 @@ def run_step(s: dict, root: Path, opts: Options) -> None:
         if _call(argv, root) != 0:
             raise FetchError(f"prepare: error: pip install failed: {' '.join(s['packages'])}")
     elif kind == "run":
+        inside_root(root, s["dir"], f"run a command in {s['dir']}")
         opts.echo(f"prepare: running in {s['dir']}: {s['command']}")
         if _call(["bash", "-c", s["command"]], root / s["dir"]) != 0:
             raise FetchError(f"prepare: error: command failed: {s['command']}")

@@ -22,7 +22,8 @@ from .layouts import LAYOUTS, Layout, get_layout
 from .load import clean_loc
 from .lower import ROLES, config_text
 from .modes import TRAIN_MODES
-from .spec import SAFE_NAME, TRAINER_SLOTS, RawConfig, Suite, text
+from .policy import is_name, name_problem
+from .spec import TRAINER_SLOTS, RawConfig, Suite, text
 
 MAX_BYTES = 1 << 20  # configs are a few KB; anything over a MiB is not one
 HEADER = re.compile(r"^=+\s*([A-Za-z0-9_ ]*?)\s*=+\s*$")
@@ -181,7 +182,7 @@ def _decode_field(role: str, row_key: Optional[str], key: str, value: str, data:
             return False
         data["topology"] = topo
     elif role == "train.run":
-        if value and not all(SAFE_NAME.match(n) for n in value.split("|")):
+        if value and not all(is_name(n) for n in value.split("|")):
             return False
         _set(data, path, value.split("|") if value else [])
     elif role.startswith("trainer."):
@@ -206,10 +207,18 @@ def _decode_field(role: str, row_key: Optional[str], key: str, value: str, data:
     return True
 
 
+# Suite fields a role's line sets besides ROLES' own path (a trainer line's key is the slot's name).
+_ALSO = {f"trainer.{slot}.{part}": (("trainers", slot, "name" if part == "train" else "export_name"),)
+         for slot in TRAINER_SLOTS for part in ("train", "export")}
+
+
 def _roles_for_loc(loc: tuple, layout: Layout) -> list[str]:
     """Layout roles whose suite field is (a prefix of) a validation error's location."""
     hits = []
     for role in layout.roles:
+        if any(tuple(loc[:len(p)]) == p for p in _ALSO.get(role, ())):
+            hits.append(role)
+            continue
         path = ROLES[role][1]
         n = min(len(path), len(loc))
         if n and tuple(loc[:n]) == tuple(path[:n]):
@@ -336,14 +345,24 @@ def _settle(data: dict, trivia: dict, overrides: dict, core: list, layout: Layou
                     i = layout.index(role)
                     if i is not None and i < len(core) and i not in overrides:
                         overrides[i] = core[i]
-                        _drop(data, ROLES[role][1])
+                        for path in (ROLES[role][1], *_ALSO.get(role, ())):
+                            _drop(data, path)
                         changed = True
+                if loc and loc[0] == "sections" and "sections" in data:
+                    # a section value the Spec refuses: keep every trailing line verbatim instead
+                    trivia["tail"] = list(dec.lines[len(layout.rows):])
+                    del data["sections"]
+                    changed = True
                 if loc and loc[0] in ("model_name", "topology", "python"):
                     data[loc[0]] = {"model_name": _placeholder_name(data["file"]), "topology": ["cpu"],
                                     "python": "python"}[loc[0]]
                     changed = True
             if not changed:
-                raise SpecError([Problem(dec.path, None, None, None, f"cannot import: {exc.errors()[0]['msg']}")])
+                err = exc.errors(include_url=False)[0]
+                msg = err["msg"][len("Value error, "):] if err["msg"].startswith("Value error, ") else err["msg"]
+                where = ".".join(str(p) for p in clean_loc(tuple(err["loc"])))
+                raise SpecError([Problem(dec.path, None, None, None,
+                                         f"cannot import: {where + ': ' if where else ''}{msg}")]) from None
             continue
         # Lines the typed fields do not reproduce exactly become overrides too.
         emitted = config_text(suite, layout).replace("\r\n", "\n").lstrip("\ufeff").split("\n")
@@ -450,6 +469,10 @@ def import_configs(paths: list[str], layout: str = "auto", model: Optional[str] 
         with open(path, "rb") as fh:
             dec = decode(path, fh.read())
         name = os.path.basename(path)
+        problem = name_problem(name, ".txt")
+        if problem:
+            _fail(path, f"cannot import a config named {name!r}: {problem}",
+                  hint="a config file name is ASCII letters, digits and `._+-`, ending in .txt; rename it")
         if layout == "auto":
             detected, why = detect_layout(dec.lines)
             if detected is None and dec.lines and header_name(dec.lines[0]) == "train_params" and any(
@@ -520,10 +543,10 @@ def _raw(dec: Decoded) -> dict:
 
 def _model_dir_name(paths: list[str], model_names: list[str]) -> str:
     parent = os.path.basename(os.path.dirname(os.path.abspath(paths[0])))
-    if SAFE_NAME.match(parent or "") and len({os.path.dirname(os.path.abspath(p)) for p in paths}) == 1:
+    if is_name(parent or "") and len({os.path.dirname(os.path.abspath(p)) for p in paths}) == 1:
         return parent
     for name in model_names:
-        if SAFE_NAME.match(name):
+        if is_name(name):
             return name
     return "model"
 

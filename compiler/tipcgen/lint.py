@@ -8,6 +8,7 @@ lowered config, so a spec cannot describe a defect unless the suite `allow`s it 
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from typing import Callable, Optional
 from .configview import split_line
 from .layouts import Layout
 from .modes import MODES, TRAIN_MODES
+from .policy import MAX_GPU_ID, SECTION_META, SHELL_META, char_name, first_control
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -39,7 +41,8 @@ RULES = {r.id: r for r in [
     Rule("TIPC007", "hash-separator", WARNING, "`#` where the layout has the `##` separator"),
     Rule("TIPC008", "model-name-mismatch", ERROR, "model_name disagrees with the model the file is named after"),
     Rule("TIPC009", "null-with-spaces", WARNING, "`null` with trailing spaces is a value, not null"),
-    Rule("TIPC010", "trainer-without-slot", WARNING, "a trainer name matches no trainer slot: it runs the norm trainer only by fallback"),
+    Rule("TIPC010", "trainer-without-slot", ERROR,
+         "a trainer name matches no trainer slot: it runs the norm trainer only by fallback"),
     Rule("TIPC011", "device-list-short", ERROR, "fewer device values than gpu_list entries: later runs lose the device flag"),
     Rule("TIPC012", "double-extension", WARNING, "a config file named `*.txt.txt`"),
     Rule("TIPC013", "whitespace-line", ERROR, "a line of only spaces counts as a line and shifts every index after it"),
@@ -47,9 +50,28 @@ RULES = {r.id: r for r in [
     Rule("TIPC015", "unverified-artifact", INFO, "prepare downloads an artifact without a sha256"),
     Rule("TIPC016", "empty-config", ERROR, "the config has no train_params lines"),
     Rule("TIPC017", "tipcgen-extension", WARNING, "tipcgen syntax upstream scripts do not understand (cpuxN CPU processes)"),
+    Rule("TIPC018", "unknown-layout", ERROR,
+         "a train_params config that no layout fits: the scripts read its lines by index all the same"),
+    Rule("TIPC019", "all-null", ERROR, "every key:value line is null:null: the config tests nothing"),
+    Rule("TIPC020", "bad-gpu-list", ERROR,
+         "a gpu_list entry that is not -1, GPU ids, cpuxN or ips;ids with IPv4 addresses"),
+    Rule("TIPC021", "shell-metachar", ERROR,
+         "a shell metacharacter in a line the scripts build commands from and `eval`"),
+    Rule("TIPC022", "control-character", ERROR, "a control or invisible format character inside a line"),
 ]}
 
 _BOOLISH = re.compile(r"^[A-Za-z]{4,5}$")
+# YAML 1.1 spellings of booleans: YAML 1.2 (what specs are read as) keeps them as text, and the
+# scripts compare with True/False exactly.
+_YAML11_BOOL = {"yes": "True", "y": "True", "on": "True", "no": "False", "n": "False", "off": "False"}
+# Lines whose values are switches the scripts compare with True/False (or gpu/cpu).
+_SWITCH_ROLES = {"train.device", "inference.use_gpu", "inference.mkldnn", "inference.tensorrt",
+                 "inference.benchmark", "whole_infer.quant"}
+# Lines whose value is a `|`-separated list the scripts split before use (gpu_list also has `;`).
+_LIST_ROLES = {"gpu_list", "train.device", "train.autocast", "train.epochs", "train.batch_size", "train.run",
+               "whole_infer.models", "whole_infer.exports", "whole_infer.quant", "inference.use_gpu",
+               "inference.mkldnn", "inference.threads", "inference.batch_size", "inference.tensorrt",
+               "inference.precision"}
 
 
 @dataclass(frozen=True)
@@ -96,8 +118,18 @@ def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
         if line.strip() == "":
             findings.append(Finding("TIPC013", ERROR, path, numbers[i], "a line of only whitespace",
                                     "delete the line"))
+        ch = first_control(line)
+        if ch is not None:
+            findings.append(Finding("TIPC022", ERROR, path, numbers[i],
+                                    f"{char_name(ch)} at column {line.index(ch) + 1}: the scripts keep it in"
+                                    " the value", "delete the character"))
+    content = [line for line in lines if _header(line) is None and line.strip() not in ("", "#", "##")]
+    if content and all(line == "null:null" for line in content):
+        findings.append(Finding("TIPC019", ERROR, path, numbers[0],
+                                f"all {len(content)} key:value lines are null:null",
+                                "fill in the fields, or delete the file"))
     if layout is None:
-        return findings
+        return findings + _no_layout(lines, numbers, path)
     rows = layout.rows
     lines_by_role = {}
     for i, row in enumerate(rows):
@@ -122,17 +154,70 @@ def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
                 findings.append(Finding("TIPC009", WARNING, path, numbers[i], f"{what} {part!r} is not null",
                                         "remove the trailing spaces", row.role))
         for token in re.split(r"[|,]", value):
-            if _BOOLISH.match(token) and token not in ("True", "False", "true", "false"):
+            if row.role in _SWITCH_ROLES and token.lower() in _YAML11_BOOL:
+                findings.append(Finding("TIPC001", ERROR, path, numbers[i],
+                                        f"{token!r} in `{key}` is not a boolean (the scripts compare with"
+                                        " True/False exactly)",
+                                        f"write {_YAML11_BOOL[token.lower()]}; YAML 1.2 reads an unquoted"
+                                        f" {token} as the text {token!r}", row.role))
+            elif _BOOLISH.match(token) and token not in ("True", "False", "true", "false"):
                 close = difflib.get_close_matches(token, ["True", "False"], n=1, cutoff=0.6)
                 if close and token.lower() not in ("none", "null"):
                     findings.append(Finding("TIPC001", ERROR, path, numbers[i],
                                             f"{token!r} in `{key}` is not a boolean (the scripts compare with"
                                             f" {close[0]!r} exactly)", f"write {close[0]}", row.role))
+    findings += _metachars(lines, rows, numbers, path)
     findings += _mode_tables(lines_by_role, numbers, path)
     findings += _trainers(lines_by_role, numbers, path, layout)
     findings += _devices(lines_by_role, numbers, path)
+    findings += _gpu_list(lines_by_role, numbers, path)
     findings += _model_name(lines_by_role, numbers, path)
     return findings
+
+
+def _metachars(lines: list, rows: tuple, numbers: list, path: str) -> list[Finding]:
+    """Shell metacharacters the scripts would `eval` (structural `|` and gpu_list's `;` aside)."""
+    out = []
+    for i, line in enumerate(lines):
+        if i < len(rows) and rows[i].kind != "field":
+            continue
+        if _header(line) is not None:
+            continue
+        role = rows[i].role if i < len(rows) else None
+        key, value = split_line(line)
+        if i >= len(rows):
+            refused = SECTION_META  # trailing sections: benchmark values split on `;` and `|`
+        else:
+            refused = SHELL_META.replace("|", "") if role in _LIST_ROLES else SHELL_META
+            if role == "gpu_list":
+                refused = refused.replace(";", "")
+        bad = next((c for c in key if c in SHELL_META), None) or next((c for c in value if c in refused), None)
+        if bad is not None:
+            out.append(Finding("TIPC021", ERROR, path, numbers[i],
+                               f"{bad!r} in `{line if len(line) <= 80 else line[:77] + '...'}`: the scripts"
+                               " build commands from this line and `eval` them",
+                               "remove the shell metacharacter", role))
+    return out
+
+
+def _no_layout(lines: list, numbers: list, path: str) -> list[Finding]:
+    """A config that starts like a train config (train_params) but that no layout fits."""
+    from .layouts import LAYOUTS
+
+    if _header(lines[0]) != "train_params":
+        return []
+    shortest = min(LAYOUTS.values(), key=lambda lay: len(lay.rows))
+    keys = [split_line(line)[0] for line in lines[:30]]
+    if "trainer" not in keys and len(lines) < len(shortest.rows):
+        return [Finding("TIPC006", ERROR, path, numbers[-1],
+                        f"{len(lines)} lines and no `trainer:` line: a train config has at least"
+                        f" {len(shortest.rows)} (the {shortest.name} layout)",
+                        "add the missing lines (null:null disables a field)")]
+    where = (f"`trainer:` on line index {keys.index('trainer')}" if "trainer" in keys
+             else "no `trainer:` line in the first 30 lines")
+    return [Finding("TIPC018", ERROR, path, numbers[0],
+                    f"a train_params config whose layout cannot be told ({where})",
+                    "put each key on its layout's line, or lint with --layout NAME")]
 
 
 def _expected(row) -> tuple:
@@ -226,11 +311,15 @@ def _trainers(by_role: dict, numbers: list, path: str, layout: Layout) -> list[F
     i, line = by_role["train.run"]
     keys = {split_line(by_role[r][1])[0] for r in by_role if r.startswith("trainer.") and r.endswith(".train")}
     out = []
+    named = sorted(k for k in keys if k != "null")
     for name in split_line(line)[1].split("|"):
         if name and name not in keys:
-            out.append(Finding("TIPC010", WARNING, path, numbers[i],
-                               f"trainer {name!r} matches no trainer slot ({', '.join(sorted(k for k in keys if k != 'null'))})",
-                               "name it after its slot key", "train.run"))
+            close = difflib.get_close_matches(name, named, n=1, cutoff=0.5)
+            out.append(Finding("TIPC010", ERROR, path, numbers[i],
+                               f"trainer {name!r} matches no trainer slot ({', '.join(named)}): the scripts"
+                               " run the norm trainer for it",
+                               f"did you mean {close[0]!r}?" if close else "name it after its slot key",
+                               "train.run"))
     return out
 
 
@@ -253,6 +342,50 @@ def _devices(by_role: dict, numbers: list, path: str) -> list[Finding]:
         return out + [Finding("TIPC011", ERROR, path, numbers[di],
                         f"{len(values)} value(s) in `{dkey}` for {len(entries)} gpu_list entries: runs past"
                         " the list lose the device flag", "give one value per gpu_list entry", "train.device")]
+    return out
+
+
+def gpu_entry_problem(entry: str) -> Optional[str]:
+    """Why a gpu_list entry is not one the scripts can run, or None."""
+    if entry == "-1":
+        return None
+    ips, sep, devices = entry.rpartition(";")
+    if sep:
+        if not ips:
+            return "nothing before `;` (the node IPs)"
+        seen = set()
+        for ip in ips.split(","):
+            try:
+                ipaddress.IPv4Address(ip)
+            except ValueError:
+                return f"{ip!r} is not an IPv4 address"
+            if ip in seen:
+                return f"IP {ip} is listed twice"
+            seen.add(ip)
+    if re.fullmatch(r"cpux[0-9]+", devices):
+        return None if re.fullmatch(r"cpux[1-9][0-9]?", devices) else f"{devices!r}: cpuxN takes 1 to 99 processes"
+    ids = devices.split(",")
+    for gpu in ids:
+        if not re.fullmatch(r"0|[1-9][0-9]*", gpu):
+            return f"{gpu!r} is not a GPU id" + (" (-1 means CPU, alone)" if gpu == "-1" else "")
+        if int(gpu) > MAX_GPU_ID:
+            return f"GPU id {gpu} is not a device ordinal (0 to {MAX_GPU_ID})"
+    if len(set(ids)) != len(ids):
+        return f"GPU id {next(g for g in ids if ids.count(g) > 1)} is listed twice"
+    return None
+
+
+def _gpu_list(by_role: dict, numbers: list, path: str) -> list[Finding]:
+    if "gpu_list" not in by_role:
+        return []
+    i, line = by_role["gpu_list"]
+    value = split_line(line)[1]
+    out = []
+    for entry in value.split("|"):
+        problem = "an empty entry" if entry == "" else gpu_entry_problem(entry)
+        if problem:
+            out.append(Finding("TIPC020", ERROR, path, numbers[i], f"gpu_list entry {entry!r}: {problem}",
+                               "write -1 (CPU), GPU ids like 0,1, or ip1,ip2;0,1", "gpu_list"))
     return out
 
 

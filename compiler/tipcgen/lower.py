@@ -118,9 +118,82 @@ def _get(obj: Any, path: tuple) -> Any:
     return obj
 
 
-def check_expressible(spec: Spec, pos) -> list[Problem]:
-    """Fields a suite sets that its layout has no line for: an error, never silently dropped."""
+def _locate(pos, suite: str, path: tuple) -> tuple:
+    """(line, col) of a suite field: set in the suite itself, else inherited from defaults."""
+    own, inherited = ("suites", suite) + path, ("defaults",) + path
+    if own not in pos.values and own not in pos.keys and (inherited in pos.values or inherited in pos.keys):
+        return pos.locate(inherited) or (None, None)
+    return pos.locate(own) or (None, None)
+
+
+def _problem(spec: Spec, pos, suite: str, path: tuple, message: str, hint: str) -> Problem:
+    line, col = _locate(pos, suite, path)
+    return Problem(spec.source, line, col, ".".join(str(p) for p in ("suites", suite) + path), message, hint)
+
+
+def check_spec(spec: Spec, pos) -> list[Problem]:
+    """What no single suite's validation sees: files and docs two suites would both write, and
+    trivia that points past the lines a suite's layout has (it would be silently ignored)."""
     problems = []
+    files: dict[str, str] = {}
+    docs: dict[str, str] = {}
+    for name, suite in spec.suites.items():
+        if suite.file in files:
+            problems.append(_problem(
+                spec, pos, name, ("file",),
+                f"suites {files[suite.file]!r} and {name!r} both write configs/{spec.model}/{suite.file}:"
+                " one would silently overwrite the other", "give each suite its own `file:`"))
+        files.setdefault(suite.file, name)
+        doc = suite.doc_name(name)
+        if doc in docs:
+            problems.append(_problem(
+                spec, pos, name, ("doc",), f"suites {docs[doc]!r} and {name!r} would both write docs/{doc}",
+                "give one of them its own `doc:` file name"))
+        docs.setdefault(doc, name)
+        problems += _check_trivia(spec, pos, name, suite)
+    for file in spec.other_configs:
+        if file in files:
+            where = pos.locate(("other_configs", file), prefer_key=True) or (None, None)
+            problems.append(Problem(spec.source, where[0], where[1], f"other_configs.{file}",
+                                    f"suite {files[file]!r} already writes configs/{spec.model}/{file}",
+                                    "rename the other config, or drop it"))
+    return problems
+
+
+def _check_trivia(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:
+    layout = get_layout(spec.suite_layout(name))
+    trivia, rows = suite.trivia, len(layout.rows)
+    last = min(rows, trivia.core_lines if trivia.core_lines is not None else rows) - 1
+    out = []
+    for index in trivia.line_overrides:
+        if index > last:
+            out.append(_problem(spec, pos, name, ("trivia", "line_overrides", index),
+                                f"line index {index} is past the last line the config has (index {last};"
+                                f" the {layout.name} layout has {rows}): the override would be ignored",
+                                "remove it"))
+    if trivia.core_lines is not None and trivia.core_lines > rows:
+        out.append(_problem(spec, pos, name, ("trivia", "core_lines"),
+                            f"core_lines {trivia.core_lines} is more than the {layout.name} layout's {rows} lines",
+                            f"remove it, or give at most {rows}"))
+    if trivia.tail is not None and suite.sections:
+        out.append(_problem(spec, pos, name, ("trivia", "tail"),
+                            "trivia.tail replaces the trailing sections, so `sections` would be ignored",
+                            "give `sections` or `trivia.tail`, not both"))
+    if trivia.blank_lines:
+        base = len(config_lines(suite, layout))
+        for k, position in enumerate(sorted(trivia.blank_lines)):
+            if position > base + k:
+                out.append(_problem(spec, pos, name, ("trivia", "blank_lines"),
+                                    f"blank line {position} is past the end of the config ({base + k} lines"
+                                    " before it): it would land elsewhere", "remove it"))
+                break
+    return out
+
+
+def check_expressible(spec: Spec, pos) -> list[Problem]:
+    """Fields a suite sets that its layout has no line for: an error, never silently dropped.
+    Also runs `check_spec` (the checks across suites), which load.py does not call itself."""
+    problems = check_spec(spec, pos)
     for name, suite in spec.suites.items():
         layout = get_layout(spec.suite_layout(name))
         present = set(layout.roles)

@@ -22,6 +22,27 @@ from .shellwords import ifs_split, mode_value, set_param, single_test, unquoted_
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
 
+# What the runner refuses before it runs anything (the generated bash refuses the same configs,
+# with the same checks in common_func.sh: tipc_check_bytes, tipc_check_log_names, tipc_check_matrix).
+# Bytes no command can hold: bash drops a NUL, exec() refuses it; other controls are garbage.
+CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Lists whose items become part of log file names: a `/` in one would put a log in another
+# directory, perhaps outside test_tipc/output/.
+LOG_NAME_ROLES = {
+    "ocr": ("gpu_list", "train.run", "train.autocast", "inference.mkldnn", "inference.threads",
+            "inference.batch_size", "inference.precision", "inference.tensorrt"),
+    "models": ("gpu_list", "train.run", "inference.batch_size"),
+}
+# Lists the runner nests loops over: the product of their lengths bounds the steps of any mode.
+MATRIX_ROLES = {
+    "ocr": ("gpu_list", "train.autocast", "train.run", "inference.use_gpu", "inference.mkldnn",
+            "inference.threads", "inference.batch_size", "inference.precision", "inference.tensorrt",
+            "whole_infer.models"),
+    "models": ("gpu_list", "train.run", "inference.use_gpu", "inference.batch_size"),
+}
+# The real suites multiply to at most a few hundred; this keeps planning under a second or two.
+MAX_MATRIX = 4096
+
 
 @dataclass(frozen=True)
 class Step:
@@ -130,17 +151,51 @@ class _Builder:
             self.cvd = env[1] if env[0] == "set" else None
 
 
+def check_bytes(text: str, source: str = "config") -> None:
+    """Refuse a config holding a NUL or a control character other than tab, CR and LF."""
+    m = CONTROL.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        what = "a NUL byte" if m.group() == "\x00" else f"control character {m.group()!r}"
+        raise UsageError(f"{source}: line {line}: {what}: refusing this config (no command can hold it)")
+
+
+def check_view(view: ConfigView, source: str = "config") -> None:
+    """Refuse a config whose log files would land outside test_tipc/output/<model_name>/, or
+    whose lists multiply into more than MAX_MATRIX combinations."""
+    family = view.layout.dialect.family
+    model_name = view.value("model_name")
+    if "/" in model_name or model_name in (".", ".."):
+        raise UsageError(f"{source}: model_name {model_name!r} would put logs outside test_tipc/output/ "
+                         "(it must be one plain name, without `/`)")
+    for role in LOG_NAME_ROLES[family]:
+        value = view.value(role)
+        if "/" in value:
+            shown = value if len(value) <= 60 else value[:57] + "..."
+            raise UsageError(f"{source}: {role} (`{view.key(role)}:{shown}`) holds a `/`, but its items "
+                             f"name log files in test_tipc/output/{model_name}/")
+    size = 1
+    for role in MATRIX_ROLES[family]:
+        size *= max(1, len(ifs_split(view.value(role), "|")))
+        if size > MAX_MATRIX:
+            raise UsageError(f"{source}: its lists ({', '.join(MATRIX_ROLES[family])}) multiply to more "
+                             f"than {MAX_MATRIX} combinations; refusing a matrix that large")
+
+
 def plan_config(text: str, layout: Layout, mode: str, gpuid: Optional[str] = None,
                 cuda_visible_devices: Optional[str] = None, node_ip: Optional[str] = None,
-                start_port: Optional[str] = None) -> Plan:
+                start_port: Optional[str] = None, source: str = "config") -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
     The rest is the caller's environment: CUDA_VISIBLE_DEVICES (None: unset), TIPC_NODE_IP
-    (this node's address in a multi-node gpu_list) and FLAGS_START_PORT.
+    (this node's address in a multi-node gpu_list) and FLAGS_START_PORT. `source` names the
+    config in error messages.
     """
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+    check_bytes(text, source)
     view = ConfigView.parse(text, layout)
+    check_view(view, source)
     model_name = view.value("model_name")
     log_dir = f"./test_tipc/output/{model_name}/{mode}"
     b = _Builder(view, mode, cuda_visible_devices)

@@ -45,5 +45,6 @@ def plan_source(source: str, mode: str, suite: Optional[str] = None, layout: Opt
         if name_ not in LAYOUTS:
             raise UsageError(f"unknown layout {name_!r}; layouts: {', '.join(LAYOUTS)}")
         lay = get_layout(name_)
+    label = source if not source.endswith((".yml", ".yaml")) else f"{source} [suite {name}]"
     return plan_config(text, lay, mode, gpuid=gpuid, cuda_visible_devices=cuda_visible_devices,
-                       node_ip=node_ip, start_port=start_port)
+                       node_ip=node_ip, start_port=start_port, source=label)

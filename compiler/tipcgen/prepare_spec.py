@@ -17,8 +17,9 @@ import posixpath
 import re
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import (BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
+
+from .policy import PlainText
 
 
 class Model(BaseModel):
@@ -53,11 +54,10 @@ def archive_kind(name: str) -> Optional[str]:
 
 
 def _rel_path(v: str, what: str, allow_dot: bool = True) -> str:
-    """A relative path inside the model repo: no absolute paths, no `..`, no control characters."""
+    """A relative path inside the model repo: no absolute paths, no `..` (control characters are
+    refused by the field's type, PlainText)."""
     if not isinstance(v, str) or not v.strip():
         raise ValueError(f"{what} must be a non-empty path")
-    if any(ord(c) < 0x20 for c in v):
-        raise ValueError(f"{what} {v!r} contains control characters")
     if v.startswith("/"):
         raise ValueError(f"{what} {v!r} must be relative to the model repo root, not absolute")
     if ".." in v.split("/"):
@@ -77,17 +77,17 @@ class Download(Model):
     """Fetch an artifact into the cache (checksummed, retried, resumed), then copy it into `to`
     or extract it there. Without `sha256` the artifact is unverified (the docs say so)."""
 
-    url: str = Field(description="http(s) or file URL of the artifact.")
-    to: str = Field(description="Directory (relative to the model repo root) the artifact lands in.")
-    sha256: Optional[str] = Field(None, description="Expected sha256 (64 lowercase hex digits); "
+    url: PlainText = Field(description="http(s) or file URL of the artifact.")
+    to: PlainText = Field(description="Directory (relative to the model repo root) the artifact lands in.")
+    sha256: Optional[PlainText] = Field(None, description="Expected sha256 (64 lowercase hex digits); "
                                   "`tipcgen hash URL` prints it.")
     size: Optional[int] = Field(None, ge=0, description="Expected size in bytes, if known.")
     extract: Union[bool, Literal["tar", "tar.gz", "tgz", "zip"]] = Field(
         False, description="Extract into `to` (true: archive type from the file name) or copy the file.")
-    name: Optional[str] = Field(None, description="File name in `to` (default: the URL's); not with extract.")
-    rename: dict[str, str] = Field(default_factory=dict,
+    name: Optional[PlainText] = Field(None, description="File name in `to` (default: the URL's); not with extract.")
+    rename: dict[PlainText, PlainText] = Field(default_factory=dict,
                                    description="Extracted top-level entries to rename: {in archive: in `to`}.")
-    mirror: Optional[str] = Field(None, description="Base of `url` that the TIPC_MIRROR environment variable "
+    mirror: Optional[PlainText] = Field(None, description="Base of `url` that the TIPC_MIRROR environment variable "
                                   "replaces, e.g. https://paddleocr.bj.bcebos.com.")
 
     @field_validator("sha256")
@@ -168,14 +168,14 @@ class Download(Model):
 class Extract(Model):
     """Extract an archive that ships with the repo (tar/tar.gz/zip) into a directory."""
 
-    extract: str
-    to: str = "."
+    extract: PlainText
+    to: PlainText = "."
     format: Optional[Literal["tar", "tar.gz", "tgz", "zip"]] = None
 
     @field_validator("extract")
     @classmethod
     def _archive(cls, v):
-        if not isinstance(v, str) or not v.strip() or any(ord(c) < 0x20 for c in v):
+        if not isinstance(v, str) or not v.strip():
             raise ValueError("extract must name an archive file")
         return v
 
@@ -201,9 +201,9 @@ class Extract(Model):
 class Link(Model):
     """`ln -s target link`, run inside directory `dir`."""
 
-    link: str
-    target: str
-    dir: str = "."
+    link: PlainText
+    target: PlainText
+    dir: PlainText = "."
 
     @field_validator("link")
     @classmethod
@@ -218,13 +218,13 @@ class Link(Model):
     @field_validator("target")
     @classmethod
     def _target(cls, v):
-        if not v or any(ord(c) < 0x20 for c in v):
+        if not v:
             raise ValueError("target must be a non-empty path")
         return v
 
 
 class Remove(Model):
-    remove: list[str]
+    remove: list[PlainText]
 
     @field_validator("remove")
     @classmethod
@@ -233,19 +233,19 @@ class Remove(Model):
 
 
 class Pip(Model):
-    pip: list[str]
+    pip: list[PlainText]
 
 
 class Run(Model):
     """A plain shell command (run with `bash -c` inside `dir`), for what other steps cannot say."""
 
-    run: str
-    dir: str = "."
+    run: PlainText  # a shell command by design: review it like code
+    dir: PlainText = "."
 
     @field_validator("run")
     @classmethod
     def _command(cls, v):
-        if not v.strip() or "\x00" in v:
+        if not v.strip():
             raise ValueError("run must be a non-empty command")
         return v
 

@@ -128,7 +128,33 @@ def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
+def check_report_path(option: str, path: Optional[str]) -> None:
+    """Fail now (UsageError / PathError) when a report could not be written to `path` later:
+    its directory is made, and the file is opened for appending (and removed if it is new)."""
+    from .errors import UsageError
+    from .fsio import path_error
+
+    if path is None:
+        return
+    if not path or os.path.isdir(path):
+        raise UsageError(f"{option} {path!r}: error: give a file name for the report, not a directory")
+    existed = os.path.lexists(path)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as exc:
+        raise path_error(exc, f"write the {option} report") from None
+
+
 def write_report(path: str, text: str) -> None:
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from .fsio import path_error
+
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise path_error(exc, "write the report") from None

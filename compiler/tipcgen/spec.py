@@ -10,20 +10,36 @@ each suite is the deep merge of the two, validated as a full `Suite`.
 from __future__ import annotations
 
 import ipaddress
-import re
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from .modes import MODES
+from .modes import MODES, TRAIN_MODES
+from .policy import (
+    MAX_GPU_ID,
+    ConfigFileName,
+    ConfigKey,
+    ConfigText,
+    DocFileName,
+    DocText,
+    Interpreter,
+    Name,
+    RawFileName,
+    Scalar,
+    SectionKey,
+    SectionName,
+    SectionScalar,
+    SuiteName,
+    VerbatimLine,
+    name_problem,
+    policy,
+    refuse_control,
+)
 from .prepare_spec import PrepareStep
 
-# A legacy value: what YAML gives us, rendered to config text by `text()`.
-Scalar = Union[bool, int, float, str]
-
-# Characters that upstream scripts would interpret when they `eval` a command.
-SHELL_META = re.compile(r"[;&|<>`$\\\n\r\t]")
-SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+MAX_COUNT = 10_000_000  # epochs/iterations or samples per card in a mode table
+MAX_LINE_INDEX = 9_999  # trivia: layout line indexes (layouts have ~50 lines; lower.py checks exactly)
+MAX_PHYSICAL_LINE = 1 << 20  # trivia: physical line numbers (an imported config is at most 1 MiB)
 
 
 def text(value: Optional[Scalar]) -> str:
@@ -42,30 +58,58 @@ class Model(BaseModel):
 
 
 def check_mode(mode: str) -> None:
+    refuse_control(mode)
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
 
 
-def _no_shell_meta(value: Optional[Scalar], what: str) -> Optional[Scalar]:
-    if isinstance(value, str) and SHELL_META.search(value):
-        bad = SHELL_META.search(value).group(0)
-        raise ValueError(
-            f"{what} contains {bad!r}; upstream scripts `eval` it, so shell metacharacters"
-            " (; & | < > ` $ \\ and control characters) are not allowed"
-        )
+@policy
+def _mode_name(mode: str) -> str:
+    check_mode(mode)
+    return mode
+
+
+ModeName = Annotated[str, AfterValidator(_mode_name)]
+
+
+@policy
+def _rule_id(rule: str) -> str:
+    from .lint import RULES
+
+    refuse_control(rule)
+    if rule not in RULES:
+        raise ValueError(f"unknown lint rule {rule!r}; rules are TIPC001..TIPC{len(RULES):03d}")
+    return rule
+
+
+RuleId = Annotated[str, AfterValidator(_rule_id)]
+
+
+@policy
+def _trainer_run(name: str) -> str:
+    refuse_control(name)
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(f"trainer name {name!r} must be letters, digits, `._+-` ({problem}; ASCII, starting"
+                         " with a letter or digit, no `..`): it names log directories")
+    return name
+
+
+TrainerRun = Annotated[str, AfterValidator(_trainer_run)]
+
+
+def _count(value: Any, what: str) -> Any:
+    """A positive whole number (epochs, batch size, threads)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise ValueError(f"{what} must be a whole number from 1 to {MAX_COUNT}, got {value!r}")
     return value
 
 
 class Flag(Model):
     """One `key:value` line. `key: null` or `value: null` disable the flag."""
 
-    key: Optional[str] = None
+    key: Optional[ConfigKey] = None
     value: Optional[Scalar] = None
-
-    @field_validator("key", "value")
-    @classmethod
-    def _meta(cls, v):
-        return _no_shell_meta(v, "value")
 
     def line(self) -> tuple[str, str]:
         return text(self.key), text(self.value)
@@ -74,17 +118,8 @@ class Flag(Model):
 class ListFlag(Model):
     """A `key:a|b|c` line: the script loops over the values."""
 
-    key: Optional[str] = None
+    key: Optional[ConfigKey] = None
     values: list[Scalar] = Field(default_factory=list)
-
-    @field_validator("values")
-    @classmethod
-    def _meta(cls, v):
-        for item in v:
-            _no_shell_meta(item, "list value")
-            if isinstance(item, str) and "|" in item:
-                raise ValueError("a list value may not contain `|`: it separates the values")
-        return v
 
     def line(self) -> tuple[str, str]:
         return text(self.key), "|".join(text(v) for v in self.values)
@@ -97,8 +132,8 @@ class ModeFlag(Model):
     configs have them; the scripts then drop the flag in every mode, and lint says so).
     """
 
-    key: Optional[str] = None
-    by_mode: dict[str, Scalar] = Field(default_factory=dict)
+    key: Optional[ConfigKey] = None
+    by_mode: dict[str, Scalar] = Field(default_factory=dict)  # keys: checked by _modes
     value: Optional[Scalar] = None
 
     @model_validator(mode="after")
@@ -112,11 +147,9 @@ class ModeFlag(Model):
     def _modes(cls, v):
         for mode, value in v.items():
             check_mode(mode)
-            if mode == "whole_infer":
+            if mode not in TRAIN_MODES:
                 raise ValueError("whole_infer does not train; give epochs/batch sizes for the training modes")
-            _no_shell_meta(value, "mode value")
-            if isinstance(value, str) and ("|" in value or "=" in value):
-                raise ValueError("a mode value may not contain `|` or `=`")
+            _count(value, f"the {mode} value")
         return v
 
     def line(self) -> tuple[str, str]:
@@ -159,6 +192,7 @@ class Target(Model):
     def _ips(cls, v):
         seen = set()
         for ip in v:
+            refuse_control(ip)
             try:
                 ipaddress.IPv4Address(ip)
             except ValueError:
@@ -176,6 +210,8 @@ class Target(Model):
             raise ValueError(f"GPU id {dup[0]} is listed twice")
         if any(g < 0 for g in v):
             raise ValueError("GPU ids are >= 0 (write `cpu` for a CPU run)")
+        if any(g > MAX_GPU_ID for g in v):
+            raise ValueError(f"GPU id {max(v)} is not a device ordinal (0 to {MAX_GPU_ID})")
         return v
 
     @model_validator(mode="after")
@@ -208,15 +244,10 @@ TargetIn = Annotated[Target, BeforeValidator(_target_shorthand)]
 class Trainer(Model):
     """A trainer slot: its name (the key on its line), train command and export command."""
 
-    name: Optional[str] = None
-    train: Optional[str] = None
-    export_name: Optional[str] = None
-    export: Optional[str] = None
-
-    @field_validator("train", "export")
-    @classmethod
-    def _meta(cls, v):
-        return _no_shell_meta(v, "command")
+    name: Optional[ConfigKey] = None
+    train: Optional[ConfigText] = None
+    export_name: Optional[ConfigKey] = None
+    export: Optional[ConfigText] = None
 
 
 # Slot -> (default trainer key, default export key), in line order.
@@ -261,25 +292,12 @@ class Train(Model):
     infer_img_dir: Optional[Scalar] = None
     data: Optional[Flag] = None
     extra: Optional[Flag] = None
-    run: list[str] = Field(default_factory=lambda: ["norm_train"])
-
-    @field_validator("run")
-    @classmethod
-    def _run(cls, v):
-        for name in v:
-            if not SAFE_NAME.match(name):
-                raise ValueError(f"trainer name {name!r} must be letters, digits, `._+-`")
-        return v
+    run: list[TrainerRun] = Field(default_factory=lambda: ["norm_train"])
 
 
 class Eval(Model):
-    command: Optional[str] = None
+    command: Optional[ConfigText] = None
     extra: Optional[Flag] = None
-
-    @field_validator("command")
-    @classmethod
-    def _meta(cls, v):
-        return _no_shell_meta(v, "command")
 
 
 class Export(Model):
@@ -298,7 +316,7 @@ class InferModel(Model):
 
 
 class Inference(Model):
-    script: Optional[str] = None
+    script: Optional[ConfigText] = None
     use_gpu: Optional[ListFlag] = None
     mkldnn: Optional[ListFlag] = None
     threads: Optional[ListFlag] = None
@@ -312,10 +330,14 @@ class Inference(Model):
     extra: Optional[Flag] = None
     extra2: Optional[Flag] = None  # PaddleSeg's second extra flag
 
-    @field_validator("script")
+    @field_validator("threads", "batch_size")
     @classmethod
-    def _meta(cls, v):
-        return _no_shell_meta(v, "command")
+    def _counts(cls, v):
+        # Legacy values are free text; a number given here must be a usable count.
+        for item in v.values if v is not None else ():
+            if isinstance(item, (int, float)):
+                _count(item, "a number of threads or a batch size")
+        return v
 
 
 class Trivia(Model):
@@ -326,25 +348,50 @@ class Trivia(Model):
     """
 
     final_newline: bool = True
-    headers: dict[str, str] = Field(default_factory=dict)  # section name -> exact header line
+    headers: dict[SectionName, VerbatimLine] = Field(default_factory=dict)  # section name -> exact header line
     # Script line index (empty lines not counted, as the scripts count) -> exact text, for lines
     # that no typed field reproduces (shifted keys, values the Spec rejects, odd separators).
-    line_overrides: dict[int, str] = Field(default_factory=dict)
+    line_overrides: dict[int, VerbatimLine] = Field(default_factory=dict)
     core_lines: Optional[int] = None  # a truncated file: only the first N layout lines
-    tail: Optional[list[str]] = None  # lines after the layout's core, verbatim (replaces sections)
+    tail: Optional[list[VerbatimLine]] = None  # lines after the layout's core, verbatim (replaces sections)
     blank_lines: list[int] = Field(default_factory=list)  # physical line numbers (0-based) of empty lines
     bom: bool = False
     crlf: bool = False
+
+    @field_validator("line_overrides")
+    @classmethod
+    def _indexes(cls, v):
+        for index in v:
+            if not 0 <= index <= MAX_LINE_INDEX:
+                raise ValueError(f"line index {index} is not a layout line (0 to {MAX_LINE_INDEX})")
+        return v
+
+    @field_validator("core_lines")
+    @classmethod
+    def _core(cls, v):
+        if v is not None and not 0 <= v <= MAX_LINE_INDEX:
+            raise ValueError(f"core_lines {v} is not a number of layout lines (0 to {MAX_LINE_INDEX})")
+        return v
+
+    @field_validator("blank_lines")
+    @classmethod
+    def _blanks(cls, v):
+        for n in v:
+            if not 0 <= n < MAX_PHYSICAL_LINE:
+                raise ValueError(f"blank line {n} is not a line number (0 to {MAX_PHYSICAL_LINE - 1})")
+        if len(set(v)) != len(v):
+            raise ValueError(f"blank line {sorted(n for n in v if v.count(n) > 1)[0]} is listed twice")
+        return v
 
 
 class Suite(Model):
     """One legacy config file (e.g. the normal or the fleet suite of a model)."""
 
-    file: str
-    doc: Optional[str] = None
+    file: ConfigFileName
+    doc: Optional[DocFileName] = None
     layout: Optional[Literal["paddleocr", "paddleclas", "paddleseg", "paddlevideo", "models"]] = None
-    model_name: str
-    python: str = "python3.7"
+    model_name: Name
+    python: Interpreter = "python3.7"
     topology: list[TargetIn] = Field(min_length=1)
     train: Train = Train()
     trainers: Trainers = Trainers()
@@ -352,47 +399,12 @@ class Suite(Model):
     export: Export = Export()
     whole_infer: list[InferModel] = Field(default_factory=list)
     inference: Inference = Inference()
-    sections: dict[str, dict[str, Optional[Scalar]]] = Field(default_factory=dict)
+    # Trailing `===name===` sections (benchmark parameters): name -> {key: value}.
+    sections: dict[SectionName, dict[SectionKey, Optional[SectionScalar]]] = Field(default_factory=dict)
     trivia: Trivia = Trivia()
     # Lint rules (ids like TIPC011) whose error this suite keeps on purpose, e.g. an imported
     # upstream config that must stay byte-identical. Without it such a defect fails validation.
-    allow: list[str] = Field(default_factory=list)
-
-    @field_validator("allow")
-    @classmethod
-    def _rules(cls, v):
-        from .lint import RULES
-
-        for rule in v:
-            if rule not in RULES:
-                raise ValueError(f"unknown lint rule {rule!r}; rules are TIPC001..TIPC{len(RULES):03d}")
-        return v
-
-    @field_validator("model_name")
-    @classmethod
-    def _name(cls, v):
-        if not v:
-            raise ValueError("model_name is empty")
-        if not SAFE_NAME.match(v):
-            raise ValueError(
-                f"model_name {v!r} must be letters, digits and `._+-` (it names directories and is"
-                " interpolated into shell commands)"
-            )
-        return v
-
-    @field_validator("python")
-    @classmethod
-    def _python(cls, v):
-        if not v.strip():
-            raise ValueError("python is empty")
-        return _no_shell_meta(v, "python")
-
-    @field_validator("file")
-    @classmethod
-    def _file(cls, v):
-        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\.txt$", v):
-            raise ValueError(f"file {v!r} must be a plain `*.txt` file name (no directories)")
-        return v
+    allow: list[RuleId] = Field(default_factory=list)
 
     @property
     def gpu_list(self) -> str:
@@ -415,7 +427,7 @@ class Suite(Model):
 class DocsMeta(Model):
     """What the generated docs say beyond what the suites imply."""
 
-    algorithm: Optional[str] = None
+    algorithm: Optional[DocText] = None  # only reaches the docs' tables
     # Devices the inference table claims; default: what the suite's use_gpu list tests.
     inference_devices: Optional[list[Literal["cpu", "gpu"]]] = None
 
@@ -424,15 +436,8 @@ class RawConfig(Model):
     """A config of a kind the Spec does not model field by field (serving, cpp, lite, ptq...):
     kept verbatim so it round-trips, and written beside the suites' configs."""
 
-    lines: list[str]
+    lines: list[VerbatimLine]
     final_newline: bool = True
-
-    @field_validator("lines")
-    @classmethod
-    def _no_newlines(cls, v):
-        if any("\n" in line for line in v):
-            raise ValueError("a line may not contain a newline")
-        return v
 
     def text(self) -> str:
         body = "\n".join(self.lines)
@@ -443,26 +448,14 @@ class SpecFile(Model):
     """The top level of a spec file; `defaults` and `suites` are merged, then validated as Suites."""
 
     tipcgen: Literal[1] = 1
-    model: str
+    model: Name
     layout: Literal["paddleocr", "paddleclas", "paddleseg", "paddlevideo", "models"]
     docs: DocsMeta = DocsMeta()
-    prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)
+    prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)  # keys: checked by _prepare_modes
+    # Keys are checked when each merged suite is validated (unknown keys are errors there).
     defaults: dict[str, Any] = Field(default_factory=dict)
-    suites: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    other_configs: dict[str, "RawConfig"] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _has_configs(self):
-        if not self.suites and not self.other_configs:
-            raise ValueError("a spec needs at least one suite")
-        return self
-
-    @field_validator("model")
-    @classmethod
-    def _model(cls, v):
-        if not SAFE_NAME.match(v or ""):
-            raise ValueError(f"model {v!r} must be letters, digits and `._+-` (it names a directory)")
-        return v
+    suites: dict[SuiteName, dict[str, Any]] = Field(default_factory=dict)
+    other_configs: dict[RawFileName, "RawConfig"] = Field(default_factory=dict)
 
     @field_validator("prepare")
     @classmethod
@@ -471,17 +464,24 @@ class SpecFile(Model):
             check_mode(mode)
         return v
 
+    @model_validator(mode="after")
+    def _has_configs(self):
+        if not self.suites and not self.other_configs:
+            raise ValueError("a spec needs at least one suite")
+        return self
+
+
 
 class Spec(Model):
     """A validated spec: the file's top level plus its merged suites."""
 
-    source: str
-    model: str
+    source: str  # the spec's path (given by the caller, not by the spec)
+    model: Name
     layout: str
     docs: DocsMeta
-    prepare: dict[str, list[PrepareStep]]
-    suites: dict[str, Suite]
-    other_configs: dict[str, RawConfig] = Field(default_factory=dict)
+    prepare: dict[ModeName, list[PrepareStep]]
+    suites: dict[SuiteName, Suite]
+    other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
 
     def suite_layout(self, name: str) -> str:
         return self.suites[name].layout or self.layout

@@ -188,3 +188,61 @@ tipc_words() {
     fi
     return 0
 }
+
+# The checks below refuse a config before anything runs; `tipcgen plan` and `tipcgen run`
+# refuse the same configs (plan.py: check_bytes, check_view).
+
+# tipc_check_bytes FILE: refuse a NUL byte (bash's `read` would drop it silently) and control
+# characters other than tab, CR and LF anywhere in FILE.
+tipc_check_bytes() {
+    local _cb_line _cb_n=0
+    local _cb_ctl=$'[\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f]'
+    if IFS= read -r -d '' _cb_line <"$1"; then
+        echo "tipc: $1: a NUL byte: refusing this config (no command can hold it)" >&2
+        return 1
+    fi
+    while IFS= read -r _cb_line || [[ -n $_cb_line ]]; do
+        _cb_n=$((_cb_n + 1))
+        if [[ $_cb_line == *$_cb_ctl* ]]; then
+            echo "tipc: $1: line $_cb_n: a control character: refusing this config (no command can hold it)" >&2
+            return 1
+        fi
+    done <"$1"
+}
+
+# tipc_check_log_names FILE MODEL_NAME [ROLE VALUE]...: logs go to
+# test_tipc/output/MODEL_NAME/MODE/, named after the items of the ROLE lists: refuse a
+# model_name that is not one plain name and a list holding a `/`.
+tipc_check_log_names() {
+    local _cn_file=$1
+    if [[ $2 == */* || $2 == . || $2 == .. ]]; then
+        echo "tipc: $_cn_file: model_name '$2' would put logs outside test_tipc/output/ (it must be one plain name, without '/')" >&2
+        return 1
+    fi
+    shift 2
+    while (($# >= 2)); do
+        if [[ $2 == */* ]]; then
+            echo "tipc: $_cn_file: $1 '$2' holds a '/', but its items name log files" >&2
+            return 1
+        fi
+        shift 2
+    done
+}
+
+# tipc_check_matrix FILE LIMIT LIST...: the steps of any mode are bounded by the product of
+# the `|`-lists' lengths (an empty list counts 1); refuse a product above LIMIT.
+tipc_check_matrix() {
+    local _cm_file=$1 _cm_limit=$2 _cm_size=1 _cm_list
+    local -a _cm_items=()
+    shift 2
+    for _cm_list in "$@"; do
+        tipc_split _cm_items "|" "$_cm_list"
+        if ((${#_cm_items[@]} > 1)); then
+            _cm_size=$((_cm_size * ${#_cm_items[@]}))
+        fi
+        if ((_cm_size > _cm_limit)); then
+            echo "tipc: $_cm_file: its lists multiply to more than $_cm_limit combinations; refusing a matrix that large" >&2
+            return 1
+        fi
+    done
+}

@@ -530,6 +530,19 @@ tipc_replace() {
     mv -fT -- "$new" "$dest" || fail "cannot move $dest into place"
 }
 
+# tipc_inside DIR DOING: refuse (exit 1) to DOING when DIR, as it resolves now (through any
+# symbolic link on the way, made by an earlier step or already there), lies outside the model
+# repo root (the current directory). `tipcgen prepare` checks the same (fetch.inside_root).
+tipc_inside() {
+    local root real
+    root=$(pwd -P) || fail "cannot resolve the current directory"
+    real=$(realpath -m -- "$1") || fail "cannot resolve $1"
+    case $real in
+    "$root" | "$root"/*) ;;
+    *) fail "refusing to $2: $1 leads to $real, outside the model repo $root (a symbolic link on the way)" ;;
+    esac
+}
+
 # tipc_install SRC SOURCE SHA TO FILE FORMAT [OLD NEW]...: copy SRC to TO/FILE (FORMAT file) or
 # extract it into TO (tar, zip), renaming top-level entries OLD to NEW; then write the stamp.
 tipc_install() {
@@ -537,6 +550,8 @@ tipc_install() {
     local -a entries=()
     shift 6
     state=$to/.tipcgen
+    tipc_inside "$to" "write into $to"
+    tipc_inside "$state" "write prepare's state into $to"
     if [[ -z $sha ]]; then
         tipc_sha256 sha "$src" || fail "cannot read $src"
     fi
@@ -654,6 +669,7 @@ tipc_extract() {
 tipc_link() {
     local path=$1 target=$2
     [[ $PHASE == run ]] || return 0
+    tipc_inside "$(dirname -- "$path")" "link $path"
     if [[ -L $path ]]; then
         if [[ $(readlink -- "$path") == "$target" ]]; then
             echo "prepare: up to date: $path -> $target"
@@ -669,7 +685,11 @@ tipc_link() {
 
 # tipc_remove PATH...: rm -rf.
 tipc_remove() {
+    local p
     [[ $PHASE == run ]] || return 0
+    for p in "$@"; do
+        tipc_inside "$(dirname -- "$p")" "remove $p"
+    done
     rm -rf -- "$@" || fail "cannot remove $*"
     echo "prepare: removed $*"
 }
@@ -689,6 +709,7 @@ tipc_pip() {
 # tipc_run DIR COMMAND: a plain shell command of the spec.
 tipc_run() {
     [[ $PHASE == run ]] || return 0
+    tipc_inside "$1" "run a command in $1"
     echo "prepare: running in $1: $2"
     (cd -- "$1" && bash -c "$2") || fail "command failed: $2"
 }

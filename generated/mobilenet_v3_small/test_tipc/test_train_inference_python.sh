@@ -36,6 +36,8 @@ lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole
     ;;
 esac
 
+tipc_check_bytes "$FILENAME" || exit 2
+
 # Config lines by index, like upstream; each variable is named as in upstream's script.
 declare -a lines=()
 tipc_read_lines lines "$FILENAME" 32
@@ -70,13 +72,24 @@ save_infer_dir="" && tipc_value save_infer_dir "${lines[19]:-}"
 infer_model_dir="" && tipc_value infer_model_dir "${lines[23]:-}"
 infer_export="" && tipc_value infer_export "${lines[24]:-}"
 
+# Refuse names that would put a log outside test_tipc/output/, and a step matrix too large to run.
+tipc_check_log_names "$FILENAME" "$model_name" \
+    gpu_list "$gpu_list" \
+    train.run "$trainer_list" \
+    inference.batch_size "$batch_size_list" || exit 2
+tipc_check_matrix "$FILENAME" 4096 \
+    "$gpu_list" \
+    "$trainer_list" \
+    "$use_gpu_list" \
+    "$batch_size_list" || exit 2
+
 # Results of the tipc_* helpers, which assign through the variable name they are given.
 epoch_num="" train_batch_value="" set_epoch="" set_batchsize="" set_pretrain=""
 set_save_model="" set_eval_pretrain="" set_export_weight="" set_save_infer_key=""
 kind="" ips="" gpu="" nodes=1
 
 LOG_PATH="./test_tipc/output/${model_name}/${MODE}"
-mkdir -p "$LOG_PATH"
+mkdir -p "$LOG_PATH" || exit 2
 status_log="${LOG_PATH}/results_python.log"
 
 # tipcgen's multi-node extras: this node's address in gpu_list, and the launcher's first port.

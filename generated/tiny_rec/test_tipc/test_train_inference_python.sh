@@ -36,6 +36,8 @@ lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole
     ;;
 esac
 
+tipc_check_bytes "$FILENAME" || exit 2
+
 # Config lines by index, like upstream; each variable is named as in upstream's script.
 declare -a lines=()
 tipc_read_lines lines "$FILENAME" 51
@@ -106,6 +108,28 @@ save_log_key="" && tipc_key save_log_key "${lines[48]:-}"
 infer_key1="" && tipc_key infer_key1 "${lines[50]:-}"
 infer_value1="" && tipc_value infer_value1 "${lines[50]:-}"
 
+# Refuse names that would put a log outside test_tipc/output/, and a step matrix too large to run.
+tipc_check_log_names "$FILENAME" "$model_name" \
+    gpu_list "$gpu_list" \
+    train.run "$trainer_list" \
+    train.autocast "$autocast_list" \
+    inference.mkldnn "$use_mkldnn_list" \
+    inference.threads "$cpu_threads_list" \
+    inference.batch_size "$batch_size_list" \
+    inference.precision "$precision_list" \
+    inference.tensorrt "$use_trt_list" || exit 2
+tipc_check_matrix "$FILENAME" 4096 \
+    "$gpu_list" \
+    "$autocast_list" \
+    "$trainer_list" \
+    "$use_gpu_list" \
+    "$use_mkldnn_list" \
+    "$cpu_threads_list" \
+    "$batch_size_list" \
+    "$precision_list" \
+    "$use_trt_list" \
+    "$infer_model_dir_list" || exit 2
+
 # Results of the tipc_* helpers, which assign through the variable name they are given.
 epoch_num="" train_batch_value="" set_epoch="" set_batchsize="" set_pretrain=""
 set_save_model="" set_eval_pretrain="" set_export_weight="" set_save_infer_key=""
@@ -113,7 +137,7 @@ kind="" ips="" gpu="" nodes=1
 set_train_params1="" set_eval_params1="" set_autocast="" set_use_gpu=""
 
 LOG_PATH="./test_tipc/output/${model_name}/${MODE}"
-mkdir -p "$LOG_PATH"
+mkdir -p "$LOG_PATH" || exit 2
 status_log="${LOG_PATH}/results_python.log"
 
 # tipcgen's multi-node extras: this node's address in gpu_list, and the launcher's first port.
