@@ -34,9 +34,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
 
-    from tipcgen.emit import runner_script
-    from tipcgen.layouts import get_layout
-    from tipcgen.plan import plan_config
+    from tipcgen.emit.files import runner_script
+    from tipcgen.dialects import get_layout
+    from tipcgen.plan.planner import plan_config
 
     layout = get_layout(args.layout)
     text = Path(args.config).read_text()

@@ -26,10 +26,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from tipcgen.importer import decode, detect_layout, import_group, import_suite
-    from tipcgen.layouts import get_layout
-    from tipcgen.lower import config_text
-    from tipcgen.spec import Suite
+    from tipcgen.dialects import detect
+    from tipcgen.legacy.importer import decode, import_group, import_suite
+    from tipcgen.dialects import get_layout
+    from tipcgen.legacy.lower import config_text
+    from tipcgen.spec.model import Suite
 
     corpus = Path(args.corpus)
     files = sorted(corpus.rglob("*.txt"))
@@ -43,7 +44,7 @@ def main() -> int:
             dec = decode(str(path), data)
         except Exception:
             continue
-        layout, _ = detect_layout(dec.lines)
+        layout, _ = detect(dec.lines)
         if layout:
             train.append((path, data, dec, get_layout(layout)))
 

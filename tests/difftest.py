@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from tipcgen.emit import runner_script
+from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.layouts import get_layout
-from tipcgen.plan import plan_config, skip_reason
+from tipcgen.dialects import get_layout
+from tipcgen.plan.planner import plan_config, skip_reason
 
 from conftest import RECORDER
 

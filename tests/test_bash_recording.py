@@ -6,12 +6,12 @@ import shlex
 
 import pytest
 
-from tipcgen.emit import build_files
-from tipcgen.layouts import get_layout
-from tipcgen.load import load_spec
-from tipcgen.lower import config_text
-from tipcgen.modes import MODES
-from tipcgen.plan import plan_config, skip_reason
+from tipcgen.emit.files import build_files
+from tipcgen.dialects import get_layout
+from tipcgen.spec.load import load_spec
+from tipcgen.legacy.lower import config_text
+from tipcgen.spec.modes import MODES
+from tipcgen.plan.planner import plan_config, skip_reason
 
 from conftest import SEED_000_INFER, SEED_000_TRAIN, SPECS, run_bash
 

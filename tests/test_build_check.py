@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tipcgen.cli import app
-from tipcgen.emit import build_files
-from tipcgen.load import load_spec
-from tipcgen.schema import schema_text
+from tipcgen.emit.files import build_files
+from tipcgen.spec.load import load_spec
+from tipcgen.spec.schema import schema_text
 
 from conftest import GENERATED, SPECS
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tipcgen.emit import build_files
-from tipcgen.load import load_spec
+from tipcgen.emit.files import build_files
+from tipcgen.spec.load import load_spec
 
 from conftest import SPECS
 

@@ -25,10 +25,11 @@ from pathlib import Path
 import pytest
 
 # ---- everything used from tipcgen and from the golden generator (update here when modules move)
-from tipcgen.emit import config_files
-from tipcgen.importer import decode, detect_layout
-from tipcgen.layouts import LAYOUTS
-from tipcgen.load import load_spec_text
+from tipcgen.emit.files import config_files
+from tipcgen.dialects import detect
+from tipcgen.legacy.importer import decode
+from tipcgen.dialects import LAYOUTS
+from tipcgen.spec.load import load_spec_text
 from update_golden import (
     ENV_VARS,
     FIXTURES,
@@ -147,7 +148,7 @@ def test_folder_is_a_known_layout(config):
 
 
 def test_detect_layout_picks_the_folder(config):
-    layout, why = detect_layout(decode(str(config), config.read_bytes()).lines)
+    layout, why = detect(decode(str(config), config.read_bytes()).lines)
     assert layout == dialect_of(config), f"detect_layout says {layout!r} ({why}) for {_id(config)}"
 
 

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from tipcgen.errors import UsageError
-from tipcgen.importer import decode, detect_layout, header_name
-from tipcgen.layouts import get_layout
-from tipcgen.lower import config_text
-from tipcgen.modes import MODES
-from tipcgen.plan import plan_config
-from tipcgen.spec import Suite
+from tipcgen.dialects import detect
+from tipcgen.legacy.importer import decode, header_name
+from tipcgen.dialects import get_layout
+from tipcgen.legacy.lower import config_text
+from tipcgen.spec.modes import MODES
+from tipcgen.plan.planner import plan_config
+from tipcgen.spec.model import Suite
 
 from difftest import Case, Harness
 
@@ -29,7 +30,7 @@ def _train_configs(corpus: Path) -> list[tuple[str, str]]:
             lines = decode(str(path), path.read_bytes()).lines
         except Exception:
             continue
-        layout, _ = detect_layout(lines)
+        layout, _ = detect(lines)
         if layout:
             out.append((str(path), layout))
     return out

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tipcgen.emit import build_files
-from tipcgen.layouts import get_layout
-from tipcgen.load import load_spec
-from tipcgen.lower import config_text
-from tipcgen.plan import plan_config
+from tipcgen.emit.files import build_files
+from tipcgen.dialects import get_layout
+from tipcgen.spec.load import load_spec
+from tipcgen.legacy.lower import config_text
+from tipcgen.plan.planner import plan_config
 
 from conftest import SPECS
 

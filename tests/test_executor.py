@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tipcgen.autolog import parse_autolog
-from tipcgen.executor import FAILED, PASSED, TIMED_OUT, run_plan
-from tipcgen.layouts import get_layout
-from tipcgen.load import load_spec
-from tipcgen.plan import Plan, Step, plan_config, skip_reason
+from tipcgen.run.autolog import parse_autolog
+from tipcgen.run.executor import FAILED, PASSED, TIMED_OUT, run_plan
+from tipcgen.dialects import get_layout
+from tipcgen.spec.load import load_spec
+from tipcgen.plan.planner import Plan, Step, plan_config, skip_reason
 
 from conftest import (GENERATED, REPO, SEED_000_INFER, SEED_000_INFER_REDIRECT, SEED_000_TRAIN, SPECS,
                       copy_suite, run_bash)
@@ -382,8 +382,8 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     import sys as _sys
     import time as _time
 
-    from tipcgen.executor import _execute
-    from tipcgen.plan import Step
+    from tipcgen.run.executor import _execute
+    from tipcgen.plan.planner import Step
 
     pidfile = tmp_path / "worker.pid"
     launcher = tmp_path / "launcher.py"

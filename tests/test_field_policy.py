@@ -22,13 +22,13 @@ from typer.testing import CliRunner
 
 from conftest import SPECS
 from tipcgen.cli import app
-from tipcgen.emit import config_files
+from tipcgen.emit.files import config_files
 from tipcgen.errors import SpecError
-from tipcgen.importer import import_group
-from tipcgen.linting import lint_config
-from tipcgen.load import load_spec, load_spec_text
-from tipcgen.policy import SHELL_META
-from tipcgen.spec import Spec, SpecFile, Suite
+from tipcgen.legacy.importer import import_group
+from tipcgen.lint.inputs import lint_config
+from tipcgen.spec.load import load_spec, load_spec_text
+from tipcgen.spec.policy import SHELL_META
+from tipcgen.spec.model import Spec, SpecFile, Suite
 
 runner = CliRunner()
 

@@ -11,8 +11,9 @@ from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
 from tipcgen.cli import app
-from tipcgen.importer import decode, detect_layout, import_group
-from tipcgen.linting import lint_config
+from tipcgen.dialects import detect
+from tipcgen.legacy.importer import decode, import_group
+from tipcgen.lint.inputs import lint_config
 
 runner = CliRunner()
 
@@ -168,7 +169,7 @@ def test_import_writes_specs_that_build_the_same_bytes(tmp_path, corpus):
 
 
 def test_layout_detection_and_asking_for_help(corpus, tmp_path):
-    assert detect_layout(decode("x", (corpus / "PaddleSeg/lpsnet/train_infer_python.txt").read_bytes()).lines)[0] == "paddleseg"
+    assert detect(decode("x", (corpus / "PaddleSeg/lpsnet/train_infer_python.txt").read_bytes()).lines)[0] == "paddleseg"
     weird = tmp_path / "weird.txt"
     weird.write_text("===========================train_params===========================\n" + "a:b\n" * 5 + "trainer:norm\n" + "c:d\n" * 40)
     result = runner.invoke(app, ["import", str(weird), "--out", str(tmp_path / "o")])

@@ -12,9 +12,9 @@ import time
 import pytest
 
 from tipcgen.errors import SpecError
-from tipcgen.load import MAX_FILE_BYTES, MAX_SUITES, clean_loc, load_spec
-from tipcgen.spec import SpecFile, Suite
-from tipcgen.yamlpos import MAX_DEPTH, MAX_NODES, MAX_NUMBER_CHARS, load_yaml
+from tipcgen.spec.load import MAX_FILE_BYTES, MAX_SUITES, clean_loc, load_spec
+from tipcgen.spec.model import SpecFile, Suite
+from tipcgen.spec.yamlpos import MAX_DEPTH, MAX_NODES, MAX_NUMBER_CHARS, load_yaml
 
 SECONDS = 5.0  # the bound on loading any input
 

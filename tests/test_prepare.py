@@ -25,9 +25,9 @@ import pytest
 from typer.testing import CliRunner
 
 from tipcgen.cli import app
-from tipcgen.emit import build_files
+from tipcgen.emit.files import build_files
 from tipcgen.errors import SpecError
-from tipcgen.load import load_spec, load_spec_text
+from tipcgen.spec.load import load_spec, load_spec_text
 
 from conftest import GENERATED, SPECS
 from prepare_server import PrepareServer
@@ -467,7 +467,7 @@ def test_unsafe_archives_are_refused(server, tmp_path, impl):
 
 
 def test_archive_checks_accept_links_that_stay_inside():
-    from tipcgen.fetch import link_inside
+    from tipcgen.run.fetch import link_inside
 
     links = {"x"}
     assert link_inside("a/b/l", "../c", links)
@@ -585,7 +585,7 @@ SEED_URLS = {
 
 
 def test_seed_spec_declares_upstream_artifacts_and_docs_list_them(tmp_path):
-    from tipcgen.prepare_spec import Download
+    from tipcgen.spec.prepare import Download
 
     spec = load_spec(str(SPECS / "ch_PP-OCRv3_rec.yml"))
     for mode, urls in SEED_URLS.items():

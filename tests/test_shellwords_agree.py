@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tipcgen.emit import runner_script
-from tipcgen.layouts import PADDLEOCR
-from tipcgen.plan import gpu_entry
-from tipcgen.shellwords import ifs_split, mode_value, set_param, unquoted_test, words
+from tipcgen.emit.files import runner_script
+from tipcgen.dialects.paddleocr import PADDLEOCR
+from tipcgen.plan.planner import gpu_entry
+from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, unquoted_test, words
 
 DRIVER = r"""
 source "$1"

@@ -1,0 +1,17 @@
+"""The `tipcgen` command line: thin commands over the core (parse options, call, print, exit code).
+
+`common` creates the app; each command module registers its commands on it when imported here, so
+no module imports this package back (no cycle). Heavy libraries (jinja2, ruamel, httpx, paddle)
+are imported inside the commands that need them, keeping `tipcgen --help` fast.
+"""
+
+from __future__ import annotations
+
+from tipcgen.cli import build, imports, plan, prepare, run  # noqa: F401  (register their commands)
+from tipcgen.cli.common import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    app()

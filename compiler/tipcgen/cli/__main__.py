@@ -1,0 +1,5 @@
+"""`python -m tipcgen.cli`."""
+
+from tipcgen.cli import main
+
+main()

@@ -1,0 +1,120 @@
+"""What every command shares: the typer app, the one error handler, option checks, spec loading.
+
+Exit codes: 0 ok, 1 a check/lint/run found something, 2 bad input (with a located message).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import math
+import os
+from typing import List
+
+import typer
+
+from tipcgen.errors import TipcError, UsageError
+
+
+def _fail(exc: TipcError) -> None:
+    typer.echo(str(exc), err=True)
+    raise typer.Exit(exc.exit_code)
+
+
+def _clean_errors(func):
+    """Run a command; a TipcError, or an OSError naming a path (a file where a directory is
+    wanted, /proc, a symlink loop, an unreadable file...), becomes one message and exit 2.
+    An OSError naming no path is not the user's input: it keeps its traceback."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except TipcError as exc:
+            _fail(exc)
+        except OSError as exc:
+            if exc.filename is None:
+                raise
+            from tipcgen.emit.fsio import path_error
+
+            _fail(path_error(exc))
+
+    return wrapper
+
+
+class _App(typer.Typer):
+    def command(self, *args, **kwargs):
+        register = super().command(*args, **kwargs)
+
+        def decorator(func):
+            register(_clean_errors(func))
+            return func
+
+        return decorator
+
+
+app = _App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+           help="Compile typed TIPC specs into PaddlePaddle's legacy test suites.")
+
+
+def seconds(option: str, value: float, zero: bool = False) -> float:
+    """A finite number of seconds (positive, or also 0 when `zero`), or a UsageError."""
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+        raise UsageError(f"{option} must be a {'non-negative' if zero else 'positive'} number of seconds, "
+                         f"not {value:g}")
+    return value
+
+
+def choice(option: str, value: str, allowed: tuple) -> str:
+    """`value` when it is one of `allowed`, or a UsageError (never a silent default)."""
+    if value not in allowed:
+        which = " or ".join(allowed) if len(allowed) <= 2 else "one of " + ", ".join(allowed)
+        raise UsageError(f"{option} must be {which}, not {value!r}")
+    return value
+
+
+def out_dir(option: str, value: str) -> str:
+    if not value:
+        raise UsageError(f"{option} must name a directory")
+    return value
+
+
+def _expand(paths: List[str]) -> List[str]:
+    """Spec paths; a directory means every *.yml / *.yaml in it (sorted)."""
+    out: List[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(glob.glob(os.path.join(p, "*.yml")) + glob.glob(os.path.join(p, "*.yaml")))
+            if not found:
+                raise UsageError(f"{p}: no *.yml specs in this directory")
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def _load_all(paths: List[str]):
+    from tipcgen.errors import SpecError
+    from tipcgen.spec.load import load_spec
+
+    specs, problems = [], []
+    for path in _expand(paths):
+        try:
+            specs.append(load_spec(path))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    seen = {}
+    for spec in specs:
+        if spec.model in seen:
+            raise UsageError(f"{spec.source} and {seen[spec.model]} both describe model {spec.model!r}")
+        seen[spec.model] = spec.source
+    return specs
+
+
+def _render_all(paths: List[str], lang: str):
+    from tipcgen.emit.files import build_files
+
+    choice("--lang", lang, ("zh", "en"))
+    return [(spec, build_files(spec, lang)) for spec in _load_all(paths)]

@@ -1,0 +1,119 @@
+"""CLI commands `tipcgen import` and `tipcgen lint` (registered on the main app)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from typing import List, Optional
+
+import typer
+
+from tipcgen.cli.common import app, choice, out_dir
+from tipcgen.errors import UsageError
+
+
+def _spec_file_name(name: Optional[str], out: str) -> str:
+    """The spec file for model `name`: one plain file name inside `out`, or a UsageError."""
+    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith(".") \
+            or any(ord(c) < 0x20 for c in name):
+        raise UsageError(f"model name {name!r} does not make a plain file name; refusing to write "
+                         f"outside {out}/ (pass --model NAME)")
+    return os.path.join(out, f"{name}.yml")
+
+
+def _check_import_options(configs: list[str], layout: str, out: str, model: Optional[str], report: bool,
+                          fmt: str) -> None:
+    from tipcgen.dialects import LAYOUTS
+
+    choice("--format", fmt, ("text", "json"))
+    choice("--layout", layout, ("auto", "raw", *LAYOUTS))
+    if fmt != "text" and not report:
+        raise UsageError("--format chooses the --report format; add --report")
+    out_dir("--out", out)
+    if model is not None:
+        _spec_file_name(model, out)
+    for path in configs:
+        if not os.path.lexists(path):
+            raise UsageError(f"{path}: no such file or directory")
+
+
+@app.command("import")
+def import_(configs: List[str] = typer.Argument(..., help="Legacy config .txt files or folders of them."),
+            layout: str = typer.Option("auto", "--layout", help="auto, raw or a layout name."),
+            out: str = typer.Option("specs", "--out", "-o", help="Directory for the spec files."),
+            model: Optional[str] = typer.Option(None, "--model", help="Spec model name (one directory only)."),
+            report: bool = typer.Option(False, "--report", help="Only report what round-trips; write nothing."),
+            fmt: str = typer.Option("text", "--format", help="Report format: text or json.")):
+    """Import legacy configs into specs: one spec per model directory, verified to rebuild byte for byte."""
+    from tipcgen.emit.fsio import write_atomic
+    from tipcgen.legacy.importer import config_groups, import_group
+
+    _check_import_options(configs, layout, out, model, report, fmt)
+    groups = config_groups(configs)
+    if not groups:
+        raise UsageError("no .txt configs found")
+    if model and len(groups) > 1:
+        raise UsageError("--model names one spec; these configs are in several directories")
+    reports = [import_group(paths, layout, model) for paths in groups.values()]
+    if report:
+        _print_report(reports, fmt)
+        raise typer.Exit(0 if all(not r.failures for r in reports) else 1)
+    failed = [r for r in reports if r.failures]
+    for r in failed:
+        for name, reason in r.failures.items():
+            typer.echo(f"{os.path.join(r.directory, name)}: error: {reason}", err=True)
+    if failed:
+        typer.echo("tipcgen import: nothing written (every config must round-trip exactly)", err=True)
+        raise typer.Exit(2)
+    names = Counter(r.model for r in reports)
+    paths = []
+    for r in reports:
+        name = r.model if names[r.model] == 1 else f"{os.path.basename(os.path.dirname(r.directory))}_{r.model}"
+        paths.append(_spec_file_name(name, out))  # every name checked before anything is written
+    for r, path in zip(reports, paths):
+        write_atomic(path, r.yaml.encode("utf-8"))
+        typer.echo(f"{path}: {r.files} config(s) from {r.directory} ({', '.join(sorted(set(r.layouts.values())))})")
+
+
+def _print_report(reports, fmt: str) -> None:
+    total = sum(r.files for r in reports)
+    exact = sum(r.exact for r in reports)
+    by_layout = Counter(k for r in reports for k in r.layouts.values())
+    if fmt == "json":
+        typer.echo(json.dumps({
+            "files": total, "exact": exact, "rate": exact / total if total else 1.0,
+            "layouts": dict(sorted(by_layout.items())),
+            "failures": {os.path.join(r.directory, f): why for r in reports for f, why in r.failures.items()},
+        }, indent=2))
+        return
+    typer.echo(f"{exact}/{total} configs round-trip exactly ({100 * exact / total if total else 100:.1f} %) "
+               f"in {len(reports)} model directories")
+    typer.echo("layouts: " + ", ".join(f"{k} {v}" for k, v in sorted(by_layout.items())))
+    for r in reports:
+        for name, why in r.failures.items():
+            typer.echo(f"  not exact: {os.path.join(r.directory, name)}: {why}")
+
+
+@app.command()
+def lint(paths: List[str] = typer.Argument(..., help="Config .txt files, spec .yml files, or folders."),
+         layout: str = typer.Option("auto", "--layout", help="Layout of the configs (auto or a name)."),
+         fmt: str = typer.Option("text", "--format", help="text or json")):
+    """Report defects in legacy configs and specs; exit 1 when an error-level finding exists."""
+    from tipcgen.dialects import LAYOUTS
+    from tipcgen.lint.rules import ERROR, findings_json
+    from tipcgen.lint.inputs import _walk, lint_paths
+
+    choice("--format", fmt, ("text", "json"))
+    choice("--layout", layout, ("auto", *LAYOUTS))
+    if not _walk(paths):
+        raise UsageError(f"{' '.join(paths)}: no config .txt or spec .yml files to lint")
+    findings = lint_paths(paths, layout)
+    if fmt == "json":
+        typer.echo(findings_json(findings))
+    else:
+        for f in findings:
+            typer.echo(f.render())
+        counts = Counter(f.severity for f in findings)
+        typer.echo(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s)")
+    raise typer.Exit(1 if any(f.severity == ERROR for f in findings) else 0)

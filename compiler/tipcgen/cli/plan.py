@@ -1,0 +1,36 @@
+"""`tipcgen plan`: the steps a spec's suite or a legacy config runs in a mode."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from tipcgen.cli.common import app, choice
+
+
+@app.command()
+def plan(source: str = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt."),
+         mode: str = typer.Option("lite_train_lite_infer", "--mode", "-m"),
+         suite: Optional[str] = typer.Option(None, "--suite", help="Suite of a spec (default: the first)."),
+         layout: Optional[str] = typer.Option(None, "--layout", help="Layout of a legacy config."),
+         gpuid: Optional[str] = typer.Option(None, "--gpuid", help="GPUID argument (whole_infer)."),
+         fmt: str = typer.Option("text", "--format", help="text or json")):
+    """Print the steps a config runs in MODE (argv, CUDA_VISIBLE_DEVICES, log)."""
+    from tipcgen.plan.source import plan_source
+
+    choice("--format", fmt, ("text", "json"))
+    result = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid,
+                         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+                         node_ip=os.environ.get("TIPC_NODE_IP"), start_port=os.environ.get("FLAGS_START_PORT"))
+    if fmt == "json":
+        typer.echo(result.to_json())
+        return
+    for step in result.steps:
+        cvd = step.cuda_visible_devices
+        env = f"CUDA_VISIBLE_DEVICES={cvd} " if cvd is not None else ""
+        typer.echo(f"[{step.index}] {step.kind:<6} {env}{' '.join(step.argv or ('<unsplittable>',))}")
+        if step.log:
+            typer.echo(f"         log: {step.log}")
+    typer.echo(f"{len(result.steps)} steps; status lines -> {result.status_log}")

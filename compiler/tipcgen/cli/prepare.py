@@ -1,0 +1,71 @@
+"""CLI commands for prepare: `tipcgen prepare` and `tipcgen hash` (registered on the main app)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from tipcgen.cli.common import app
+from tipcgen.errors import UsageError
+
+
+def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str]) -> str:
+    """The model name prepare runs for: a suite's, or the one a legacy CONFIG names (with --spec)."""
+    from tipcgen.legacy.configview import ConfigView
+    from tipcgen.dialects import get_layout
+    from tipcgen.spec.load import read_text
+
+    if spec_path is None:
+        name = suite or next(iter(spec.suites))
+        if name not in spec.suites:
+            raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
+        return spec.suites[name].model_name
+    if suite is not None:
+        raise UsageError("--suite chooses a suite of a spec; with a CONFIG the config names the model")
+    view = ConfigView.parse(read_text(source), get_layout(spec.layout))
+    model_name = view.value("model_name")
+    if model_name not in spec.model_names():
+        raise UsageError(f"prepare: {source} names model {model_name!r}; {spec.source} knows: "
+                         f"{', '.join(spec.model_names())}")
+    return model_name
+
+
+@app.command()
+def prepare(source: str = typer.Argument(..., help="A spec, or a legacy config .txt together with --spec."),
+            mode: str = typer.Option(..., "--mode", "-m", help="lite_train_lite_infer, whole_infer, ..."),
+            suite: Optional[str] = typer.Option(None, "--suite", help="Suite of the spec (default: the first)."),
+            spec: Optional[str] = typer.Option(None, "--spec", help="The spec a legacy CONFIG was built from."),
+            offline: bool = typer.Option(False, "--offline", help="Use only the cache (as TIPC_OFFLINE=1)."),
+            cache: Optional[str] = typer.Option(None, "--cache", help="Cache directory (default $TIPC_CACHE "
+                                                "or ~/.cache/tipcgen)."),
+            root: str = typer.Option(".", "--root", help="The model repo root (default: the current directory).")):
+    """Fetch what MODE needs, like `bash test_tipc/prepare.sh CONFIG MODE` (same cache and files)."""
+    from tipcgen.run.fetch import Options, run_prepare
+    from tipcgen.spec.load import load_spec
+
+    if spec is None and not source.endswith((".yml", ".yaml")):
+        raise UsageError(f"{source}: a legacy config needs --spec SPEC (the spec it was built from)")
+    loaded = load_spec(spec if spec is not None else source)
+    model_name = _model_name(loaded, source, suite, spec)
+    opts = Options.from_env(offline=True if offline else None, cache=Path(cache) if cache else None)
+    if not Path(root).is_dir():
+        raise UsageError(f"--root {root}: no such directory")
+    run_prepare(loaded.prepare, mode, opts, Path(root), label=model_name)
+
+
+@app.command("hash")
+def hash_(targets: List[str] = typer.Argument(..., help="Files or http(s) URLs.")):
+    """Print the sha256 and size of files or URLs, ready to paste into a spec's prepare step."""
+    from tipcgen.run.fetch import Options, hash_target
+
+    opts = Options.from_env()
+    results = []
+    for target in targets:
+        results.append((target, *hash_target(target, opts)))
+    for target, sha, size in results:
+        if len(targets) > 1:
+            typer.echo(f"# {target}")
+        typer.echo(f"sha256: {sha}")
+        typer.echo(f"size: {size}")

@@ -1,0 +1,102 @@
+"""The dialect registry: one entry per upstream family of TIPC suites.
+
+A dialect is a `Layout` (base.py): its line table (which role sits on which line), its runner
+semantics (`Layout.dialect`: the flags, log names and loops of that repo's
+test_train_inference_python.sh) and its detection rule (`Layout.detect`). Emitting, importing,
+linting, planning, the generated bash and the docs all read the entry, so they cannot drift
+apart; `detect()` below is the one detector that import, lint, plan and run call.
+
+Adding a dialect (the checklist)
+================================
+1. Write `dialects/<name>.py`: the layout (a new table, or `variant()` of a family's table with
+   the rows that differ), its `Dialect` (reuse a family's runner, e.g. `OCR_RUNNER`, with its
+   knobs replaced; a new family also needs its branch in plan/planner.py and the bash template),
+   and `_detect(sig)`: why a config is of this dialect, from its keys/headers/line positions.
+   A rule must not match another dialect's configs; `generic=True` marks a family's plain form,
+   which yields to any specific rule that matches.
+2. Register the layout in `_REGISTRY` below. Spec validation, the JSON Schema, `--layout`
+   choices and lint pick the name up from here.
+3. Add `tests/fixtures/<name>/`: small configs you wrote, then `python tests/update_golden.py
+   <name>` for their expected specs and plans; `tests/test_dialect_fixtures.py` then checks the
+   round trip, the plans and that detection picks the folder's dialect.
+4. If the corpus has the repo's configs, the corpus tier (`pytest -m corpus`) checks that import,
+   plan and lint agree on every one of them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from tipcgen.dialects.base import Layout, Signature
+from tipcgen.dialects.models import MODELS
+from tipcgen.dialects.paddleclas import PADDLECLAS
+from tipcgen.dialects.paddleocr import PADDLEOCR
+from tipcgen.dialects.paddleseg import PADDLESEG
+from tipcgen.dialects.paddlevideo import PADDLEVIDEO
+from tipcgen.errors import UsageError
+
+_REGISTRY: tuple[Layout, ...] = (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, MODELS)
+
+LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _REGISTRY}
+NAMES: tuple[str, ...] = tuple(LAYOUTS)
+
+__all__ = ["LAYOUTS", "NAMES", "Layout", "Signature", "detect", "get_layout", "signature", "split_lines"]
+
+
+def get_layout(name: str) -> Layout:
+    """The registered layout `name`, or a UsageError listing the names."""
+    try:
+        return LAYOUTS[name]
+    except KeyError:
+        raise UsageError(f"unknown layout {name!r}; layouts: {', '.join(NAMES)}") from None
+
+
+def split_lines(text: str) -> list[str]:
+    """A config's lines as the scripts count them: BOM and CRLF removed, empty lines dropped."""
+    text = text.removeprefix("\ufeff")
+    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
+        text = text.replace("\r\n", "\n")
+    return [line for line in text.split("\n") if line != ""]
+
+
+def signature(lines: list[str]) -> Signature:
+    from tipcgen.legacy.configview import split_line
+    from tipcgen.legacy.importer import header_name
+
+    keys = tuple(split_line(line)[0] for line in lines)
+    headers = frozenset(h for h in (header_name(line) for line in lines) if h)
+    trainer = next((i for i, k in enumerate(keys[:30]) if k == "trainer"), None)
+    return Signature(tuple(lines), keys, headers, trainer)
+
+
+def detect(lines: list[str]) -> tuple[Optional[str], str]:
+    """(layout name, why) for a train-type config's non-empty lines, or (None, why not).
+
+    None with "fits several dialects" when two specific rules (or two generic ones) match: the
+    caller reports the candidates and asks for `--layout`.
+    """
+    from tipcgen.legacy.importer import header_name
+
+    if not lines or header_name(lines[0]) != "train_params":
+        return None, "the first line is not a train_params header"
+    sig = signature(lines)
+    if sig.trainer is None:
+        return None, "no `trainer:` line in the first 30 lines"
+    matches = [(layout, why) for layout in _REGISTRY if layout.detect and (why := layout.detect(sig))]
+    specific = [m for m in matches if not m[0].generic]
+    chosen = specific or matches
+    if len(chosen) == 1:
+        return chosen[0][0].name, chosen[0][1]
+    if not chosen:
+        return None, f"`trainer:` on line {sig.trainer}, and no dialect's rule fits ({', '.join(NAMES)})"
+    names = "; ".join(f"{layout.name} ({why})" for layout, why in chosen)
+    return None, f"fits several dialects: {names}"
+
+
+def detect_text(text: str, source: str) -> Layout:
+    """The layout of a legacy config's text, or a UsageError naming why none (or several) fit."""
+    name, why = detect(split_lines(text))
+    if name is None:
+        raise UsageError(f"{source}: cannot tell this config's dialect: {why}; pass --layout "
+                         f"({', '.join(NAMES)})")
+    return LAYOUTS[name]

@@ -1,0 +1,171 @@
+"""The pieces a dialect is made of: line tables (Row, Layout), runner semantics (Dialect) and the
+signature of a config that detection rules look at.
+
+A layout is data, not code: emitting (legacy/lower.py), reading configs the way the upstream
+scripts do (legacy/configview.py), the Plan and the generated bash all read the same table, so
+they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable, Optional
+
+BAR = "=" * 27
+
+
+def header(name: str, trailing: str = "", right: int = 27) -> str:
+    return f"{BAR}{name}{'=' * right}{trailing}"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the core layout.
+
+    kind "header": a section header (name + default bytes);
+    kind "sep": the `##` separator; kind "field": a `key:value` line whose key is
+    `key` when fixed by the layout, or comes from the spec when `key` is None.
+    """
+
+    kind: str
+    role: Optional[str] = None  # field rows: what the line means
+    key: Optional[str] = None  # fixed key text, if the layout fixes it
+    text: Optional[str] = None  # header/sep: default bytes
+    name: Optional[str] = None  # header: section name
+    # Keys lint also accepts on this line (field rows), or expects by convention when the
+    # layout does not fix the key (e.g. PaddleSeg's `--model_name` on line 51).
+    lint_keys: tuple = ()
+
+
+def H(name: str, trailing: str = "", right: int = 27) -> Row:
+    return Row("header", text=header(name, trailing, right), name=name)
+
+
+SEP = Row("sep", text="##")
+
+
+def F(role: str, key: Optional[str] = None, lint_keys: tuple = ()) -> Row:
+    return Row("field", role=role, key=key, lint_keys=lint_keys)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What detection rules look at: a config's non-empty lines, their keys and section headers."""
+
+    lines: tuple
+    keys: tuple
+    headers: frozenset
+    trainer: Optional[int]  # index of the `trainer:` line among the first 30, if any
+
+    def key(self, index: int) -> str:
+        return self.keys[index] if index < len(self.keys) else ""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """How the test script of a layout family turns config lines into steps.
+
+    These are the behaviours that differ between upstream script families; the
+    Plan (plan.py) and the bash template both read them.
+    """
+
+    family: str  # "ocr": 51-line trainer-slot script; "models": tutorial script
+    launch_device_flag: str = "--gpus"
+    # models family: no autocast line; the log names carry this constant instead.
+    autocast_constant: Optional[str] = None
+    # models family: GPU ids exported for eval/inference of a multi-node run.
+    multinode_env_first_gpu: bool = False
+    # The generated bash's variables: (shell variable, "key"|"value", role), named as upstream's.
+    reads: tuple = ()
+    # Lists whose items become part of log file names (a `/` in one would leave test_tipc/output/).
+    log_name_roles: tuple = ()
+    # Lists the runner nests loops over: the product of their lengths bounds a mode's steps.
+    matrix_roles: tuple = ()
+
+
+@dataclass(frozen=True)
+class Layout:
+    name: str
+    description: str
+    rows: tuple[Row, ...]
+    dialect: Dialect
+    # Lines the upstream script reads (awk NR==1,NR==N).
+    read_lines: int
+    # Header of trailing sections (name -> default bytes).
+    section_headers: dict = field(default_factory=dict)
+    # Detection: a rule over a config's Signature returning why it matches (None: it does not).
+    # A `generic` layout is the family's plain form: it yields to a layout whose own rule matches.
+    detect: Optional[Callable[[Signature], Optional[str]]] = field(default=None, compare=False)
+    generic: bool = False
+
+    def index(self, role: str) -> Optional[int]:
+        """Line index (0-based, as the scripts' `lines[i]`) of a role, or None."""
+        return self._indices.get(role)
+
+    @cached_property
+    def _indices(self) -> dict:
+        return {row.role: i for i, row in enumerate(self.rows) if row.role is not None}
+
+    @property
+    def roles(self) -> list[str]:
+        return [r.role for r in self.rows if r.kind == "field"]
+
+    def section_header(self, name: str) -> str:
+        if name in self.section_headers:
+            return self.section_headers[name]
+        return header(name, right=26 if name in _BENCHMARK_SECTIONS else 27)
+
+    def row_for_role(self, role: str) -> Optional[Row]:
+        i = self.index(role)
+        return None if i is None else self.rows[i]
+
+
+# Trailing benchmark sections upstream writes with 26 `=` on the right.
+_BENCHMARK_SECTIONS = {"infer_benchmark_params", "train_benchmark_params", "disable_train_benchmark"}
+
+
+
+
+def variant(base: Layout, name: str, description: str, dialect: Dialect, changes: dict,
+            detect: Callable[[Signature], Optional[str]], read_lines: Optional[int] = None) -> Layout:
+    """A layout that differs from `base` on a few rows (index -> Row; index == len appends)."""
+    rows = list(base.rows)
+    for index, row in sorted(changes.items()):
+        if index == len(rows):
+            rows.append(row)
+        else:
+            rows[index] = row
+    return Layout(name, description, tuple(rows), dialect, read_lines or base.read_lines, detect=detect)
+
+
+# The bash variables both script families read (see Dialect.reads).
+COMMON_READS = (
+    ("model_name", "value", "model_name"),
+    ("python", "value", "python"),
+    ("gpu_list", "value", "gpu_list"),
+    ("epoch_key", "key", "train.epochs"),
+    ("epoch_value", "value", "train.epochs"),
+    ("save_model_key", "key", "train.save_dir"),
+    ("train_batch_key", "key", "train.batch_size"),
+    ("train_batch_table", "value", "train.batch_size"),
+    ("pretrain_model_key", "key", "train.pretrained"),
+    ("pretrain_model_value", "value", "train.pretrained"),
+    ("train_model_name", "value", "train.model_file"),
+    ("trainer_list", "value", "train.run"),
+    ("norm_trainer", "value", "trainer.norm.train"),
+    ("eval_py", "value", "eval.command"),
+    ("save_infer_key", "key", "export.save_dir"),
+    ("export_weight", "key", "export.weights"),
+    ("norm_export", "value", "trainer.norm.export"),
+    ("inference_py", "value", "inference.script"),
+    ("use_gpu_key", "key", "inference.use_gpu"),
+    ("use_gpu_list", "value", "inference.use_gpu"),
+    ("batch_size_key", "key", "inference.batch_size"),
+    ("batch_size_list", "value", "inference.batch_size"),
+    ("infer_model_key", "key", "inference.model_dir"),
+    ("image_dir_key", "key", "inference.data"),
+    ("infer_img_dir", "value", "inference.data"),
+    ("benchmark_key", "key", "inference.benchmark"),
+    ("benchmark_value", "value", "inference.benchmark"),
+)

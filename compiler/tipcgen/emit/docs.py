@@ -1,0 +1,69 @@
+"""Context for the generated docs: tables and expected output computed from the Spec and its Plan."""
+
+from __future__ import annotations
+
+from tipcgen.emit.doc_strings import translator
+from tipcgen.dialects import Layout, get_layout
+from tipcgen.legacy.lower import config_text
+from tipcgen.spec.modes import MODES
+from tipcgen.plan.planner import gpu_entry, plan_config
+from tipcgen.emit.prepare import describe_steps
+from tipcgen.spec.model import Spec, text
+
+# Topology kinds in the order the training table lists them.
+_KINDS = ("cpu", "cpu_procs", "single", "multi", "cpu_nodes", "multinode")
+
+
+def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: str, source: str) -> dict:
+    suite = spec.suites[suite_name]
+    layout = get_layout(spec.suite_layout(suite_name))
+    cfg_text = config_text(suite, layout)
+    config_path = f"test_tipc/configs/{spec.model}/{suite.file}"
+    kinds = []
+    for target in suite.topology:
+        kind = gpu_entry(target.entry())[0]
+        if kind not in kinds:
+            kinds.append(kind)
+    kinds.sort(key=_KINDS.index)
+
+    use_gpu = [text(v) for v in (suite.inference.use_gpu.values if suite.inference.use_gpu else [])]
+    devices = spec.docs.inference_devices
+    if devices is None:
+        devices = [d for d, names in (("cpu", ("False", "cpu")), ("gpu", ("True", "gpu")))
+                   if any(v in names for v in use_gpu)]
+    batches = [text(v) for v in (suite.inference.batch_size.values if suite.inference.batch_size else [])]
+
+    plans = {mode: plan_config(cfg_text, layout, mode) for mode in MODES}
+    lite = plans["lite_train_lite_infer"]
+    expected = [" " + step.status_line(lite.model_name, True).rstrip() for step in lite.steps]
+    counts = []
+    for mode, plan in plans.items():
+        per_kind = {k: sum(1 for s in plan.steps if s.kind == k) for k in ("train", "eval", "export", "infer")}
+        counts.append((mode, len(plan.steps), per_kind))
+    fleet = suite.is_fleet
+    multinode = [t for t in suite.topology if t.nodes > 1]
+    ips = multinode[0].ips if multinode else []
+    return dict(
+        tr=translator(lang),
+        banner=banner,
+        source=source,
+        spec=spec,
+        suite=suite,
+        layout=layout,
+        fleet=fleet,
+        config_path=config_path,
+        algorithm=spec.docs.algorithm or spec.model,
+        model_name=suite.model_name,
+        train_kinds=kinds,
+        devices=devices,
+        batches="/".join(batches) if batches else "-",
+        gpu_list_example=multinode[0].entry() if multinode else suite.gpu_list,
+        ips=ips,
+        ips_code=[f"`{ip}`" for ip in ips],
+        prepare={mode: describe_steps(spec.prepare.get(mode, []), lang) for mode in MODES},
+        expected=expected,
+        counts=counts,
+        log_dir=lite.log_dir,
+        status_log=lite.status_log,
+        step_logs=sorted({s.log for s in lite.steps if s.log})[:3],
+    )

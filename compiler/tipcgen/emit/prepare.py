@@ -1,0 +1,137 @@
+"""What prepare does for a spec: per mode, the artifacts to fetch, extract and link.
+
+`mode_steps` turns a mode's validated steps into flat operations (dicts of strings) that both
+implementations run: the generated `prepare.sh` (templates/prepare.sh.j2) and
+`tipcgen prepare` (fetch.py). Everything the two must agree on is computed here once: the
+normalized destination, the cache entry, the stamp's name.
+
+Cache layout (under $TIPC_CACHE, default ~/.cache/tipcgen):
+
+    sha256/<sha256 of the file>/<url basename>     artifacts whose spec gives sha256
+    url/<sha256 of the url>/<url basename>         unverified artifacts, keyed by their spec URL
+    .../<url basename>.part                        a download in progress (resumed next time)
+
+Destination state: `<to>/.tipcgen/<file>.stamp`, one per artifact, records its source, its sha256
+and the top-level entries it put into `<to>`; while all of them exist, the artifact is not fetched
+or extracted again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+
+from tipcgen.dialects import Layout
+from tipcgen.spec.modes import MODES
+from tipcgen.spec.prepare import Download, Extract, Link, Pip, Remove, Run, url_basename
+from tipcgen.spec.model import Spec
+
+CACHE_ENV = "TIPC_CACHE"
+DEFAULT_CACHE = "~/.cache/tipcgen"
+STATE_DIR = ".tipcgen"
+
+
+def archive_name(url: str) -> str:
+    return url_basename(url)
+
+
+def cache_relpath(url: str, sha256: str | None) -> str:
+    """The artifact's file in the cache, relative to the cache root."""
+    if sha256:
+        return f"sha256/{sha256}/{url_basename(url)}"
+    return f"url/{hashlib.sha256(url.encode('utf-8')).hexdigest()}/{url_basename(url)}"
+
+
+def link_path(step: Link) -> str:
+    return posixpath.normpath(posixpath.join(step.dir, step.link))
+
+
+def mode_steps(steps: list) -> list[dict]:
+    """A mode's steps as flat operations (all values strings or lists of strings)."""
+    out = []
+    for step in steps:
+        if isinstance(step, Download):
+            out.append(dict(kind="download", url=step.url, base=step.mirror or "", sha256=step.sha256 or "",
+                            size="" if step.size is None else str(step.size),
+                            to=posixpath.normpath(step.to), file=step.file, format=step.kind,
+                            cache=cache_relpath(step.url, step.sha256),
+                            rename=[[old, new] for old, new in step.rename.items()]))
+        elif isinstance(step, Extract):
+            out.append(dict(kind="extract", archive=posixpath.normpath(step.extract), format=step.kind,
+                            to=posixpath.normpath(step.to), file=posixpath.basename(step.extract)))
+        elif isinstance(step, Link):
+            out.append(dict(kind="link", path=link_path(step), target=step.target,
+                            dir=posixpath.normpath(step.dir)))
+        elif isinstance(step, Remove):
+            out.append(dict(kind="remove", paths=[posixpath.normpath(p) for p in step.remove]))
+        elif isinstance(step, Pip):
+            out.append(dict(kind="pip", packages=list(step.pip)))
+        elif isinstance(step, Run):
+            out.append(dict(kind="run", command=step.run, dir=posixpath.normpath(step.dir)))
+    return out
+
+
+_WORDS = {
+    "zh": dict(download="下载", extract_after="并解压到", to="到", unverified="未校验（未提供 sha256）",
+               verified="sha256 校验", extract="解压", link="创建软链接", remove="删除", pip="pip 安装",
+               run="运行", in_dir="（在 `{}` 中）", rename="，并把 {} 重命名为 {}", sep="，",
+               mirror="设置 `TIPC_MIRROR=<镜像地址>` 时，{} 下的文件改从镜像下载（路径不变）",
+               cache="下载的文件缓存在 `$TIPC_CACHE`（默认 `~/.cache/tipcgen`），再次运行不会重复下载或解压；"
+                     "`TIPC_OFFLINE=1` 时只使用缓存，并列出缺少的文件"),
+    "en": dict(download="download", extract_after="and extract into", to="into", unverified="unverified (no sha256)",
+               verified="sha256-checked", extract="extract", link="symlink", remove="remove", pip="pip install",
+               run="run", in_dir=" (in `{}`)", rename=", renaming {} to {}", sep=", ",
+               mirror="with `TIPC_MIRROR=<base URL>` set, files under {} are fetched from the mirror "
+                      "instead (same paths)",
+               cache="downloads are cached in `$TIPC_CACHE` (default `~/.cache/tipcgen`), so a second run "
+                     "fetches and extracts nothing; `TIPC_OFFLINE=1` uses only the cache and lists what is missing"),
+}
+
+
+def _ticks(items) -> str:
+    return ", ".join(f"`{i}`" for i in items)
+
+
+def describe_steps(steps: list, lang: str = "zh") -> list[str]:
+    """One human line per prepare step (for the docs), then notes on the mirror and the cache."""
+    w = _WORDS[lang]
+    out = []
+    mirrors: list[str] = []
+    downloads = 0
+    for step in steps:
+        if isinstance(step, Download):
+            downloads += 1
+            check = f"{w['verified']} `{step.sha256[:12]}…`" if step.sha256 else w["unverified"]
+            if step.kind == "file":
+                dest = posixpath.join(step.to, step.name) if step.name else step.to
+                line = f"{w['download']} `{step.url}` {w['to']} `{dest}`"
+            else:
+                line = f"{w['download']} `{step.url}` {w['extract_after']} `{step.to}`"
+                for old, new in step.rename.items():
+                    line += w["rename"].format(f"`{old}`", f"`{new}`")
+            out.append(line + w["sep"] + check)
+            if step.mirror and step.mirror not in mirrors:
+                mirrors.append(step.mirror)
+        elif isinstance(step, Extract):
+            out.append(f"{w['extract']} `{step.extract}` {w['to']} `{step.to}`")
+        elif isinstance(step, Link):
+            out.append(f"{w['link']} `{link_path(step)}` -> `{step.target}`")
+        elif isinstance(step, Remove):
+            out.append(f"{w['remove']} " + ", ".join(f"`{p}`" for p in step.remove))
+        elif isinstance(step, Pip):
+            out.append(f"{w['pip']} " + " ".join(f"`{p}`" for p in step.pip))
+        elif isinstance(step, Run):
+            where = w["in_dir"].format(step.dir) if posixpath.normpath(step.dir) != "." else ""
+            out.append(f"{w['run']} `{step.run}`{where}")
+    if mirrors:
+        out.append(w["mirror"].format(_ticks(mirrors)))
+    if downloads:
+        out.append(w["cache"])
+    return out
+
+
+def prepare_context(spec: Spec, layout: Layout, banner: str) -> dict:
+    modes = [(mode, mode_steps(spec.prepare.get(mode, []))) for mode in MODES]
+    return dict(banner=banner, spec=spec, layout=layout, model_names=spec.model_names(),
+                model_name_index=layout.index("model_name"), python_index=layout.index("python"),
+                read_lines=layout.read_lines, modes=modes, mode_names=list(MODES))

@@ -1,0 +1,214 @@
+"""Lower a Suite to legacy config text through a layout table (pure: Spec in, bytes out)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from tipcgen.errors import Problem
+from tipcgen.dialects import Layout, get_layout
+from tipcgen.spec.model import Eval, Export, Inference, Spec, Suite, Train, Trainers, text
+
+Line = tuple[str, str]  # (key text, value text)
+NULL: Line = ("null", "null")
+
+
+def _flag(get: Callable[[Suite], Any]) -> Callable[[Suite], Line]:
+    def f(s: Suite) -> Line:
+        flag = get(s)
+        return NULL if flag is None else flag.line()
+    return f
+
+
+def _value(get: Callable[[Suite], Any]) -> Callable[[Suite], Line]:
+    return lambda s: ("", text(get(s)))
+
+
+def _joined(get: Callable[[Suite], list]) -> Callable[[Suite], Line]:
+    def f(s: Suite) -> Line:
+        items = get(s)
+        return ("", "|".join(text(v) for v in items) if items else "null")
+    return f
+
+
+def _trainer(slot: str, part: str) -> Callable[[Suite], Line]:
+    def f(s: Suite) -> Line:
+        tkey, tcmd, ekey, ecmd = s.trainers.slot(slot)
+        return (tkey, tcmd) if part == "train" else (ekey, ecmd)
+    return f
+
+
+# role -> (how a suite renders it, the suite field it comes from)
+ROLES: dict[str, tuple[Callable[[Suite], Line], tuple]] = {
+    "model_name": (_value(lambda s: s.model_name), ("model_name",)),
+    "python": (_value(lambda s: s.python), ("python",)),
+    "gpu_list": (_value(lambda s: s.gpu_list), ("topology",)),
+    "train.device": (_flag(lambda s: s.train.device), ("train", "device")),
+    "train.autocast": (_flag(lambda s: s.train.autocast), ("train", "autocast")),
+    "train.epochs": (_flag(lambda s: s.train.epochs), ("train", "epochs")),
+    "train.save_dir": (_flag(lambda s: s.train.save_dir), ("train", "save_dir")),
+    "train.batch_size": (_flag(lambda s: s.train.batch_size), ("train", "batch_size")),
+    "train.pretrained": (_flag(lambda s: s.train.pretrained), ("train", "pretrained")),
+    "train.model_file": (_value(lambda s: s.train.model_file), ("train", "model_file")),
+    "train.infer_img_dir": (_value(lambda s: s.train.infer_img_dir), ("train", "infer_img_dir")),
+    "train.data": (_flag(lambda s: s.train.data), ("train", "data")),
+    "train.extra": (_flag(lambda s: s.train.extra), ("train", "extra")),
+    "train.run": (_value(lambda s: "|".join(s.train.run)), ("train", "run")),
+    "eval.command": (_value(lambda s: s.eval.command), ("eval", "command")),
+    "eval.extra": (_flag(lambda s: s.eval.extra), ("eval", "extra")),
+    "export.save_dir": (_flag(lambda s: s.export.save_dir), ("export", "save_dir")),
+    "export.weights": (_flag(lambda s: s.export.weights), ("export", "weights")),
+    "export.inference_dir": (_value(lambda s: s.export.inference_dir), ("export", "inference_dir")),
+    "export.model_url": (_value(lambda s: s.export.model_url), ("export", "model_url")),
+    "whole_infer.models": (_joined(lambda s: [m.model for m in s.whole_infer]), ("whole_infer",)),
+    "whole_infer.exports": (_joined(lambda s: [m.export for m in s.whole_infer]), ("whole_infer",)),
+    "whole_infer.quant": (_joined(lambda s: [m.quant for m in s.whole_infer]), ("whole_infer",)),
+    "inference.script": (_value(lambda s: s.inference.script), ("inference", "script")),
+}
+for _slot in ("norm", "pact", "fpgm", "distill", "slot1", "slot2"):
+    ROLES[f"trainer.{_slot}.train"] = (_trainer(_slot, "train"), ("trainers", _slot, "train"))
+    ROLES[f"trainer.{_slot}.export"] = (_trainer(_slot, "export"), ("trainers", _slot, "export"))
+for _name in ("use_gpu", "mkldnn", "threads", "batch_size", "tensorrt", "precision",
+              "model_dir", "data", "save_log", "benchmark", "extra", "extra2"):
+    ROLES[f"inference.{_name}"] = (_flag(lambda s, n=_name: getattr(s.inference, n)), ("inference", _name))
+
+
+def config_lines(suite: Suite, layout: Layout) -> list[str]:
+    """The non-empty lines of the legacy config, in order (without line terminators)."""
+    trivia = suite.trivia
+    rows = layout.rows if trivia.core_lines is None else layout.rows[: trivia.core_lines]
+    lines: list[str] = []
+    for index, row in enumerate(rows):
+        if index in trivia.line_overrides:
+            lines.append(trivia.line_overrides[index])
+        elif row.kind == "header":
+            lines.append(suite.trivia.headers.get(row.name, row.text))
+        elif row.kind == "sep":
+            lines.append(row.text)
+        else:
+            key, value = ROLES[row.role][0](suite)
+            lines.append(f"{row.key if row.key is not None else key}:{value}")
+    if trivia.tail is not None:
+        lines.extend(trivia.tail)
+        return lines
+    for name, params in suite.sections.items():
+        lines.append(trivia.headers.get(name, layout.section_header(name)))
+        for key, value in params.items():
+            lines.append(f"{key}:{text(value)}")
+    return lines
+
+
+def config_text(suite: Suite, layout: Layout) -> str:
+    trivia = suite.trivia
+    lines = config_lines(suite, layout)
+    for position in sorted(trivia.blank_lines):
+        lines.insert(position, "")
+    eol = "\r\n" if trivia.crlf else "\n"
+    body = eol.join(lines) + (eol if trivia.final_newline else "")
+    return "\ufeff" + body if trivia.bom else body
+
+
+# Field defaults a suite starts from, to tell "set by the spec" from "left alone".
+_DEFAULTS = {"train": Train(), "trainers": Trainers(), "eval": Eval(), "export": Export(),
+             "inference": Inference(), "whole_infer": []}
+
+
+def _get(obj: Any, path: tuple) -> Any:
+    for part in path:
+        obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+    return obj
+
+
+def _locate(pos, suite: str, path: tuple) -> tuple:
+    """(line, col) of a suite field: set in the suite itself, else inherited from defaults."""
+    own, inherited = ("suites", suite) + path, ("defaults",) + path
+    if own not in pos.values and own not in pos.keys and (inherited in pos.values or inherited in pos.keys):
+        return pos.locate(inherited) or (None, None)
+    return pos.locate(own) or (None, None)
+
+
+def _problem(spec: Spec, pos, suite: str, path: tuple, message: str, hint: str) -> Problem:
+    line, col = _locate(pos, suite, path)
+    return Problem(spec.source, line, col, ".".join(str(p) for p in ("suites", suite) + path), message, hint)
+
+
+def check_spec(spec: Spec, pos) -> list[Problem]:
+    """What no single suite's validation sees: files and docs two suites would both write, and
+    trivia that points past the lines a suite's layout has (it would be silently ignored)."""
+    problems = []
+    files: dict[str, str] = {}
+    docs: dict[str, str] = {}
+    for name, suite in spec.suites.items():
+        if suite.file in files:
+            problems.append(_problem(
+                spec, pos, name, ("file",),
+                f"suites {files[suite.file]!r} and {name!r} both write configs/{spec.model}/{suite.file}:"
+                " one would silently overwrite the other", "give each suite its own `file:`"))
+        files.setdefault(suite.file, name)
+        doc = suite.doc_name(name)
+        if doc in docs:
+            problems.append(_problem(
+                spec, pos, name, ("doc",), f"suites {docs[doc]!r} and {name!r} would both write docs/{doc}",
+                "give one of them its own `doc:` file name"))
+        docs.setdefault(doc, name)
+        problems += _check_trivia(spec, pos, name, suite)
+    for file in spec.other_configs:
+        if file in files:
+            where = pos.locate(("other_configs", file), prefer_key=True) or (None, None)
+            problems.append(Problem(spec.source, where[0], where[1], f"other_configs.{file}",
+                                    f"suite {files[file]!r} already writes configs/{spec.model}/{file}",
+                                    "rename the other config, or drop it"))
+    return problems
+
+
+def _check_trivia(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:
+    layout = get_layout(spec.suite_layout(name))
+    trivia, rows = suite.trivia, len(layout.rows)
+    last = min(rows, trivia.core_lines if trivia.core_lines is not None else rows) - 1
+    out = []
+    for index in trivia.line_overrides:
+        if index > last:
+            out.append(_problem(spec, pos, name, ("trivia", "line_overrides", index),
+                                f"line index {index} is past the last line the config has (index {last};"
+                                f" the {layout.name} layout has {rows}): the override would be ignored",
+                                "remove it"))
+    if trivia.core_lines is not None and trivia.core_lines > rows:
+        out.append(_problem(spec, pos, name, ("trivia", "core_lines"),
+                            f"core_lines {trivia.core_lines} is more than the {layout.name} layout's {rows} lines",
+                            f"remove it, or give at most {rows}"))
+    if trivia.tail is not None and suite.sections:
+        out.append(_problem(spec, pos, name, ("trivia", "tail"),
+                            "trivia.tail replaces the trailing sections, so `sections` would be ignored",
+                            "give `sections` or `trivia.tail`, not both"))
+    if trivia.blank_lines:
+        base = len(config_lines(suite, layout))
+        for k, position in enumerate(sorted(trivia.blank_lines)):
+            if position > base + k:
+                out.append(_problem(spec, pos, name, ("trivia", "blank_lines"),
+                                    f"blank line {position} is past the end of the config ({base + k} lines"
+                                    " before it): it would land elsewhere", "remove it"))
+                break
+    return out
+
+
+def check_expressible(spec: Spec, pos) -> list[Problem]:
+    """Fields a suite sets that its layout has no line for: an error, never silently dropped.
+    Also runs `check_spec` (the checks across suites), which load.py does not call itself."""
+    problems = check_spec(spec, pos)
+    for name, suite in spec.suites.items():
+        layout = get_layout(spec.suite_layout(name))
+        present = set(layout.roles)
+        for role, (_, path) in ROLES.items():
+            if role in present or path[0] in ("model_name", "python", "topology"):
+                continue
+            if any(ROLES[r][1] == path for r in present):
+                continue
+            if _get(suite, path) != _get(_DEFAULTS, path):
+                where = pos.locate(("suites", name) + path) or pos.locate(("defaults",) + path)
+                if ("suites", name) + path not in pos.values and ("defaults",) + path in pos.values:
+                    where = pos.locate(("defaults",) + path)
+                line, col = where if where else (None, None)
+                problems.append(Problem(
+                    spec.source, line, col, ".".join(("suites", name) + path),
+                    f"layout {layout.name!r} has no line for this field",
+                    "remove it, or use a layout that has it"))
+    return problems

@@ -1,0 +1,79 @@
+"""Lint inputs of every kind: legacy configs (by detected layout) and specs (through lowering)."""
+
+from __future__ import annotations
+
+import os
+
+from tipcgen.errors import SpecError, UsageError
+from tipcgen.dialects import detect
+from tipcgen.legacy.importer import decode
+from tipcgen.dialects import LAYOUTS, get_layout
+from tipcgen.lint.rules import INFO, Finding, lint_text
+
+
+def _walk(paths: list[str]) -> list[str]:
+    out = []
+    for path in paths:
+        if os.path.isdir(path):
+            for dirpath, dirs, names in os.walk(path):
+                dirs.sort()
+                out += [os.path.join(dirpath, n) for n in sorted(names) if n.endswith((".txt", ".yml", ".yaml"))]
+        elif os.path.exists(path):
+            out.append(path)
+        else:
+            raise UsageError(f"{path}: no such file or directory")
+    return out
+
+
+def lint_config(path: str, layout: str = "auto") -> list[Finding]:
+    with open(path, "rb") as fh:
+        data = fh.read()
+    try:
+        dec = decode(path, data)
+    except SpecError as exc:
+        p = exc.problems[0]
+        rule = "TIPC016" if "empty" in p.message else None
+        if rule:
+            return [Finding(rule, "error", path, None, p.message)]
+        raise
+    if layout == "auto":
+        name, _ = detect(dec.lines)
+    else:
+        if layout not in LAYOUTS:
+            raise UsageError(f"unknown layout {layout!r}; layouts: {', '.join(LAYOUTS)}")
+        name = layout
+    return lint_text(data.decode("utf-8", "replace"), get_layout(name) if name else None, path)
+
+
+def lint_spec(path: str) -> list[Finding]:
+    """Findings of every suite's lowered config (allowed rules included, as warnings), and
+    prepare artifacts without a checksum."""
+    from tipcgen.spec.load import load_spec
+    from tipcgen.legacy.lower import config_text
+    from tipcgen.spec.prepare import Download
+
+    spec = load_spec(path)
+    out = []
+    for name, suite in spec.suites.items():
+        layout = get_layout(spec.suite_layout(name))
+        label = f"{path} [suite {name}: test_tipc/configs/{spec.model}/{suite.file}]"
+        for f in lint_text(config_text(suite, layout), layout, label):
+            if f.rule in suite.allow:
+                f = Finding(f.rule, "warning", f.file, f.line, f.message + " (allowed by the suite)", f.hint, f.role)
+            out.append(f)
+    for mode, steps in spec.prepare.items():
+        for step in steps:
+            if isinstance(step, Download) and not step.sha256:
+                out.append(Finding("TIPC015", INFO, path, None, f"{mode}: {step.url} has no sha256",
+                                   "run `tipcgen hash URL` and add it"))
+    return out
+
+
+def lint_paths(paths: list[str], layout: str = "auto") -> list[Finding]:
+    findings: list[Finding] = []
+    for path in _walk(paths):
+        if path.endswith((".yml", ".yaml")):
+            findings += lint_spec(path)
+        else:
+            findings += lint_config(path, layout)
+    return findings

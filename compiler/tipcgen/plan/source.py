@@ -1,0 +1,32 @@
+"""Plan a spec's suite or a legacy config file (the input side of `plan` and `run`)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from tipcgen.errors import UsageError
+from tipcgen.dialects import detect_text, get_layout
+from tipcgen.spec.load import read_text
+from tipcgen.legacy.lower import config_text
+from tipcgen.plan.planner import Plan, plan_config
+
+
+def plan_source(source: str, mode: str, suite: Optional[str] = None, layout: Optional[str] = None,
+                gpuid: Optional[str] = None, cuda_visible_devices: Optional[str] = None,
+                node_ip: Optional[str] = None, start_port: Optional[str] = None) -> Plan:
+    if source.endswith((".yml", ".yaml")):
+        from tipcgen.spec.load import load_spec
+
+        spec = load_spec(source)
+        name = suite or next(iter(spec.suites))
+        if name not in spec.suites:
+            raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
+        lay = get_layout(spec.layout)
+        text = config_text(spec.suites[name], lay)
+    else:
+        text = read_text(source)
+        # The same detector import and lint use, so `plan CONFIG` runs what `import` would describe.
+        lay = get_layout(layout) if layout else detect_text(text, source)
+    label = source if not source.endswith((".yml", ".yaml")) else f"{source} [suite {name}]"
+    return plan_config(text, lay, mode, gpuid=gpuid, cuda_visible_devices=cuda_visible_devices,
+                       node_ip=node_ip, start_port=start_port, source=label)

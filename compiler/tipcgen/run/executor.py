@@ -1,0 +1,282 @@
+"""The reference executor: run a Plan's steps like the generated bash runner does.
+
+Same argv (no shell), same CUDA_VISIBLE_DEVICES, same log files, same status lines appended to
+`results_python.log`, same skip rule (a failed train skips its run's eval/export/inference) and
+the same summary. On top of the bash: every step has a timeout, after which the step's whole
+process group is killed (SIGTERM, then SIGKILL after a grace period), so that the workers
+`paddle.distributed.launch` spawns do not outlive the step.
+
+`run_plan(plan, timeout=...)` is the API; `tipcgen run` (commands_run.py) is a thin CLI over it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from tipcgen.plan.planner import Plan, Step, skip_reason
+
+DEFAULT_TIMEOUT = 7200.0  # seconds per step; real training runs can be long
+DEFAULT_GRACE = 10.0  # seconds between SIGTERM and SIGKILL
+
+PASSED, FAILED, SKIPPED, TIMED_OUT = "passed", "failed", "skipped", "timed out"
+
+
+@dataclass
+class StepResult:
+    step: Step
+    status: str  # passed | failed | skipped | timed out
+    returncode: Optional[int] = None  # None: not run (skipped, timed out, unsplittable)
+    seconds: float = 0.0
+    reason: Optional[str] = None  # why it was skipped, timed out or could not start
+    status_line: str = ""  # the line appended to the status log (without colour codes)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == PASSED
+
+    @property
+    def counts_as_failed(self) -> bool:
+        return self.status in (FAILED, TIMED_OUT)
+
+
+@dataclass(frozen=True)
+class Summary:
+    run: int
+    passed: int
+    failed: int
+    skipped: int
+    timed_out: int
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+    def sentence(self, status_log: str) -> str:
+        """The bash runner's last line (a timed-out step counts as failed)."""
+        return (f"tipc: {self.run} steps run, {self.passed} passed, {self.failed} failed, "
+                f"{self.skipped} skipped (status lines in {status_log})")
+
+
+def summarize(results: list[StepResult]) -> Summary:
+    run = sum(1 for r in results if r.status != SKIPPED)
+    passed = sum(1 for r in results if r.status == PASSED)
+    timed_out = sum(1 for r in results if r.status == TIMED_OUT)
+    failed = sum(1 for r in results if r.counts_as_failed)
+    return Summary(run, passed, failed, len(results) - run, timed_out)
+
+
+def step_env(step: Step, base: Optional[dict] = None) -> dict:
+    """The environment a step runs in: `base` (os.environ) with its CUDA_VISIBLE_DEVICES."""
+    env = dict(os.environ if base is None else base)
+    if step.cuda_visible_devices is None:
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+    else:
+        env["CUDA_VISIBLE_DEVICES"] = step.cuda_visible_devices
+    return env
+
+
+def status_record(line: str) -> str:
+    """What the bash appends for a status line: `printf '\\033[33m %s\\033[0m\\n'`."""
+    return f"\033[33m {line}\033[0m\n"
+
+
+def multinode_hint(step: Step, environ: Optional[dict] = None) -> str:
+    """The message for a multi-node train that did not finish: usually a peer never joined."""
+    environ = os.environ if environ is None else environ
+    ips = next((a.split("=", 1)[1] for a in (step.argv or ()) if a.startswith("--ips=")), "?")
+    port = environ.get("FLAGS_START_PORT")
+    return (f"the other {step.nodes - 1} node(s) did not join within the timeout, "
+            f"or training outlasted it. Check that the ips in gpu_list ({ips}) include this machine "
+            f"and are reachable from every node, that FLAGS_START_PORT is set to the same free port "
+            f"on every node (here: {port if port else 'unset'}), and that every node runs the same "
+            f"command with the same config and mode at the same time.")
+
+
+def _proc_table() -> dict:
+    """pid -> (ppid, pgrp, starttime, state) of every process, from /proc (empty elsewhere)."""
+    table = {}
+    if not os.path.isdir("/proc"):
+        return table
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().decode("utf-8", "replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        # fields: state ppid pgrp session ... starttime is field 22 of stat, index 19 here
+        if len(fields) > 19:
+            table[int(entry)] = (int(fields[1]), int(fields[2]), fields[19], fields[0])
+    return table
+
+
+class ProcessTree:
+    """Everything a step started, tracked by (pid, start time) while it runs.
+
+    paddle.distributed.launch puts each worker in a session of its own, so the step's process
+    group alone misses them; a worker orphaned by a killed launcher is still ours to stop.
+    """
+
+    def __init__(self, root: int):
+        self.root = root
+        self.known: dict = {}  # pid -> starttime
+
+    def refresh(self) -> None:
+        table = self._table = _proc_table()
+        frontier = [self.root] + list(self.known)
+        seen = set(frontier)
+        while frontier:
+            parent = frontier.pop()
+            for pid, (ppid, _pgrp, start, _state) in table.items():
+                if ppid == parent and pid not in seen:
+                    seen.add(pid)
+                    self.known.setdefault(pid, start)
+                    frontier.append(pid)
+        for pid, (_ppid, pgrp, start, _state) in table.items():
+            if pgrp == self.root and pid not in self.known:
+                self.known[pid] = start
+
+    def alive(self) -> list[int]:
+        """Tracked processes still running (the same pid and start time, not a zombie)."""
+        table = _proc_table()
+        return [pid for pid, start in self.known.items()
+                if pid in table and table[pid][2] == start and table[pid][3] not in ("Z", "X")]
+
+    def signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.root, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for pid in self.alive():
+            for target in (lambda: os.killpg(os.getpgid(pid), sig), lambda: os.kill(pid, sig)):
+                try:
+                    target()
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+
+def kill_group(proc: subprocess.Popen, grace: float, tree: Optional[ProcessTree] = None) -> None:
+    """Stop the step and everything it started: SIGTERM, then SIGKILL after `grace` seconds."""
+    tree = tree or ProcessTree(proc.pid)
+    tree.refresh()
+    tree.signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        tree.refresh()
+        if proc.poll() is not None and not tree.alive():
+            break
+        time.sleep(0.05)
+    else:
+        tree.signal(signal.SIGKILL)
+    try:
+        proc.wait(timeout=max(grace, 1.0))
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+        pass
+
+
+def _reap_leftovers(proc: subprocess.Popen, grace: float, tree: ProcessTree) -> None:
+    """After the step's own process exits, stop what it left running (in its group or not)."""
+    tree.refresh()
+    if tree.alive():
+        kill_group(proc, grace, tree)
+
+
+def _open_log(cwd: str, log: Optional[str]) -> tuple:
+    """(the step's log opened like the bash's `>"$log"`, None), (None, None) without a log, or
+    (None, why) when it cannot be opened: no directory is made for it (run_plan made the log
+    directory, as the bash does), and the step then fails unrun with status 1, as the redirect
+    makes it."""
+    if not log:
+        return None, None
+    try:
+        return open(os.path.join(cwd, log), "wb"), None
+    except OSError as exc:
+        return None, f"tipc: {log}: {exc.strerror or exc}"
+
+
+def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> tuple[str, Optional[int], Optional[str]]:
+    """Run one step -> (status, returncode, reason)."""
+    if step.argv is None:
+        return FAILED, None, "cannot split the command (a quote is not closed)"
+    if not step.argv:
+        return FAILED, 127, "empty command"
+    out, why = _open_log(cwd, step.log)
+    if why:
+        return FAILED, 1, why
+    try:
+        try:
+            proc = subprocess.Popen(list(step.argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=subprocess.STDOUT if out else None,
+                                    start_new_session=True)
+        except OSError as exc:  # like the shell: 127 not found, 126 not executable
+            code = 127 if isinstance(exc, FileNotFoundError) else 126
+            msg = f"tipc: {step.argv[0]}: {exc.strerror or exc}\n"
+            if out:
+                out.write(msg.encode())
+            return FAILED, code, msg.strip()
+        tree = ProcessTree(proc.pid)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:  # wait in slices, noting what the step starts (launchers detach workers)
+                tree.refresh()
+                try:
+                    code = proc.wait(timeout=max(0.0, min(0.5, deadline - time.monotonic())))
+                    break
+                except subprocess.TimeoutExpired:
+                    if time.monotonic() >= deadline:
+                        raise
+        except subprocess.TimeoutExpired:
+            kill_group(proc, grace, tree)
+            return TIMED_OUT, None, f"timed out after {timeout:g} s"
+        except BaseException:  # Ctrl-C: the step runs in its own session, so stop it ourselves
+            kill_group(proc, grace, tree)
+            raise
+        _reap_leftovers(proc, grace, tree)
+        return (PASSED if code == 0 else FAILED), code, None
+    finally:
+        if out:
+            out.close()
+
+
+def run_plan(plan: Plan, *, timeout: float = DEFAULT_TIMEOUT, on_event: Optional[Callable] = None,
+             cwd: str = ".", grace: float = DEFAULT_GRACE, environ: Optional[dict] = None) -> list[StepResult]:
+    """Run every step of `plan` in `cwd`; return one StepResult per step, in order.
+
+    `on_event(kind, step, result)` is called with kind "start" (result None) before a step runs
+    and "end" after it ran or was skipped. `environ` defaults to os.environ.
+    """
+    base = dict(os.environ if environ is None else environ)
+    os.makedirs(os.path.join(cwd, plan.log_dir), exist_ok=True)
+    status_path = os.path.join(cwd, plan.status_log)
+    failed: set = set()
+    results: list[StepResult] = []
+    for step in plan.steps:
+        reason = skip_reason(step, failed)
+        if reason:
+            result = StepResult(step, SKIPPED, reason=reason,
+                                status_line=step.status_line(plan.model_name, False, skipped=reason))
+        else:
+            if on_event:
+                on_event("start", step, None)
+            started = time.monotonic()
+            status, code, why = _execute(step, cwd, timeout, grace, step_env(step, base))
+            seconds = time.monotonic() - started
+            if status == TIMED_OUT and step.kind == "train" and step.nodes > 1:
+                why = f"{why}: {multinode_hint(step, base)}"
+            result = StepResult(step, status, code, seconds, why,
+                                step.status_line(plan.model_name, status == PASSED))
+            if result.counts_as_failed:
+                failed.add(step.index)
+        with open(status_path, "a", encoding="utf-8") as fh:
+            fh.write(status_record(result.status_line))
+        results.append(result)
+        if on_event:
+            on_event("end", step, result)
+    return results

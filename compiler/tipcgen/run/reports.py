@@ -1,0 +1,160 @@
+"""Reports of an executed Plan: JSON (everything, with parsed benchmarks) and JUnit XML (for CI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import xml.etree.ElementTree as ET
+from typing import Optional
+
+from tipcgen import __version__
+from tipcgen.run.autolog import parse_autolog
+from tipcgen.run.executor import SKIPPED, TIMED_OUT, StepResult, summarize
+from tipcgen.plan.planner import Plan
+
+TAIL_LINES = 200
+TAIL_BYTES = 64 * 1024
+# Characters XML 1.0 cannot hold (logs carry ANSI colour codes, \x1b, and progress bars' \r).
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def read_log(cwd: str, log: Optional[str]) -> Optional[str]:
+    if not log:
+        return None
+    try:
+        with open(os.path.join(cwd, log), "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def log_tail(text: Optional[str], lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:
+    """The last `lines` lines (at most `limit` characters) of a log, cleaned for XML."""
+    if not text:
+        return ""
+    tail = "\n".join(text.splitlines()[-lines:])[-limit:]
+    return _XML_BAD.sub("", _ANSI.sub("", tail))
+
+
+def step_names(plan: Plan, result: StepResult) -> tuple[str, str]:
+    """(classname, name) of a step's JUnit testcase."""
+    step = result.step
+    return f"{plan.model_name}.{plan.mode}", f"{step.index} {step.kind} {step.group}".rstrip()
+
+
+def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: Optional[str] = None) -> dict:
+    """The JSON report as a dict (key order is fixed)."""
+    s = summarize(results)
+    steps = []
+    for r in results:
+        st = r.step
+        bench = None
+        if st.kind == "infer" and r.status != SKIPPED:
+            text = read_log(cwd, st.log)
+            bench = parse_autolog(text) if text else None
+        steps.append({
+            "index": st.index,
+            "kind": st.kind,
+            "group": st.group,
+            "nodes": st.nodes,
+            "depends_on": st.depends_on,
+            "argv": list(st.argv) if st.argv is not None else None,
+            "command": st.command,
+            "log": st.log,
+            "cuda_visible_devices": st.cuda_visible_devices,
+            "status": r.status,
+            "returncode": r.returncode,
+            "seconds": round(r.seconds, 3),
+            "reason": r.reason,
+            "status_line": r.status_line,
+            "benchmark": bench,
+        })
+    return {
+        "tipcgen": __version__,
+        "source": source,
+        "layout": plan.layout,
+        "mode": plan.mode,
+        "model_name": plan.model_name,
+        "log_dir": plan.log_dir,
+        "status_log": plan.status_log,
+        "summary": {"steps": len(results), "run": s.run, "passed": s.passed, "failed": s.failed,
+                    "skipped": s.skipped, "timed_out": s.timed_out, "exit_code": s.exit_code},
+        "steps": steps,
+    }
+
+
+def json_report(plan: Plan, results: list[StepResult], cwd: str = ".", source: Optional[str] = None) -> str:
+    return json.dumps(report_data(plan, results, cwd, source), indent=2, ensure_ascii=False) + "\n"
+
+
+def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
+    """JUnit XML: one testsuite for the run, one testcase per step in plan order."""
+    s = summarize(results)
+    suite_name = f"{plan.model_name}.{plan.mode}"
+    root = ET.Element("testsuites", {"name": "tipcgen", "tests": str(len(results)),
+                                     "failures": str(s.failed), "errors": "0",
+                                     "skipped": str(s.skipped),
+                                     "time": f"{sum(r.seconds for r in results):.3f}"})
+    suite = ET.SubElement(root, "testsuite", {"name": suite_name, "tests": str(len(results)),
+                                              "failures": str(s.failed), "errors": "0",
+                                              "skipped": str(s.skipped),
+                                              "time": f"{sum(r.seconds for r in results):.3f}"})
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("layout", plan.layout), ("mode", plan.mode), ("model_name", plan.model_name),
+                       ("status_log", plan.status_log)):
+        ET.SubElement(props, "property", {"name": key, "value": value})
+    for r in results:
+        classname, name = step_names(plan, r)
+        case = ET.SubElement(suite, "testcase", {"classname": classname, "name": name,
+                                                 "time": f"{r.seconds:.3f}"})
+        command = _XML_BAD.sub("", r.step.command)
+        if r.status == SKIPPED:
+            ET.SubElement(case, "skipped", {"message": r.reason or "skipped"}).text = command
+        elif r.counts_as_failed:
+            if r.status == TIMED_OUT:
+                message = r.reason or "timed out"
+            elif r.returncode is None:
+                message = r.reason or "failed"
+            else:
+                message = f"exit status {r.returncode}" + (f": {r.reason}" if r.reason else "")
+            ET.SubElement(case, "failure", {"message": _XML_BAD.sub("", message),
+                                            "type": r.status.replace(" ", "_")}).text = command
+        tail = log_tail(read_log(cwd, r.step.log))
+        if tail:
+            ET.SubElement(case, "system-out").text = tail
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def check_report_path(option: str, path: Optional[str]) -> None:
+    """Fail now (UsageError / PathError) when a report could not be written to `path` later:
+    its directory is made, and the file is opened for appending (and removed if it is new)."""
+    from tipcgen.errors import UsageError
+    from tipcgen.emit.fsio import path_error
+
+    if path is None:
+        return
+    if not path or os.path.isdir(path):
+        raise UsageError(f"{option} {path!r}: error: give a file name for the report, not a directory")
+    existed = os.path.lexists(path)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "a", encoding="utf-8"):
+            pass
+        if not existed:
+            os.unlink(path)
+    except OSError as exc:
+        raise path_error(exc, f"write the {option} report") from None
+
+
+def write_report(path: str, text: str) -> None:
+    from tipcgen.emit.fsio import path_error
+
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise path_error(exc, "write the report") from None

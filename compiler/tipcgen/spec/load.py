@@ -1,0 +1,470 @@
+"""Read a spec file: YAML with positions -> merged suites -> validated Spec.
+
+Every problem becomes a `Problem` with file:line:col, the dotted field and,
+for unknown keys, the closest valid key.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import types
+from typing import Annotated, Any, Callable, Union, get_args, get_origin
+
+from pydantic import BaseModel, Tag, ValidationError
+
+from tipcgen.errors import Problem, SpecError
+from tipcgen.spec.model import Spec, SpecFile, Suite
+from tipcgen.spec.yamlpos import MAX_NODES, MAX_TEXT, Path, Positions, load_yaml
+
+MAX_FILE_BYTES = MAX_TEXT  # a spec or legacy config file: 1 MiB (see yamlpos.py for why)
+MAX_PROBLEMS = 100  # problems reported for one spec; the rest are counted
+MAX_SUITES = 256  # suites in one spec (upstream models have at most 44 configs); each is merged and linted
+
+
+def deep_merge(base: Any, over: Any, bpath: Path, opath: Path, origin: dict, out_path: Path = ()) -> Any:
+    """Merge `over` onto `base` (mappings recurse, anything else replaces).
+
+    `origin` maps each path of the result to the source path it came from, so
+    errors in a merged suite point at the line that set the value.
+    """
+    if isinstance(base, dict) and isinstance(over, dict):
+        result = {}
+        for k in list(base) + [k for k in over if k not in base]:
+            if k in over and k in base:
+                result[k] = deep_merge(base[k], over[k], (*bpath, k), (*opath, k), origin, (*out_path, k))
+            elif k in over:
+                result[k] = over[k]
+                _record(over[k], (*opath, k), (*out_path, k), origin)
+            else:
+                result[k] = base[k]
+                _record(base[k], (*bpath, k), (*out_path, k), origin)
+        origin[out_path] = opath
+        return result
+    _record(over, opath, out_path, origin)
+    return over
+
+
+def _record(value: Any, src: Path, dst: Path, origin: dict) -> None:
+    origin[dst] = src
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _record(v, (*src, k), (*dst, k), origin)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _record(v, (*src, i), (*dst, i), origin)
+
+
+def _fields_at(model: type, loc: tuple) -> list[str]:
+    """Field names of the model reached by following `loc` (for key suggestions)."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            if isinstance(part, str) and part in current.model_fields:
+                current = current.model_fields[part].annotation
+                continue
+            return []
+        origin = get_origin(current)
+        if origin in (list, dict):
+            current = get_args(current)[-1]
+            continue
+        return []
+    current = _unwrap(current)
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return list(current.model_fields)
+    return []
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip Optional/Annotated/Union-of-one-model wrappers."""
+    for _ in range(5):
+        args = get_args(tp)
+        origin = get_origin(tp)
+        if origin is None:
+            return tp
+        if origin in (list, dict):
+            return tp
+        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+        if len(models) == 1:
+            return models[0]
+        non_none = [a for a in args if a is not type(None)]
+        if len(non_none) >= 1 and origin is not None and str(origin).endswith("Annotated"):
+            tp = args[0]
+            continue
+        if len(non_none) == 1:
+            tp = non_none[0]
+            continue
+        return tp
+    return tp
+
+
+def _dotted(loc: Path) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, str) and len(part) > 60:  # a user's key can be long
+            part = part[:40] + "..." + part[-12:]
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+_UNION_TAGS = {"bool", "int", "float", "str", "list", "dict"}
+
+
+def _strip(tp: Any) -> tuple[Any, list | None]:
+    """`tp` without Annotated/Optional wrappers, and its members when it is a union of several."""
+    for _ in range(20):
+        origin = get_origin(tp)
+        if origin is Annotated:
+            tp = get_args(tp)[0]
+            continue
+        if origin is Union or origin is types.UnionType:
+            members = [a for a in get_args(tp) if a is not type(None)]
+            if len(members) == 1:
+                tp = members[0]
+                continue
+            return tp, members
+        return tp, None
+    return Any, None
+
+
+def _member(members: list, tag: str) -> Any:
+    """The union member pydantic names `tag` (its Tag, class name, or 'literal[...]'-style label)."""
+    for m in members:
+        meta = get_args(m)[1:] if get_origin(m) is Annotated else ()
+        if any(isinstance(x, Tag) and x.tag == tag for x in meta):
+            return m
+        base = _strip(m)[0]
+        if isinstance(base, type) and base.__name__ == tag:
+            return m
+        origin = get_origin(base)
+        if origin is not None and tag.startswith(getattr(origin, "__name__", str(origin)).lower() + "["):
+            return m
+    return Any
+
+
+def _walk_loc(loc: tuple, model: type) -> tuple[tuple, list]:
+    """Split a pydantic error location into the user's path and pydantic's own tags.
+
+    Walks `loc` along the model's types: under a union of several members the next part is
+    the member's tag (`str`, `Download`, "literal[...]", "function-after[...]"); after a dict
+    key, `[key]` marks an error in the key itself. Everything else is a field, a key or a list
+    index the user wrote, kept whatever it looks like (`Model`, `Train`, `str`, `3`)."""
+    out: list = []
+    dropped: list = []
+    tp: Any = model
+    after_key = False
+    for part in loc:
+        if after_key and part == "[key]":
+            dropped.append(part)
+            after_key = False
+            continue
+        after_key = False
+        members = None
+        if tp is not Any:
+            tp, members = _strip(tp)
+        if members is not None and isinstance(part, str):
+            dropped.append(part)
+            tp = _member(members, part)
+            continue
+        out.append(part)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            info = tp.model_fields.get(part) if isinstance(part, str) else None
+            tp = info.annotation if info is not None else Any
+        elif get_origin(tp) is dict:
+            args = get_args(tp)
+            tp = args[1] if len(args) == 2 else Any
+            after_key = True
+        elif get_origin(tp) in (list, tuple, set, frozenset):
+            args = get_args(tp)
+            tp = args[0] if args else Any
+        else:
+            tp = Any
+    return tuple(out), dropped
+
+
+def clean_loc(loc: tuple, model: type = Suite) -> tuple:
+    """The user's path in a pydantic error location of `model`: union tags and `[key]` dropped,
+    every key the user wrote kept (see `_walk_loc`)."""
+    return _walk_loc(tuple(loc), model)[0]
+
+
+def _short(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 80 else shown[:60] + "..." + shown[-12:]
+
+
+def _message(err: Any, model: type, loc: tuple, dropped: list) -> tuple[str, str | None, bool]:
+    """(message, hint, whether the key rather than the value is at fault) of one pydantic error."""
+    msg = err["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if err["type"] == "extra_forbidden" and loc:
+        choices = _fields_at(model, loc[:-1])
+        close = difflib.get_close_matches(str(loc[-1]), choices, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}?" if close else ("valid keys: " + ", ".join(choices) if choices else None)
+        return f"unknown key {_short(loc[-1])}", hint, True
+    if err["type"] == "invalid_key" or "[key]" in dropped:
+        # a key of the wrong type: YAML gives integer keys for `3:`; only trivia.line_overrides takes them
+        key = err.get("input")
+        if isinstance(key, int) and not isinstance(key, bool):
+            return f'keys must be text, but key {key} is a number (quote it: "{key}")', None, True
+        return f"key {_short(key)}: {msg}", None, True
+    if err["type"] == "missing":
+        return "required field is missing", None, False
+    if any(isinstance(p, str) and p in _UNION_TAGS for p in dropped):
+        got = type(err.get("input")).__name__
+        got = {"list": "a list", "dict": "a mapping", "NoneType": "null"}.get(got, got)
+        return f"expected a single value (text, number or true/false), got {got}", None, False
+    return msg, None, False
+
+
+def _problems(
+    exc: ValidationError,
+    model: type,
+    filename: str,
+    pos: Positions,
+    to_source: Callable[[tuple], tuple],
+    field_prefix: Path = (),
+    limit: int = MAX_PROBLEMS,
+) -> list[Problem]:
+    """Located problems of the first `limit` errors of `exc` (the caller counts the rest)."""
+    errors = exc.errors(include_url=False)[: max(0, limit)]
+    walked = [_walk_loc(tuple(err["loc"]), model) for err in errors]
+    suggested = set()
+    for err, (loc, _) in zip(errors, walked):
+        if err["type"] == "extra_forbidden" and loc:
+            close = difflib.get_close_matches(str(loc[-1]), _fields_at(model, loc[:-1]), n=1, cutoff=0.5)
+            if close:
+                suggested.add((*loc[:-1], close[0]))
+    problems = []
+    for err, (loc, dropped) in zip(errors, walked):
+        if err["type"] == "missing" and loc in suggested:
+            continue  # the misspelt key already explains it
+        msg, hint, at_key = _message(err, model, loc, dropped)
+        where = pos.locate(to_source(loc), prefer_key=at_key)
+        line, col = where if where else (None, None)
+        problems.append(Problem(filename, line, col, _dotted(field_prefix + loc) or None, msg, hint))
+    return problems
+
+
+def _size(value: Any) -> int:
+    """Number of values in plain YAML data (depth is bounded by yamlpos.MAX_DEPTH)."""
+    if isinstance(value, dict):
+        return 1 + sum(_size(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_size(v) for v in value)
+    return 1
+
+
+def load_spec_text(text: str, filename: str) -> Spec:
+    data, pos = load_yaml(text, filename)
+    if not isinstance(data, dict):
+        raise SpecError([Problem(filename, 1, 1, None, "a spec is a YAML mapping (model, layout, suites, ...)")])
+    try:
+        top = SpecFile.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError(
+            _sorted(
+                _problems(exc, SpecFile, filename, pos, lambda loc: loc),
+                hidden=max(0, exc.error_count() - MAX_PROBLEMS),
+            )
+        ) from None
+
+    defaults = data.get("defaults") or {}
+    # Every suite is validated (and linted) merged over `defaults`: bound what that costs.
+    line, col = pos.locate(("suites",), prefer_key=True) or (None, None)
+    if len(top.suites) > MAX_SUITES:
+        raise SpecError(
+            [Problem(filename, line, col, "suites", f"{len(top.suites)} suites; a spec has at most {MAX_SUITES}")]
+        )
+    shared = _size(defaults)
+    work = sum(shared + _size(overlay) for overlay in top.suites.values())
+    if work > MAX_NODES:
+        raise SpecError(
+            [
+                Problem(
+                    filename,
+                    line,
+                    col,
+                    "suites",
+                    f"{len(top.suites)} suites, each merged over the {shared} values of `defaults`,"
+                    f" make {work} values to check; a spec is at most {MAX_NODES}",
+                )
+            ]
+        )
+    problems: list[Problem] = []
+    hidden = 0
+    suites: dict[str, Suite] = {}
+    for name, overlay in top.suites.items():
+        origin: dict = {}
+        merged = deep_merge(defaults, overlay or {}, ("defaults",), ("suites", name), origin)
+        merged.setdefault("model_name", top.model)
+
+        def to_source(loc, origin=origin, name=name):
+            loc = tuple(loc)
+            while loc and loc not in origin:
+                loc = loc[:-1]
+            return origin.get(loc, ("suites", name))
+
+        try:
+            suites[name] = Suite.model_validate(merged)
+        except ValidationError as exc:
+            limit = MAX_PROBLEMS - len(problems)
+            problems.extend(_problems(exc, Suite, filename, pos, to_source, ("suites", name), limit))
+            hidden += max(0, exc.error_count() - max(0, limit))
+    if problems:
+        raise SpecError(_sorted(problems, hidden))
+
+    spec = Spec(
+        source=filename,
+        model=top.model,
+        layout=top.layout,
+        docs=top.docs,
+        prepare=top.prepare,
+        suites=suites,
+        other_configs=top.other_configs,
+    )
+    from tipcgen.legacy.lower import check_expressible  # the layout decides what a suite may say
+
+    layout_problems = check_expressible(spec, pos) + _semantic_checks(spec, pos)
+    if layout_problems:
+        raise SpecError(_sorted(layout_problems))
+    return spec
+
+
+def _where(pos: Positions, suite: str, path: tuple) -> tuple[int | None, int | None]:
+    """Position of a suite field: set in the suite itself, or inherited from defaults."""
+    own = ("suites", suite, *path)
+    for source in (own, ("defaults", *path)):
+        if source in pos.values or source in pos.keys:
+            return pos.locate(source) or (None, None)
+    return pos.locate(own) or (None, None)
+
+
+def _semantic_checks(spec: Spec, pos: Positions) -> list[Problem]:
+    """Lint every suite's lowered config; error findings the suite does not `allow` fail."""
+    from tipcgen.dialects import get_layout
+    from tipcgen.lint.rules import ERROR, lint_text
+    from tipcgen.legacy.lower import ROLES, config_text
+
+    problems = []
+    for name, suite in spec.suites.items():
+        layout = get_layout(spec.suite_layout(name))
+        config = f"test_tipc/configs/{spec.model}/{suite.file}"
+        for finding in lint_text(config_text(suite, layout), layout, config):
+            if finding.severity != ERROR or finding.rule in suite.allow:
+                continue
+            path = ROLES[finding.role][1] if finding.role in ROLES else ()
+            index = layout.index(finding.role) if finding.role in ROLES else None
+            if index is not None and index in suite.trivia.line_overrides:
+                path = ("trivia", "line_overrides", index)  # the verbatim line, not the typed field
+            line, col = _where(pos, name, path)
+            problems.append(
+                Problem(
+                    spec.source,
+                    line,
+                    col,
+                    ".".join(str(p) for p in ("suites", name, *path)),
+                    f"{finding.rule}: {finding.message} (in {config} line {finding.line})",
+                    (finding.hint + "; " if finding.hint else "") + f"or add {finding.rule} to the suite's `allow`",
+                )
+            )
+    return problems
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen, out = set(), []
+    for p in problems:
+        key = (p.line, p.col, p.field, p.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _sorted(problems: list[Problem], hidden: int = 0) -> list[Problem]:
+    """By position; problems without a position (missing fields) last; at most MAX_PROBLEMS, then
+    one line counting the rest (`hidden`: problems already left out)."""
+    out = sorted(_dedupe(problems), key=lambda p: (p.line is None, p.line or 0, p.col or 0))
+    hidden += max(0, len(out) - MAX_PROBLEMS)
+    out = out[:MAX_PROBLEMS]
+    if hidden and out:
+        out.append(Problem(out[0].file, None, None, None, f"... and {hidden} more problems (not shown)"))
+    return out
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(path: str, mode: int) -> SpecError:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return SpecError([Problem(path, None, None, None, f"cannot read {kind}: a spec or config is a regular file")])
+
+
+def _too_big(path: str, size: int) -> SpecError:
+    return SpecError(
+        [
+            Problem(
+                path,
+                None,
+                None,
+                None,
+                f"file is {size} bytes; the limit for a spec or config is {MAX_FILE_BYTES} bytes"
+                f" ({MAX_FILE_BYTES >> 20} MiB)",
+            )
+        ]
+    )
+
+
+def read_text(path: str) -> str:
+    """Read a UTF-8 file or raise a located SpecError.
+
+    Only regular files of at most MAX_FILE_BYTES are read: a FIFO would block, /dev/zero or a
+    huge file would fill memory. The type is checked before opening (opening a device can
+    have effects) and again on the open file (the path may have changed); at most
+    MAX_FILE_BYTES + 1 bytes are read, whatever the file claims."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode)
+        if st.st_size > MAX_FILE_BYTES:
+            raise _too_big(path, st.st_size)
+        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise _not_regular(path, st.st_mode)
+            chunks, got = [], 0
+            while got <= MAX_FILE_BYTES:
+                chunk = os.read(fd, MAX_FILE_BYTES + 1 - got)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise SpecError([Problem(path, None, None, None, f"cannot read file: {exc.strerror or exc}")]) from None
+    except ValueError as exc:  # e.g. a NUL byte in the path
+        raise SpecError([Problem(path.replace("\x00", "\\0"), None, None, None, f"cannot read file: {exc}")]) from None
+    raw = b"".join(chunks)
+    if len(raw) > MAX_FILE_BYTES:
+        raise _too_big(path, len(raw))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError([Problem(path, line, None, None, "file is not UTF-8 text")]) from None
+
+
+def load_spec(path: str) -> Spec:
+    return load_spec_text(read_text(path), path)

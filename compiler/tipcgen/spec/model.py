@@ -1,0 +1,501 @@
+"""The Spec: tipcgen's typed IR of a model's TIPC suites.
+
+Fields carry meaning (epochs per mode, trainers, inference matrix), never line
+numbers: a line number exists only inside a layout table (layouts.py).
+
+A spec file holds `defaults` (a partial suite) and `suites` (partial suites);
+each suite is the deep merge of the two, validated as a full `Suite`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+
+from tipcgen.spec.modes import MODES, TRAIN_MODES
+from tipcgen.spec.policy import (
+    MAX_GPU_ID,
+    ConfigFileName,
+    ConfigKey,
+    ConfigText,
+    DocFileName,
+    DocText,
+    Interpreter,
+    Name,
+    RawFileName,
+    Scalar,
+    SectionKey,
+    SectionName,
+    SectionScalar,
+    SuiteName,
+    VerbatimLine,
+    name_problem,
+    policy,
+    refuse_control,
+)
+from tipcgen.spec.prepare import PrepareStep
+from tipcgen.dialects import NAMES as DIALECT_NAMES
+
+MAX_COUNT = 10_000_000  # epochs/iterations or samples per card in a mode table
+MAX_LINE_INDEX = 9_999  # trivia: layout line indexes (layouts have ~50 lines; lower.py checks exactly)
+MAX_PHYSICAL_LINE = 1 << 20  # trivia: physical line numbers (an imported config is at most 1 MiB)
+
+
+def text(value: Optional[Scalar]) -> str:
+    """Render a YAML scalar as legacy config text (None -> `null`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+# Layout names come from the dialect registry: registering a dialect is all a spec needs to name it.
+if TYPE_CHECKING:
+    LayoutName = str
+else:
+    LayoutName = Literal[DIALECT_NAMES]
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def check_mode(mode: str) -> None:
+    refuse_control(mode)
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+
+
+@policy
+def _mode_name(mode: str) -> str:
+    check_mode(mode)
+    return mode
+
+
+ModeName = Annotated[str, AfterValidator(_mode_name)]
+
+
+@policy
+def _rule_id(rule: str) -> str:
+    from tipcgen.lint.rules import RULES
+
+    refuse_control(rule)
+    if rule not in RULES:
+        raise ValueError(f"unknown lint rule {rule!r}; rules are TIPC001..TIPC{len(RULES):03d}")
+    return rule
+
+
+RuleId = Annotated[str, AfterValidator(_rule_id)]
+
+
+@policy
+def _trainer_run(name: str) -> str:
+    refuse_control(name)
+    problem = name_problem(name)
+    if problem:
+        raise ValueError(f"trainer name {name!r} must be letters, digits, `._+-` ({problem}; ASCII, starting"
+                         " with a letter or digit, no `..`): it names log directories")
+    return name
+
+
+TrainerRun = Annotated[str, AfterValidator(_trainer_run)]
+
+
+def _count(value: Any, what: str) -> Any:
+    """A positive whole number (epochs, batch size, threads)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise ValueError(f"{what} must be a whole number from 1 to {MAX_COUNT}, got {value!r}")
+    return value
+
+
+class Flag(Model):
+    """One `key:value` line. `key: null` or `value: null` disable the flag."""
+
+    key: Optional[ConfigKey] = None
+    value: Optional[Scalar] = None
+
+    def line(self) -> tuple[str, str]:
+        return text(self.key), text(self.value)
+
+
+class ListFlag(Model):
+    """A `key:a|b|c` line: the script loops over the values."""
+
+    key: Optional[ConfigKey] = None
+    values: list[Scalar] = Field(default_factory=list)
+
+    def line(self) -> tuple[str, str]:
+        return text(self.key), "|".join(text(v) for v in self.values)
+
+
+class ModeFlag(Model):
+    """A `key:lite_train_lite_infer=3|whole_train_whole_infer=50` line.
+
+    `value` instead of `by_mode` keeps a plain value found where a table belongs (upstream
+    configs have them; the scripts then drop the flag in every mode, and lint says so).
+    """
+
+    key: Optional[ConfigKey] = None
+    by_mode: dict[str, Scalar] = Field(default_factory=dict)  # keys: checked by _modes
+    value: Optional[Scalar] = None
+
+    @model_validator(mode="after")
+    def _one_form(self):
+        if self.value is not None and self.by_mode:
+            raise ValueError("give `by_mode` or `value`, not both")
+        return self
+
+    @field_validator("by_mode")
+    @classmethod
+    def _modes(cls, v):
+        for mode, value in v.items():
+            check_mode(mode)
+            if mode not in TRAIN_MODES:
+                raise ValueError("whole_infer does not train; give epochs/batch sizes for the training modes")
+            _count(value, f"the {mode} value")
+        return v
+
+    def line(self) -> tuple[str, str]:
+        if self.value is not None:
+            return text(self.key), text(self.value)
+        return text(self.key), "|".join(f"{m}={text(v)}" for m, v in self.by_mode.items())
+
+
+def _target_shorthand(v: Any) -> Any:
+    """Accept `cpu`, a GPU id, a list of ids, or the mapping form."""
+    if isinstance(v, str) and v.strip().lower() in ("cpu", "-1"):
+        return {}
+    if isinstance(v, bool):
+        raise ValueError("a topology entry is `cpu`, a GPU id, a list of GPU ids or {ips, gpus}")
+    if isinstance(v, int):
+        return {"gpus": [v]}
+    if isinstance(v, list):
+        return {"gpus": v}
+    if isinstance(v, dict) and "gpu" in v and "gpus" not in v:
+        v = dict(v)
+        v["gpus"] = [v.pop("gpu")]
+    return v
+
+
+class Target(Model):
+    """One gpu_list entry: where one training run happens.
+
+    `{}` (written `cpu`) is CPU; `gpus` alone is one node; `ips` + `gpus` is a
+    multi-node run where every node uses the same GPU ids. `cpus: N` runs N CPU processes
+    per node through paddle.distributed.launch (tipcgen's extension, written `cpuxN` in the
+    config: upstream scripts do not know it, and lint says so).
+    """
+
+    ips: list[str] = Field(default_factory=list)
+    gpus: list[int] = Field(default_factory=list)
+    cpus: Optional[int] = Field(default=None, ge=1, le=99)
+
+    @field_validator("ips")
+    @classmethod
+    def _ips(cls, v):
+        seen = set()
+        for ip in v:
+            refuse_control(ip)
+            try:
+                ipaddress.IPv4Address(ip)
+            except ValueError:
+                raise ValueError(f"{ip!r} is not an IPv4 address") from None
+            if ip in seen:
+                raise ValueError(f"IP {ip} is listed twice")
+            seen.add(ip)
+        return v
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpus(cls, v):
+        if len(set(v)) != len(v):
+            dup = sorted({g for g in v if v.count(g) > 1})
+            raise ValueError(f"GPU id {dup[0]} is listed twice")
+        if any(g < 0 for g in v):
+            raise ValueError("GPU ids are >= 0 (write `cpu` for a CPU run)")
+        if any(g > MAX_GPU_ID for g in v):
+            raise ValueError(f"GPU id {max(v)} is not a device ordinal (0 to {MAX_GPU_ID})")
+        return v
+
+    @model_validator(mode="after")
+    def _shape(self):
+        if self.ips and len(self.ips) < 2:
+            raise ValueError("a multi-node entry needs at least two ips; drop `ips` for one node")
+        if self.ips and not self.gpus and self.cpus is None:
+            raise ValueError("a multi-node entry needs `gpus` (the GPU ids used on every node) or `cpus`")
+        if self.gpus and self.cpus is not None:
+            raise ValueError("an entry runs on `gpus` or on `cpus`, not both")
+        return self
+
+    def entry(self) -> str:
+        """The gpu_list entry text."""
+        if self.cpus is not None:
+            return f"{','.join(self.ips)};cpux{self.cpus}" if self.ips else f"cpux{self.cpus}"
+        if not self.gpus:
+            return "-1"
+        gpus = ",".join(str(g) for g in self.gpus)
+        return f"{','.join(self.ips)};{gpus}" if self.ips else gpus
+
+    @property
+    def nodes(self) -> int:
+        return max(1, len(self.ips))
+
+
+TargetIn = Annotated[Target, BeforeValidator(_target_shorthand)]
+
+
+class Trainer(Model):
+    """A trainer slot: its name (the key on its line), train command and export command."""
+
+    name: Optional[ConfigKey] = None
+    train: Optional[ConfigText] = None
+    export_name: Optional[ConfigKey] = None
+    export: Optional[ConfigText] = None
+
+
+# Slot -> (default trainer key, default export key), in line order.
+TRAINER_SLOTS = {
+    "norm": ("norm_train", "norm_export"),
+    "pact": ("pact_train", "quant_export"),
+    "fpgm": ("fpgm_train", "fpgm_export"),
+    "distill": ("distill_train", "distill_export"),
+    "slot1": (None, "export1"),
+    "slot2": (None, "export2"),
+}
+
+
+class Trainers(Model):
+    norm: Trainer = Trainer()
+    pact: Trainer = Trainer()
+    fpgm: Trainer = Trainer()
+    distill: Trainer = Trainer()
+    slot1: Trainer = Trainer()
+    slot2: Trainer = Trainer()
+
+    def slot(self, name: str) -> tuple[str, str, str, str]:
+        """(trainer key, train command, export key, export command) as config text."""
+        t: Trainer = getattr(self, name)
+        dkey, dexport = TRAINER_SLOTS[name]
+        return (
+            text(t.name if t.name is not None else dkey),
+            text(t.train),
+            text(t.export_name if t.export_name is not None else dexport),
+            text(t.export),
+        )
+
+
+class Train(Model):
+    device: Optional[ListFlag] = None
+    autocast: Optional[ListFlag] = None
+    epochs: Optional[ModeFlag] = None
+    save_dir: Optional[Flag] = None
+    batch_size: Optional[ModeFlag] = None
+    pretrained: Optional[Flag] = None
+    model_file: Optional[Scalar] = "latest"
+    infer_img_dir: Optional[Scalar] = None
+    data: Optional[Flag] = None
+    extra: Optional[Flag] = None
+    run: list[TrainerRun] = Field(default_factory=lambda: ["norm_train"])
+
+
+class Eval(Model):
+    command: Optional[ConfigText] = None
+    extra: Optional[Flag] = None
+
+
+class Export(Model):
+    save_dir: Optional[Flag] = None
+    weights: Optional[Flag] = None
+    inference_dir: Optional[Scalar] = None
+    model_url: Optional[Scalar] = None  # PaddleClas: pretrained_model_url
+
+
+class InferModel(Model):
+    """A released inference model tested in whole_infer mode."""
+
+    model: Optional[Scalar] = None
+    export: Optional[Scalar] = None
+    quant: Optional[Scalar] = False
+
+
+class Inference(Model):
+    script: Optional[ConfigText] = None
+    use_gpu: Optional[ListFlag] = None
+    mkldnn: Optional[ListFlag] = None
+    threads: Optional[ListFlag] = None
+    batch_size: Optional[ListFlag] = None
+    tensorrt: Optional[ListFlag] = None
+    precision: Optional[ListFlag] = None
+    model_dir: Optional[Flag] = None
+    data: Optional[Flag] = None
+    save_log: Optional[Flag] = None
+    benchmark: Optional[Flag] = None
+    extra: Optional[Flag] = None
+    extra2: Optional[Flag] = None  # PaddleSeg's second extra flag
+
+    @field_validator("threads", "batch_size")
+    @classmethod
+    def _counts(cls, v):
+        # Legacy values are free text; a number given here must be a usable count.
+        for item in v.values if v is not None else ():
+            if isinstance(item, (int, float)):
+                _count(item, "a number of threads or a batch size")
+        return v
+
+
+class Trivia(Model):
+    """Bytes of the legacy file that carry no meaning (or no typed meaning) but must round-trip.
+
+    The importer fills these so that `import` then `build` reproduces a config byte for byte;
+    `lint` reports the ones that are defects.
+    """
+
+    final_newline: bool = True
+    headers: dict[SectionName, VerbatimLine] = Field(default_factory=dict)  # section name -> exact header line
+    # Script line index (empty lines not counted, as the scripts count) -> exact text, for lines
+    # that no typed field reproduces (shifted keys, values the Spec rejects, odd separators).
+    line_overrides: dict[int, VerbatimLine] = Field(default_factory=dict)
+    core_lines: Optional[int] = None  # a truncated file: only the first N layout lines
+    tail: Optional[list[VerbatimLine]] = None  # lines after the layout's core, verbatim (replaces sections)
+    blank_lines: list[int] = Field(default_factory=list)  # physical line numbers (0-based) of empty lines
+    bom: bool = False
+    crlf: bool = False
+
+    @field_validator("line_overrides")
+    @classmethod
+    def _indexes(cls, v):
+        for index in v:
+            if not 0 <= index <= MAX_LINE_INDEX:
+                raise ValueError(f"line index {index} is not a layout line (0 to {MAX_LINE_INDEX})")
+        return v
+
+    @field_validator("core_lines")
+    @classmethod
+    def _core(cls, v):
+        if v is not None and not 0 <= v <= MAX_LINE_INDEX:
+            raise ValueError(f"core_lines {v} is not a number of layout lines (0 to {MAX_LINE_INDEX})")
+        return v
+
+    @field_validator("blank_lines")
+    @classmethod
+    def _blanks(cls, v):
+        for n in v:
+            if not 0 <= n < MAX_PHYSICAL_LINE:
+                raise ValueError(f"blank line {n} is not a line number (0 to {MAX_PHYSICAL_LINE - 1})")
+        if len(set(v)) != len(v):
+            raise ValueError(f"blank line {sorted(n for n in v if v.count(n) > 1)[0]} is listed twice")
+        return v
+
+
+class Suite(Model):
+    """One legacy config file (e.g. the normal or the fleet suite of a model)."""
+
+    file: ConfigFileName
+    doc: Optional[DocFileName] = None
+    layout: Optional[LayoutName] = None
+    model_name: Name
+    python: Interpreter = "python3.7"
+    topology: list[TargetIn] = Field(min_length=1)
+    train: Train = Train()
+    trainers: Trainers = Trainers()
+    eval: Eval = Eval()
+    export: Export = Export()
+    whole_infer: list[InferModel] = Field(default_factory=list)
+    inference: Inference = Inference()
+    # Trailing `===name===` sections (benchmark parameters): name -> {key: value}.
+    sections: dict[SectionName, dict[SectionKey, Optional[SectionScalar]]] = Field(default_factory=dict)
+    trivia: Trivia = Trivia()
+    # Lint rules (ids like TIPC011) whose error this suite keeps on purpose, e.g. an imported
+    # upstream config that must stay byte-identical. Without it such a defect fails validation.
+    allow: list[RuleId] = Field(default_factory=list)
+
+    @property
+    def gpu_list(self) -> str:
+        return "|".join(t.entry() for t in self.topology)
+
+    @property
+    def is_fleet(self) -> bool:
+        return any(t.nodes > 1 for t in self.topology)
+
+    def doc_name(self, suite_name: str) -> str:
+        """docs/ file of this suite: `doc`, else named after the suite key like upstream's
+        (normal -> test_train_inference_python.md, fleet -> test_train_fleet_inference_python.md)."""
+        if self.doc:
+            return self.doc
+        if suite_name == "normal":
+            return "test_train_inference_python.md"
+        return f"test_train_{suite_name}_inference_python.md"
+
+
+class DocsMeta(Model):
+    """What the generated docs say beyond what the suites imply."""
+
+    algorithm: Optional[DocText] = None  # only reaches the docs' tables
+    # Devices the inference table claims; default: what the suite's use_gpu list tests.
+    inference_devices: Optional[list[Literal["cpu", "gpu"]]] = None
+
+
+class RawConfig(Model):
+    """A config of a kind the Spec does not model field by field (serving, cpp, lite, ptq...):
+    kept verbatim so it round-trips, and written beside the suites' configs."""
+
+    lines: list[VerbatimLine]
+    final_newline: bool = True
+
+    def text(self) -> str:
+        body = "\n".join(self.lines)
+        return body + "\n" if self.final_newline else body
+
+
+class SpecFile(Model):
+    """The top level of a spec file; `defaults` and `suites` are merged, then validated as Suites."""
+
+    tipcgen: Literal[1] = 1
+    model: Name
+    layout: LayoutName
+    docs: DocsMeta = DocsMeta()
+    prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)  # keys: checked by _prepare_modes
+    # Keys are checked when each merged suite is validated (unknown keys are errors there).
+    defaults: dict[str, Any] = Field(default_factory=dict)
+    suites: dict[SuiteName, dict[str, Any]] = Field(default_factory=dict)
+    other_configs: dict[RawFileName, "RawConfig"] = Field(default_factory=dict)
+
+    @field_validator("prepare")
+    @classmethod
+    def _prepare_modes(cls, v):
+        for mode in v:
+            check_mode(mode)
+        return v
+
+    @model_validator(mode="after")
+    def _has_configs(self):
+        if not self.suites and not self.other_configs:
+            raise ValueError("a spec needs at least one suite")
+        return self
+
+
+
+class Spec(Model):
+    """A validated spec: the file's top level plus its merged suites."""
+
+    source: str  # the spec's path (given by the caller, not by the spec)
+    model: Name
+    layout: str
+    docs: DocsMeta
+    prepare: dict[ModeName, list[PrepareStep]]
+    suites: dict[SuiteName, Suite]
+    other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
+
+    def suite_layout(self, name: str) -> str:
+        return self.suites[name].layout or self.layout
+
+    def model_names(self) -> list[str]:
+        seen: list[str] = []
+        for s in self.suites.values():
+            if s.model_name not in seen:
+                seen.append(s.model_name)
+        return seen
