@@ -1,6 +1,6 @@
-"""Issue 5: prepare is checksummed, retried, cached and offline-capable, in bash and in Python.
+"""Prepare: prepare is checksummed, retried, cached and offline-capable, in bash and in Python.
 
-Every test talks to a real HTTP server on 127.0.0.1 (tests/prepare_server.py: Range requests,
+Every test talks to a real HTTP server on 127.0.0.1 (tests/helpers/http_server.py: Range requests,
 a request log, faults per path); nothing reaches the internet. Each implementation runs:
 the generated prepare.sh with curl, the same with wget (skipped, saying why, when wget is not
 installed), and `tipcgen prepare` (in-process through the CLI, and once as a real process).
@@ -30,7 +30,7 @@ from tipcgen.errors import SpecError
 from tipcgen.spec.load import load_spec, load_spec_text
 
 from conftest import GENERATED, SPECS
-from prepare_server import PrepareServer
+from helpers.http_server import PrepareServer
 
 MODE = "lite_train_lite_infer"
 MODEL_NAME = "demo_rec"

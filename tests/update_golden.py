@@ -8,7 +8,7 @@ the folder name is the layout) has its expected outputs beside it:
                                for each of the four modes, with CUDA_VISIBLE_DEVICES,
                                TIPC_NODE_IP and FLAGS_START_PORT unset
 
-tests/test_dialect_fixtures.py checks them. After a deliberate change of the importer or the
+tests/test_dialects.py checks them. After a deliberate change of the importer or the
 planner, regenerate, then review the diff (`git diff tests/fixtures`) before committing:
 
     python tests/update_golden.py                 # rewrite every golden file that changed

@@ -1,4 +1,4 @@
-"""Acceptance 3-4: the generated bash runs the seed documents' commands, and agrees with the Plan."""
+"""Emit: the generated bash runs the seed documents' commands, and agrees with the Plan."""
 
 from __future__ import annotations
 

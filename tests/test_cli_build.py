@@ -1,4 +1,4 @@
-"""Acceptance 5 and 7: shellcheck-clean scripts, deterministic builds, `check` catches drift."""
+"""`tipcgen build`/`check`: shellcheck-clean scripts, deterministic builds, `check` catches drift."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue "Trust": one character policy (compiler/tipcgen/policy.py) on every spec field.
+"""Spec: one character policy (compiler/tipcgen/spec/policy.py) on every spec field.
 
 Specs arrive in pull requests. Every string a spec gives that reaches a config line, a command,
 a path or a generated file goes through one of policy.py's validators; the first test walks the

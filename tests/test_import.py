@@ -1,4 +1,4 @@
-"""Issue 3: import + build is byte-exact on the whole corpus; lint finds the corpus' real defects."""
+"""Import: import + build is byte-exact on the whole corpus; lint finds the corpus' real defects."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def reports(corpus):
     return {d: import_group(sorted(ps)) for d, ps in sorted(groups.items())}
 
 
+@pytest.mark.corpus
 def test_every_corpus_config_round_trips_byte_for_byte(corpus, reports):
     files = _manifest(corpus)
     assert set(_manifest_entries(corpus)) <= set(files)
@@ -90,6 +91,7 @@ def corpus_findings(corpus):
     return _lint_corpus(corpus)
 
 
+@pytest.mark.corpus
 def test_lint_finds_the_known_defects(corpus_findings):
     by_rule = Counter(f.rule for _, f in corpus_findings)
     fasle = [(rel, f) for rel, f in corpus_findings if f.rule == "TIPC001"]

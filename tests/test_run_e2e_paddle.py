@@ -1,9 +1,9 @@
-"""Issue 6: the generated tiny_rec suite works for real, end to end, on a CPU machine.
+"""Run, end to end: the generated tiny_rec suite works for real, end to end, on a CPU machine.
 
 No mocks. A module fixture copies examples/tiny_rec to a scratch "model repo", compiles
 specs/tiny_rec.yml with `tipcgen build` into a scratch directory and lays its test_tipc/ into
 the repo, packs the data with `tools/make_data.py --tar` and serves the tarballs from a real
-loopback HTTP server (tests/prepare_server.py). Every working copy is then made ready by the
+loopback HTTP server (tests/helpers/http_server.py). Every working copy is then made ready by the
 generated `bash test_tipc/prepare.sh CONFIG lite_train_lite_infer`, with TIPC_MIRROR pointing
 at the server (the spec's `mirror:` base https://tipcgen-example.invalid/tiny_rec maps to
 TIPC_MIRROR/<file>) and TIPC_CACHE in the scratch directory.
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from prepare_server import PrepareServer
+from helpers.http_server import PrepareServer
 
 pytestmark = pytest.mark.paddle
 

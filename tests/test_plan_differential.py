@@ -1,4 +1,4 @@
-"""Issue 4: the generated bash and plan() agree exactly, on every train-type config of the corpus
+"""Plan: the generated bash and plan() agree exactly, on every train-type config of the corpus
 in all four modes, on generated specs, and when steps fail."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from tipcgen.spec.modes import MODES
 from tipcgen.plan.planner import plan_config
 from tipcgen.spec.model import Suite
 
-from difftest import Case, Harness
+from helpers.difftest import Case, Harness
 
 
 def _train_configs(corpus: Path) -> list[tuple[str, str]]:
@@ -49,6 +49,7 @@ def _manifest_train_configs(corpus: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.corpus
 def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
     configs = _train_configs(corpus)
     # No pinned totals (the corpus grows): every train-type config the manifest lists is tested,
@@ -169,11 +170,7 @@ SLASH_BATCH = ("models", _suite([0], batch_size={"key": "--bs", "values": ["a/b"
 
 
 # derandomize etc. come from the profile conftest.py loads (the same examples locally and in CI)
-@settings(max_examples=500, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@example(case=SLASH_THREADS)
-@example(case=SLASH_BATCH)
-@given(case=cases())
-def test_generated_specs_bash_equals_plan(tmp_path_factory, case):
+def _bash_equals_plan(tmp_path_factory, case):
     layout, data, mode, fail, node_ip, port = case
     try:
         suite = Suite.model_validate(data)
@@ -186,6 +183,27 @@ def test_generated_specs_bash_equals_plan(tmp_path_factory, case):
                  node_ip=node_ip, start_port=port)
     mismatches = Harness(root, workers=1).run([case_])
     assert not mismatches, mismatches[0] + "\n" + config.read_text()
+
+
+_HEALTH = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+
+
+# The fast tier's sample of the property; the full-size run below is in the slow tier.
+@settings(max_examples=60, suppress_health_check=_HEALTH)
+@example(case=SLASH_THREADS)
+@example(case=SLASH_BATCH)
+@given(case=cases())
+def test_generated_specs_bash_equals_plan(tmp_path_factory, case):
+    _bash_equals_plan(tmp_path_factory, case)
+
+
+@pytest.mark.slow
+@settings(max_examples=500, suppress_health_check=_HEALTH)
+@example(case=SLASH_THREADS)
+@example(case=SLASH_BATCH)
+@given(case=cases())
+def test_generated_specs_bash_equals_plan_full_size(tmp_path_factory, case):
+    _bash_equals_plan(tmp_path_factory, case)
 
 
 def _base_config(layout: str) -> str:

@@ -1,4 +1,4 @@
-"""Acceptance 1-2: the specs in specs/ compile to the upstream configs byte for byte."""
+"""Emit: the specs in specs/ compile to the upstream configs byte for byte."""
 
 from __future__ import annotations
 

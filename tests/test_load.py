@@ -1,4 +1,4 @@
-"""Acceptance 6: malformed specs give one located error, exit 2, no traceback, nothing written."""
+"""Load: malformed specs give one located error, exit 2, no traceback, nothing written."""
 
 from __future__ import annotations
 
