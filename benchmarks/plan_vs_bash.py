@@ -27,15 +27,18 @@ def main() -> int:
     here = Path(__file__).resolve().parents[1]
     corpus = Path(os.environ.get("TIPC_CORPUS", here.parent / "shared" / "corpus"))
     parser = argparse.ArgumentParser()
-    parser.add_argument("config", nargs="?", default=str(
-        corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"))
+    parser.add_argument(
+        "config",
+        nargs="?",
+        default=str(corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"),
+    )
     parser.add_argument("--layout", default="paddleocr")
     parser.add_argument("--mode", default="lite_train_lite_infer")
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
 
-    from tipcgen.emit.files import runner_script
     from tipcgen.dialects import get_layout
+    from tipcgen.emit.files import runner_script
     from tipcgen.plan.planner import plan_config
 
     layout = get_layout(args.layout)
@@ -56,8 +59,14 @@ def main() -> int:
         def bash_once() -> float:
             shutil.rmtree(work / "test_tipc/output", ignore_errors=True)
             t0 = time.perf_counter()
-            subprocess.run(["bash", "test_tipc/test_train_inference_python.sh", args.config, args.mode],
-                           cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+            subprocess.run(
+                ["bash", "test_tipc/test_train_inference_python.sh", args.config, args.mode],
+                cwd=work,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                check=True,
+            )
             return time.perf_counter() - t0
 
         bash_once()

@@ -26,9 +26,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from tipcgen.dialects import detect
+    from tipcgen.dialects import detect, get_layout
     from tipcgen.legacy.importer import decode, import_group, import_suite
-    from tipcgen.dialects import get_layout
     from tipcgen.legacy.lower import config_text
     from tipcgen.spec.model import Suite
 
@@ -77,10 +76,14 @@ def main() -> int:
     full_exact = sum(r.exact for r in reports)
 
     print(f"corpus: {len(files)} configs, {len(train)} train-type, {len(groups)} model directories")
-    print(f"(a) import+build in memory (train-type): {exact}/{len(train)} exact, best {best:.3f} s "
-          f"= {len(train) / best:.0f} configs/s on one core, peak {peak_core / 2**20:.1f} MiB traced")
-    print(f"(b) import -> YAML -> load -> build (all kinds): {full_exact}/{len(files)} exact, {full:.2f} s "
-          f"= {len(files) / full:.0f} configs/s, process peak RSS {peak_full / 2**20:.0f} MiB")
+    print(
+        f"(a) import+build in memory (train-type): {exact}/{len(train)} exact, best {best:.3f} s "
+        f"= {len(train) / best:.0f} configs/s on one core, peak {peak_core / 2**20:.1f} MiB traced"
+    )
+    print(
+        f"(b) import -> YAML -> load -> build (all kinds): {full_exact}/{len(files)} exact, {full:.2f} s "
+        f"= {len(files) / full:.0f} configs/s, process peak RSS {peak_full / 2**20:.0f} MiB"
+    )
     target = 1000
     print(f"ratio to target ({target} configs/s) for (a): {len(train) / best / target:.2f}")
     return 0

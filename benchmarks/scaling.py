@@ -43,7 +43,7 @@ def explanation(cpus: int, busy1: float, busy2: float, speedup: float, wall_spee
     lines = [
         "What the numbers mean. Seed 002 expects a data-parallel efficiency of 0.8 on GPUs, where",
         "every process has a device of its own and only the gradient all-reduce (NCCL) is extra",
-        f"work. Here the two \"cards\" are {cpus} shared CPU core(s), and the all-reduce is gloo over",
+        f'work. Here the two "cards" are {cpus} shared CPU core(s), and the all-reduce is gloo over',
         "TCP on the loopback, once per step, blocking both processes.",
     ]
     if spare:
@@ -76,8 +76,11 @@ def explanation(cpus: int, busy1: float, busy2: float, speedup: float, wall_spee
 
 
 def env() -> dict:
-    e = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "PADDLE_TRAINER_ENDPOINTS",
-                                                          "PADDLE_MASTER", "FLAGS_START_PORT")}
+    e = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CUDA_VISIBLE_DEVICES", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "FLAGS_START_PORT")
+    }
     e["PYTHONUNBUFFERED"] = "1"
     e["PYTHONDONTWRITEBYTECODE"] = "1"
     return e
@@ -94,7 +97,7 @@ def _tree() -> dict:
                 raw = fh.read().decode("utf-8", "replace")
         except OSError:
             continue
-        f = raw[raw.rfind(")") + 2:].split()
+        f = raw[raw.rfind(")") + 2 :].split()
         out[int(d)] = (int(f[1]), int(f[11]) + int(f[12]))
     return out
 
@@ -114,14 +117,14 @@ def descendants(root: int, table: dict) -> list:
 def tree_cpu(root: int) -> float:
     """CPU seconds used so far by `root` and its live descendants."""
     table = _tree()
-    ticks = sum(table[p][1] for p in [root] + descendants(root, table) if p in table)
+    ticks = sum(table[p][1] for p in [root, *descendants(root, table)] if p in table)
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def kill_tree(proc: subprocess.Popen) -> None:
     """SIGKILL the process group and every descendant (launch's workers run under setsid)."""
     pids = descendants(proc.pid, _tree()) if os.path.isdir("/proc") else []
-    for target in [proc.pid] + pids:
+    for target in [proc.pid, *pids]:
         for fn in (os.killpg, os.kill):
             try:
                 fn(target, signal.SIGKILL)
@@ -138,8 +141,15 @@ def run(cmd, cwd: Path, timeout: float, watch: Path | None = None) -> tuple:
     marks, seen = [], 0
     t0 = time.monotonic()
     with open(out_path, "wb") as fh:
-        proc = subprocess.Popen([str(c) for c in cmd], cwd=str(cwd), env=env(), stdin=subprocess.DEVNULL,
-                                stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [str(c) for c in cmd],
+            cwd=str(cwd),
+            env=env(),
+            stdin=subprocess.DEVNULL,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             while proc.poll() is None:
                 if time.monotonic() - t0 > timeout:
@@ -162,9 +172,17 @@ def run(cmd, cwd: Path, timeout: float, watch: Path | None = None) -> tuple:
 
 
 def train_args(save_dir: str, epochs: int, bs: int) -> list:
-    return ["tools/train.py", "-c", "configs/tiny_rec.yml", "-o", "Global.use_gpu=False",
-            f"Global.save_model_dir={save_dir}", f"Global.epoch_num={epochs}",
-            f"Train.loader.batch_size_per_card={bs}", "Global.print_batch_step=1000"]
+    return [
+        "tools/train.py",
+        "-c",
+        "configs/tiny_rec.yml",
+        "-o",
+        "Global.use_gpu=False",
+        f"Global.save_model_dir={save_dir}",
+        f"Global.epoch_num={epochs}",
+        f"Train.loader.batch_size_per_card={bs}",
+        "Global.print_batch_step=1000",
+    ]
 
 
 def parse(text: str, what: str) -> dict:
@@ -186,10 +204,18 @@ def one(workdir: Path, procs: int, epochs: int, n_train: int, tag: str, timeout:
     bs = GLOBAL_BATCH // procs
     save = f"./output/{tag}"
     if procs == 1:
-        cmd = [PY] + train_args(save, epochs, bs)
+        cmd = [PY, *train_args(save, epochs, bs)]
     else:
-        cmd = [PY, "-m", "paddle.distributed.launch", "--nproc_per_node", str(procs),
-               "--log_dir", f"./log/{tag}"] + train_args(save, epochs, bs)
+        cmd = [
+            PY,
+            "-m",
+            "paddle.distributed.launch",
+            "--nproc_per_node",
+            str(procs),
+            "--log_dir",
+            f"./log/{tag}",
+            *train_args(save, epochs, bs),
+        ]
     worker_log = workdir / "log" / tag / "workerlog.0"
     rc, out, wall, marks = run(cmd, workdir, timeout, watch=None if procs == 1 else worker_log)
     if rc != 0:
@@ -216,11 +242,13 @@ def main(argv=None) -> int:
     if args.repeats < 1 or args.epochs < 2 or args.train < GLOBAL_BATCH:
         ap.error("need --repeats >= 1, --epochs >= 2 and --train >= 32")
 
-    probe = subprocess.run([PY, "-c", "import paddle; print(paddle.__version__)"], capture_output=True,
-                           text=True, env=env(), timeout=180)
+    probe = subprocess.run(
+        [PY, "-c", "import paddle; print(paddle.__version__)"], capture_output=True, text=True, env=env(), timeout=180
+    )
     if probe.returncode != 0:
-        print(f"paddle is not importable with {PY}: {(probe.stderr.strip().splitlines() or ['?'])[-1]}",
-              file=sys.stderr)
+        print(
+            f"paddle is not importable with {PY}: {(probe.stderr.strip().splitlines() or ['?'])[-1]}", file=sys.stderr
+        )
         return 2
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
@@ -229,14 +257,19 @@ def main(argv=None) -> int:
         work = tmp / "tiny_rec"
         for name in ("configs", "tools", "tinyrec"):
             shutil.copytree(EXAMPLE / name, work / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        rc, out, _, _ = run([PY, "tools/make_data.py", "--out", ".", "--train", args.train, "--eval", 8,
-                             "--infer", 1], work, 120)
+        rc, out, _, _ = run(
+            [PY, "tools/make_data.py", "--out", ".", "--train", args.train, "--eval", 8, "--infer", 1], work, 120
+        )
         if rc != 0:
             raise SystemExit(out)
-        print(f"paddle {probe.stdout.strip()}, {cpus} CPU core(s) available, {args.train} training images, "
-              f"{args.epochs} epochs, global batch {GLOBAL_BATCH}, {args.repeats} repeat(s)")
-        print(f"{'run':<10}{'procs':>6}{'bs/card':>8}{'samples/s':>11}{'incl. start-up':>16}"
-              f"{'wall s':>8}{'busy cores':>11}{'final loss':>11}")
+        print(
+            f"paddle {probe.stdout.strip()}, {cpus} CPU core(s) available, {args.train} training images, "
+            f"{args.epochs} epochs, global batch {GLOBAL_BATCH}, {args.repeats} repeat(s)"
+        )
+        print(
+            f"{'run':<10}{'procs':>6}{'bs/card':>8}{'samples/s':>11}{'incl. start-up':>16}"
+            f"{'wall s':>8}{'busy cores':>11}{'final loss':>11}"
+        )
         results = {1: [], 2: []}
         for r in range(args.repeats):
             order = (1, 2) if r % 2 == 0 else (2, 1)  # alternate, so drift hits both alike
@@ -244,8 +277,11 @@ def main(argv=None) -> int:
                 tag = f"p{procs}_r{r}"
                 res = one(work, procs, args.epochs, args.train, tag, args.timeout)
                 results[procs].append(res)
-                print(f"{tag:<10}{procs:>6}{GLOBAL_BATCH // procs:>8}{res['sps']:>11.1f}{res['wall_sps']:>16.1f}"
-                      f"{res['wall']:>8.1f}{res['busy']:>11.2f}{res['final_loss']:>11.4f}", flush=True)
+                print(
+                    f"{tag:<10}{procs:>6}{GLOBAL_BATCH // procs:>8}{res['sps']:>11.1f}{res['wall_sps']:>16.1f}"
+                    f"{res['wall']:>8.1f}{res['busy']:>11.2f}{res['final_loss']:>11.4f}",
+                    flush=True,
+                )
 
         med = {p: statistics.median(x["sps"] for x in results[p]) for p in (1, 2)}
         busy = {p: statistics.median(x["busy"] for x in results[p]) for p in (1, 2)}
@@ -257,10 +293,14 @@ def main(argv=None) -> int:
         print(f"samples/s, 1 process  (bs 32):     {med[1]:8.1f}   (median, epochs 2..{args.epochs})")
         print(f"samples/s, 2 processes (bs 16x2):  {med[2]:8.1f}")
         print(f"speed-up:    {speedup:.2f}x   (with start-up: {wall_speedup:.2f}x)")
-        print(f"efficiency:  {speedup / 2:.2f}      (speed-up / 2; with start-up: {wall_speedup / 2:.2f}; "
-              f"seed 002 expects 0.8 on GPUs)")
-        print(f"final loss:  1 process {statistics.median(x['final_loss'] for x in results[1]):.4f}, "
-              f"2 processes {statistics.median(x['final_loss'] for x in results[2]):.4f}")
+        print(
+            f"efficiency:  {speedup / 2:.2f}      (speed-up / 2; with start-up: {wall_speedup / 2:.2f}; "
+            f"seed 002 expects 0.8 on GPUs)"
+        )
+        print(
+            f"final loss:  1 process {statistics.median(x['final_loss'] for x in results[1]):.4f}, "
+            f"2 processes {statistics.median(x['final_loss'] for x in results[2]):.4f}"
+        )
         print()
         print(explanation(cpus, busy[1], busy[2], speedup, wall_speedup))
     finally:

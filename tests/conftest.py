@@ -22,14 +22,18 @@ SEED_000_TRAIN = (
     "python3.7 -m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 tools/train.py -c "
     "test_tipc/configs/ch_PP-OCRv3_rec/ch_PP-OCRv3_rec_distillation.yml -o  Global.use_gpu=True "
     "Global.save_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/norm_train_gpus_0,1_autocast_fp32_nodes_2"
-    "   Global.epoch_num=3 Global.auto_cast=fp32 Train.loader.batch_size_per_card=16    ")
+    "   Global.epoch_num=3 Global.auto_cast=fp32 Train.loader.batch_size_per_card=16    "
+)
 SEED_000_INFER = (
     'python3.7 tools/infer/predict_rec.py --rec_image_shape="3,48,320" --use_gpu=False --enable_mkldnn=False '
     "--cpu_threads=6 --rec_model_dir=./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
     "norm_train_gpus_0,1_autocast_fp32_nodes_2/Student --rec_batch_num=1   --image_dir=./inference/rec_inference "
-    "--benchmark=True --precision=fp32   ")
-SEED_000_INFER_REDIRECT = ("> ./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
-                           "python_infer_cpu_usemkldnn_False_threads_6_precision_fp32_batchsize_1.log 2>&1 ")
+    "--benchmark=True --precision=fp32   "
+)
+SEED_000_INFER_REDIRECT = (
+    "> ./test_tipc/output/ch_PP-OCRv3_rec/lite_train_lite_infer/"
+    "python_infer_cpu_usemkldnn_False_threads_6_precision_fp32_batchsize_1.log 2>&1 "
+)
 
 
 def corpus_dir() -> Path:
@@ -42,8 +46,10 @@ def corpus() -> Path:
     if not (path / "MANIFEST.tsv").is_file():
         if os.environ.get("TIPC_REQUIRE_CORPUS"):
             pytest.fail(f"TIPC_REQUIRE_CORPUS is set but the corpus is missing at {path}")
-        pytest.skip(f"legacy corpus not found at {path} (set TIPC_CORPUS to ../shared/corpus); "
-                    "CI always has it and .ci/run fails without it")
+        pytest.skip(
+            f"legacy corpus not found at {path} (set TIPC_CORPUS to ../shared/corpus); "
+            "CI always has it and .ci/run fails without it"
+        )
     return path
 
 
@@ -117,8 +123,9 @@ def copy_suite(generated_model_dir: Path, workdir: Path) -> Path:
 
 
 def run_bash(script: Path, args: list[str], cwd: Path, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", str(script), *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        ["bash", str(script), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 # Property tests draw the same examples on every machine and every run (derandomize), so a

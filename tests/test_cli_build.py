@@ -10,12 +10,11 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from conftest import GENERATED, SPECS
 from tipcgen.cli import app
 from tipcgen.emit.files import build_files
 from tipcgen.spec.load import load_spec
 from tipcgen.spec.schema import schema_text
-
-from conftest import GENERATED, SPECS
 
 runner = CliRunner()
 
@@ -82,8 +81,7 @@ def test_generated_scripts_are_shellcheck_and_bash_n_clean(tmp_path):
         subprocess.run(["bash", "-n", str(path)], check=True)
     proc = subprocess.run([shellcheck, "--severity=style", *map(str, scripts)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout
-    proc = subprocess.run([shellcheck, "-x", *map(str, scripts)], capture_output=True, text=True,
-                          cwd=scripts[0].parent)
+    proc = subprocess.run([shellcheck, "-x", *map(str, scripts)], capture_output=True, text=True, cwd=scripts[0].parent)
     assert proc.returncode == 0, proc.stdout
 
 
@@ -99,8 +97,20 @@ def test_scripts_and_docs_carry_the_generated_header():
 
 
 def test_cli_runs_from_any_directory(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "tipcgen.cli", "build", str(SPECS / "mobilenet_v3_small.yml"),
-                           "--out", str(tmp_path / "o")], cwd=tmp_path, capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tipcgen.cli",
+            "build",
+            str(SPECS / "mobilenet_v3_small.yml"),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "o/mobilenet_v3_small/test_tipc/prepare.sh").exists()
 

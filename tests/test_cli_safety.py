@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from conftest import SPECS, Recorder, run_bash
-from tipcgen.errors import UsageError
 from tipcgen.emit.fsio import LOCK_NAME, check_destinations
+from tipcgen.errors import UsageError
 
 SPEC = SPECS / "tiny_rec.yml"
 CONFIG = "test_tipc/configs/tiny_rec/train_infer_python.txt"
@@ -32,8 +32,14 @@ MODE = "lite_train_lite_infer"
 
 
 def tipcgen(*args, cwd: Path, env: dict | None = None, timeout: float = 10) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tipcgen.cli", *map(str, args)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tipcgen.cli", *map(str, args)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def tipcgen_all(calls: list, cwd: Path, env: dict | None = None) -> list:
@@ -115,7 +121,7 @@ def test_build_writes_nothing_outside_out(tmp_path, sentinel):
     only_below(before, after, tmp_path / "out")
     assert not (tmp_path / "out" / LOCK_NAME).exists(), "the lock file is removed after the build"
     out = str(tmp_path / "out") + os.sep
-    assert {Path(p[len(out):]).parts[0] for p in after if p.startswith(out)} == {p.stem for p in SPECS.glob("*.yml")}
+    assert {Path(p[len(out) :]).parts[0] for p in after if p.startswith(out)} == {p.stem for p in SPECS.glob("*.yml")}
 
 
 @pytest.mark.parametrize("link", ["tiny_rec", "tiny_rec/test_tipc", "tiny_rec/test_tipc/configs"])
@@ -142,9 +148,17 @@ def test_build_accepts_a_symlink_that_stays_inside_out(tmp_path, sentinel):
 def test_destinations_are_checked_whatever_validation_let_through(tmp_path):
     """Defence in depth: build_files' paths and the model name are checked again at write time."""
     out = str(tmp_path / "out")
-    for model, rel in (("../x", "test_tipc/a.txt"), ("/abs", "test_tipc/a.txt"), ("..", "a"), ("", "a"),
-                       ("m", "../../a.txt"), ("m", "/etc/a.txt"), ("m", "test_tipc//a.txt"),
-                       ("m", "test_tipc/./a.txt"), ("m", "test_tipc/../../a.txt")):
+    for model, rel in (
+        ("../x", "test_tipc/a.txt"),
+        ("/abs", "test_tipc/a.txt"),
+        ("..", "a"),
+        ("", "a"),
+        ("m", "../../a.txt"),
+        ("m", "/etc/a.txt"),
+        ("m", "test_tipc//a.txt"),
+        ("m", "test_tipc/./a.txt"),
+        ("m", "test_tipc/../../a.txt"),
+    ):
         with pytest.raises(UsageError):
             check_destinations(out, model, [rel])
     assert check_destinations(out, "m", ["test_tipc/a.txt"]) == os.path.join(out, "m")
@@ -181,8 +195,12 @@ def test_runner_refuses_what_would_escape_or_cannot_run(tmp_path, built, sentine
     before = snapshot(tmp_path)
     bash = run_bash(repo / "test_tipc/test_train_inference_python.sh", ["hostile.txt", MODE], repo, env, timeout=10)
     refused(bash, "hostile.txt", says)
-    calls = [["plan", "hostile.txt", "--mode", MODE], ["plan", "hostile.txt", "--format", "json"],
-             ["run", "hostile.txt", "--mode", MODE], ["run", "hostile.txt", "--mode", "whole_infer", "--dry-run"]]
+    calls = [
+        ["plan", "hostile.txt", "--mode", MODE],
+        ["plan", "hostile.txt", "--format", "json"],
+        ["run", "hostile.txt", "--mode", MODE],
+        ["run", "hostile.txt", "--mode", "whole_infer", "--dry-run"],
+    ]
     for proc in tipcgen_all(calls, repo, env):
         refused(proc, "hostile.txt", says)
     assert rec.records() == [], "nothing ran"
@@ -192,11 +210,13 @@ def test_runner_refuses_what_would_escape_or_cannot_run(tmp_path, built, sentine
 def test_executor_opens_logs_like_the_bash_redirect(tmp_path):
     """No directory is made for a step's log (the bash makes only the log directory): a log that
     cannot be opened fails its step unrun, status 1, as `cmd >"$log"` does."""
-    from tipcgen.run.executor import FAILED, PASSED, run_plan
     from tipcgen.plan.planner import Plan, Step
+    from tipcgen.run.executor import FAILED, PASSED, run_plan
 
-    steps = (Step(0, "eval", "true", ("true",), "./out/m/x/sub/e.log", None),
-             Step(1, "eval", "true", ("true",), "./out/m/x/e.log", None))
+    steps = (
+        Step(0, "eval", "true", ("true",), "./out/m/x/sub/e.log", None),
+        Step(1, "eval", "true", ("true",), "./out/m/x/e.log", None),
+    )
     plan = Plan("paddleocr", MODE, "m", "./out/m/x", "./out/m/x/results_python.log", steps)
     results = run_plan(plan, cwd=str(tmp_path), timeout=5)
     assert [(r.status, r.returncode) for r in results] == [(FAILED, 1), (PASSED, 0)]
@@ -220,8 +240,9 @@ def test_a_spec_the_runner_would_refuse_is_refused_at_validate_and_build(tmp_pat
     data["defaults"]["inference"]["threads"]["values"] = ["a/b"]
     spec = tmp_path / "s.yml"
     spec.write_text(yaml.safe_dump(data, sort_keys=False))
-    for proc in tipcgen_all([["validate", spec], ["build", spec, "--out", tmp_path / "o"],
-                             ["plan", spec, "--suite", "fleet"]], tmp_path):
+    for proc in tipcgen_all(
+        [["validate", spec], ["build", spec, "--out", tmp_path / "o"], ["plan", spec, "--suite", "fleet"]], tmp_path
+    ):
         refused(proc, str(spec), "[suite ", "inference.threads")
     assert not (tmp_path / "o").exists()
 
@@ -302,11 +323,21 @@ def test_unreadable_files_are_clean_errors(tmp_path):
         cfg.write_text(_config_text())
         spec.chmod(0)
         cfg.chmod(0)
-        for args, name in [(["validate", spec], str(spec)), (["build", spec, "--out", base / "o"], str(spec)),
-                           (["lint", spec], str(spec)), (["lint", cfg], str(cfg)),
-                           (["import", d, "--out", base / "o"], str(cfg)), (["plan", cfg], str(cfg))]:
-            proc = subprocess.run([*prefix, sys.executable, "-m", "tipcgen.cli", *map(str, args)], cwd=base,
-                                  capture_output=True, text=True, timeout=10)
+        for args, name in [
+            (["validate", spec], str(spec)),
+            (["build", spec, "--out", base / "o"], str(spec)),
+            (["lint", spec], str(spec)),
+            (["lint", cfg], str(cfg)),
+            (["import", d, "--out", base / "o"], str(cfg)),
+            (["plan", cfg], str(cfg)),
+        ]:
+            proc = subprocess.run(
+                [*prefix, sys.executable, "-m", "tipcgen.cli", *map(str, args)],
+                cwd=base,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            )
             assert "ermission denied" in refused(proc, name)
         assert not (base / "o").exists()
     finally:
@@ -345,8 +376,13 @@ def test_huge_gpu_list_is_refused_fast(tmp_path, built):
         proc = tipcgen(*args, cwd=repo, timeout=5)
         assert proc.returncode == 0, proc.stderr
         assert time.monotonic() - started < 5
-    refused(run_bash(repo / "test_tipc/test_train_inference_python.sh", ["huge.txt", MODE], repo, dict(os.environ),
-                     timeout=10), "huge.txt", "4096")
+    refused(
+        run_bash(
+            repo / "test_tipc/test_train_inference_python.sh", ["huge.txt", MODE], repo, dict(os.environ), timeout=10
+        ),
+        "huge.txt",
+        "4096",
+    )
     assert not (repo / "test_tipc/output").exists()
 
 
@@ -362,9 +398,13 @@ def test_a_second_build_waits_for_the_lock_then_gives_up_clearly(tmp_path):
         err = refused(tipcgen("build", SPEC, "--out", out, "--wait", "0.3", cwd=tmp_path), LOCK_NAME)
         assert "another tipcgen build" in err
         assert not (out / "tiny_rec").exists()
-        waiting = subprocess.Popen([sys.executable, "-m", "tipcgen.cli", "build", str(SPEC), "--out", str(out),
-                                    "--wait", "8"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True)
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "tipcgen.cli", "build", str(SPEC), "--out", str(out), "--wait", "8"],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert select.select([waiting.stderr], [], [], 8)[0], "it says it waits"
         assert "waiting for another build" in waiting.stderr.readline()
         time.sleep(0.2)
@@ -401,8 +441,12 @@ def test_leftover_temp_files_do_not_trip_check_and_build_removes_them(tmp_path):
 def test_sigkill_at_any_moment_then_build_and_check_recover(tmp_path, sentinel, delay):
     out = tmp_path / "out"
     before = snapshot(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "tipcgen.cli", "build", str(SPECS), "--out", str(out)],
-                            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tipcgen.cli", "build", str(SPECS), "--out", str(out)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
@@ -418,23 +462,26 @@ def test_sigkill_at_any_moment_then_build_and_check_recover(tmp_path, sentinel, 
 # 6. options
 
 
-@pytest.mark.parametrize("args,says", [
-    (["run", CONFIG, "--mode", MODE, "--step-timeout", "nan"], "--step-timeout"),
-    (["run", CONFIG, "--mode", MODE, "--step-timeout", "inf"], "--step-timeout"),
-    (["run", CONFIG, "--mode", MODE, "--step-timeout", "-1"], "--step-timeout"),
-    (["run", CONFIG, "--mode", MODE, "--step-timeout", "0"], "--step-timeout"),
-    (["run", CONFIG, "--mode", MODE, "--kill-grace", "nan"], "--kill-grace"),
-    (["run", CONFIG, "--mode", MODE, "--kill-grace", "-inf"], "--kill-grace"),
-    (["plan", CONFIG, "--format", "xml"], "--format"),
-    (["lint", CONFIG, "--format", "xml"], "--format"),
-    (["lint", CONFIG, "--layout", "nope"], "--layout"),
-    (["import", "test_tipc/configs/tiny_rec", "--report", "--format", "xml"], "--format"),
-    (["import", "test_tipc/configs/tiny_rec", "--format", "json"], "--report"),
-    (["import", "test_tipc/configs/tiny_rec", "--layout", "nope", "--report"], "--layout"),
-    (["build", SPEC, "--out", "o", "--wait", "nan"], "--wait"),
-    (["build", SPEC, "--out", "", "--lang", "zh"], "--out"),
-    (["build", SPEC, "--out", "o", "--lang", "fr"], "--lang"),
-])
+@pytest.mark.parametrize(
+    "args,says",
+    [
+        (["run", CONFIG, "--mode", MODE, "--step-timeout", "nan"], "--step-timeout"),
+        (["run", CONFIG, "--mode", MODE, "--step-timeout", "inf"], "--step-timeout"),
+        (["run", CONFIG, "--mode", MODE, "--step-timeout", "-1"], "--step-timeout"),
+        (["run", CONFIG, "--mode", MODE, "--step-timeout", "0"], "--step-timeout"),
+        (["run", CONFIG, "--mode", MODE, "--kill-grace", "nan"], "--kill-grace"),
+        (["run", CONFIG, "--mode", MODE, "--kill-grace", "-inf"], "--kill-grace"),
+        (["plan", CONFIG, "--format", "xml"], "--format"),
+        (["lint", CONFIG, "--format", "xml"], "--format"),
+        (["lint", CONFIG, "--layout", "nope"], "--layout"),
+        (["import", "test_tipc/configs/tiny_rec", "--report", "--format", "xml"], "--format"),
+        (["import", "test_tipc/configs/tiny_rec", "--format", "json"], "--report"),
+        (["import", "test_tipc/configs/tiny_rec", "--layout", "nope", "--report"], "--layout"),
+        (["build", SPEC, "--out", "o", "--wait", "nan"], "--wait"),
+        (["build", SPEC, "--out", "", "--lang", "zh"], "--out"),
+        (["build", SPEC, "--out", "o", "--lang", "fr"], "--lang"),
+    ],
+)
 def test_bad_option_values_exit_2(tmp_path, built, args, says):
     repo = _repo(tmp_path, built)
     before = snapshot(tmp_path)
@@ -464,14 +511,17 @@ def _archive(repo: Path) -> str:
     return "a.tar"
 
 
-@pytest.mark.parametrize("step", [
-    {"extract": "a.tar", "to": "data"},
-    {"extract": "a.tar", "to": "data/sub"},
-    {"url": "file://{repo}/a.tar", "to": "data", "extract": True},
-    {"link": "l", "target": "x", "dir": "data"},
-    {"remove": ["data/keep.txt"]},
-    {"run": "touch evil.txt", "dir": "data"},
-])
+@pytest.mark.parametrize(
+    "step",
+    [
+        {"extract": "a.tar", "to": "data"},
+        {"extract": "a.tar", "to": "data/sub"},
+        {"url": "file://{repo}/a.tar", "to": "data", "extract": True},
+        {"link": "l", "target": "x", "dir": "data"},
+        {"remove": ["data/keep.txt"]},
+        {"run": "touch evil.txt", "dir": "data"},
+    ],
+)
 def test_prepare_never_writes_through_a_link_leading_outside(tmp_path, sentinel, step):
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -482,8 +532,7 @@ def test_prepare_never_writes_through_a_link_leading_outside(tmp_path, sentinel,
     spec = _prepare_spec(tmp_path, [step])
     env = {**os.environ, "TIPC_CACHE": str(tmp_path / "cache")}
     before = snapshot(sentinel)
-    err = refused(tipcgen("prepare", spec, "--mode", MODE, "--root", repo, cwd=tmp_path, env=env), "data",
-                  code=1)
+    err = refused(tipcgen("prepare", spec, "--mode", MODE, "--root", repo, cwd=tmp_path, env=env), "data", code=1)
     assert "refusing" in err and "outside the model repo" in err
     assert snapshot(sentinel) == before
 

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import pytest
 
+from tipcgen.dialects import LAYOUTS, detect
+
 # ---- everything used from tipcgen and from the golden generator (update here when modules move)
 from tipcgen.emit.files import config_files
-from tipcgen.dialects import detect
 from tipcgen.legacy.importer import decode
-from tipcgen.dialects import LAYOUTS
 from tipcgen.spec.load import load_spec_text
 from update_golden import (
     ENV_VARS,

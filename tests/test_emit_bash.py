@@ -6,14 +6,13 @@ import shlex
 
 import pytest
 
-from tipcgen.emit.files import build_files
-from tipcgen.dialects import get_layout
-from tipcgen.spec.load import load_spec
-from tipcgen.legacy.lower import config_text
-from tipcgen.spec.modes import MODES
-from tipcgen.plan.planner import plan_config, skip_reason
-
 from conftest import SEED_000_INFER, SEED_000_TRAIN, SPECS, run_bash
+from tipcgen.dialects import get_layout
+from tipcgen.emit.files import build_files
+from tipcgen.legacy.lower import config_text
+from tipcgen.plan.planner import plan_config, skip_reason
+from tipcgen.spec.load import load_spec
+from tipcgen.spec.modes import MODES
 
 # Seed 000 (quoted in legacy-format.md §4): the first and a CPU inference line of the fleet run.
 SEED_000 = [SEED_000_TRAIN, SEED_000_INFER]
@@ -21,9 +20,15 @@ SEED_000 = [SEED_000_TRAIN, SEED_000_INFER]
 # own two lines are stale). argv after python3.7, with CUDA_VISIBLE_DEVICES.
 _M = "./test_tipc/output/mobilenet_v3_small/lite_train_lite_infer/fleet_train_gpus_0,1_autocast_False_nodes_2.log"
 MODELS_FLEET = [
-    (None, f"-m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 train.py --output-dir={_M} --epochs=5 --batch-size=4"),
+    (
+        None,
+        f"-m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 train.py --output-dir={_M} --epochs=5 --batch-size=4",
+    ),
     ("0", f"train.py --test-only --pretrained={_M}/latest.pdparams"),
-    ("0", f"tools/export_model.py --model=mobilenet_v3_small --pretrained={_M}/latest.pdparams --save-inference-dir={_M}"),
+    (
+        "0",
+        f"tools/export_model.py --model=mobilenet_v3_small --pretrained={_M}/latest.pdparams --save-inference-dir={_M}",
+    ),
     ("0", f"deploy/inference_python/infer.py --use-gpu=False --model-dir={_M} --batch-size=1 --benchmark=True"),
 ]
 
@@ -40,8 +45,12 @@ def _tree(tmp_path, spec_file: str):
 def _run(recorder, repo, config, mode, fail=None, extra=(), cuda=None):
     recorder.install("python3.7")
     recorder.reset()
-    proc = run_bash(repo / "test_tipc/test_train_inference_python.sh", [config, mode, *extra], repo,
-                    recorder.env(fail=fail, cuda=cuda))
+    proc = run_bash(
+        repo / "test_tipc/test_train_inference_python.sh",
+        [config, mode, *extra],
+        repo,
+        recorder.env(fail=fail, cuda=cuda),
+    )
     return proc, recorder.records()
 
 
@@ -68,15 +77,21 @@ def test_fleet_models_runs_the_four_commands(tmp_path, recorder):
     assert proc.returncode == 0, proc.stderr
     assert [(r["cvd"], r["argv"]) for r in recs] == [(cvd, line.split()) for cvd, line in MODELS_FLEET]
     log = (repo / "test_tipc/output/mobilenet_v3_small/lite_train_lite_infer/results_python.log").read_text()
-    assert f"Run successfully with command - mobilenet_v3_small - python3.7 -m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 train.py --output-dir={_M} --epochs=5   --batch-size=4!" in log
+    assert (
+        f"Run successfully with command - mobilenet_v3_small - python3.7 -m paddle.distributed.launch --ips=192.168.0.1,192.168.0.2 --gpus=0,1 train.py --output-dir={_M} --epochs=5   --batch-size=4!"
+        in log
+    )
     assert "python_infer_cpu_batchsize_1.log 2>&1 !" in log
 
 
-@pytest.mark.parametrize("spec_file,suite_name,fail", [
-    ("ch_PP-OCRv3_rec.yml", "fleet", "tools/export_model.py"),
-    ("mobilenet_v3_small.yml", "fleet", "tools/export_model.py"),
-    ("ch_PP-OCRv3_rec.yml", "normal", "tools/train.py"),
-])
+@pytest.mark.parametrize(
+    "spec_file,suite_name,fail",
+    [
+        ("ch_PP-OCRv3_rec.yml", "fleet", "tools/export_model.py"),
+        ("mobilenet_v3_small.yml", "fleet", "tools/export_model.py"),
+        ("ch_PP-OCRv3_rec.yml", "normal", "tools/train.py"),
+    ],
+)
 def test_failed_step_keeps_going_logs_failure_and_exits_1(tmp_path, recorder, spec_file, suite_name, fail):
     spec, repo = _tree(tmp_path, spec_file)
     suite = spec.suites[suite_name]
@@ -117,8 +132,9 @@ def test_bash_equals_plan_for_every_suite_and_mode(tmp_path, recorder, spec_file
         for cuda, extra in ((None, ()), ("3", ("5",) if mode == "whole_infer" else ())):
             proc, recs = _run(recorder, repo, config, mode, extra=extra, cuda=cuda)
             assert proc.returncode == 0, proc.stderr
-            plan = plan_config(config_text(suite, layout), layout, mode, gpuid=extra[0] if extra else None,
-                               cuda_visible_devices=cuda)
+            plan = plan_config(
+                config_text(suite, layout), layout, mode, gpuid=extra[0] if extra else None, cuda_visible_devices=cuda
+            )
             got = [(r["cvd"], r["argv"]) for r in recs]
             want = [(s.cuda_visible_devices, list(s.argv[1:])) for s in plan.steps]
             assert got == want, f"{name} {mode}"

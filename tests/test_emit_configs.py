@@ -4,16 +4,27 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import SPECS
 from tipcgen.emit.files import build_files
 from tipcgen.spec.load import load_spec
 
-from conftest import SPECS
-
 CASES = [
-    ("ch_PP-OCRv3_rec.yml", "fleet", "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"),
+    (
+        "ch_PP-OCRv3_rec.yml",
+        "fleet",
+        "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt",
+    ),
     ("ch_PP-OCRv3_rec.yml", "normal", "PaddleOCR/ch_PP-OCRv3_rec/train_infer_python.txt"),
-    ("mobilenet_v3_small.yml", "fleet", "models/tutorials/mobilenetv3_prod/Step6/mobilenet_v3_small/train_fleet_infer_python.txt"),
-    ("mobilenet_v3_small.yml", "normal", "models/tutorials/mobilenetv3_prod/Step6/mobilenet_v3_small/train_infer_python.txt"),
+    (
+        "mobilenet_v3_small.yml",
+        "fleet",
+        "models/tutorials/mobilenetv3_prod/Step6/mobilenet_v3_small/train_fleet_infer_python.txt",
+    ),
+    (
+        "mobilenet_v3_small.yml",
+        "normal",
+        "models/tutorials/mobilenetv3_prod/Step6/mobilenet_v3_small/train_infer_python.txt",
+    ),
 ]
 
 

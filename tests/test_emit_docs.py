@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from tipcgen.emit.files import build_files
+from conftest import SPECS
 from tipcgen.dialects import get_layout
-from tipcgen.spec.load import load_spec
+from tipcgen.emit.files import build_files
 from tipcgen.legacy.lower import config_text
 from tipcgen.plan.planner import plan_config
-
-from conftest import SPECS
+from tipcgen.spec.load import load_spec
 
 
 def _doc(spec_file, suite, lang="zh"):
@@ -20,8 +19,15 @@ def _doc(spec_file, suite, lang="zh"):
 
 def test_fleet_doc_has_seed_structure_and_computed_lines():
     spec, suite, doc = _doc("ch_PP-OCRv3_rec.yml", "fleet")
-    for heading in ("## 1. 测试结论汇总", "## 2. 测试流程", "修改配置文件", "准备数据", "FLAGS_START_PORT",
-                    "输出结果", "需要在所有的节点上均运行"):
+    for heading in (
+        "## 1. 测试结论汇总",
+        "## 2. 测试流程",
+        "修改配置文件",
+        "准备数据",
+        "FLAGS_START_PORT",
+        "输出结果",
+        "需要在所有的节点上均运行",
+    ):
         assert heading in doc
     assert "| PP-OCRv3 | ch_PP-OCRv3_rec | 分布式训练 |" in doc.replace("  ", " ")
     assert "gpu_list:192.168.0.1,192.168.0.2;0,1" in doc

@@ -90,14 +90,22 @@ def free_port():
 
 def copy_project(dst):
     for name in ("configs", "tools", "tinyrec"):
-        shutil.copytree(EXAMPLE / name, dst / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(EXAMPLE / name, dst / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
 
 
 def train_cmd(save_dir, epochs=3, bs=16, extra=()):
-    return ["tools/train.py", "-c", "configs/tiny_rec.yml", "-o", "Global.use_gpu=False",
-            "Global.save_model_dir=%s" % save_dir, "Global.epoch_num=%d" % epochs,
-            "Global.auto_cast=fp32", "Train.loader.batch_size_per_card=%d" % bs, *extra]
+    return [
+        "tools/train.py",
+        "-c",
+        "configs/tiny_rec.yml",
+        "-o",
+        "Global.use_gpu=False",
+        "Global.save_model_dir=%s" % save_dir,
+        "Global.epoch_num=%d" % epochs,
+        "Global.auto_cast=fp32",
+        "Train.loader.batch_size_per_card=%d" % bs,
+        *extra,
+    ]
 
 
 def checksums(text):
@@ -109,7 +117,11 @@ def paddle_info():
     try:
         res = subprocess.run(
             [PY, "-c", "import paddle; print('CUDA', paddle.is_compiled_with_cuda())"],
-            capture_output=True, text=True, timeout=120, env=_env())
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=_env(),
+        )
     except subprocess.TimeoutExpired:
         pytest.skip("import paddle timed out")
     if res.returncode != 0 or "CUDA" not in res.stdout:
@@ -123,8 +135,11 @@ def work(paddle_info, tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny_rec")
     w = root / "w"
     copy_project(w)
-    run_ok([PY, "tools/make_data.py", "--out", ".", "--seed", "0", "--infer", str(N_INFER),
-            "--tar", str(root / "tars")], w, label="make_data")
+    run_ok(
+        [PY, "tools/make_data.py", "--out", ".", "--seed", "0", "--infer", str(N_INFER), "--tar", str(root / "tars")],
+        w,
+        label="make_data",
+    )
     return w
 
 
@@ -136,8 +151,21 @@ def trained(work):
 
 def test_make_data_is_deterministic_and_tars_unpack(work, tmp_path):
     other = tmp_path / "again"
-    run_ok([PY, work / "tools/make_data.py", "--out", other, "--seed", "0",
-            "--infer", str(N_INFER), "--tar", other / "tars"], tmp_path)
+    run_ok(
+        [
+            PY,
+            work / "tools/make_data.py",
+            "--out",
+            other,
+            "--seed",
+            "0",
+            "--infer",
+            str(N_INFER),
+            "--tar",
+            other / "tars",
+        ],
+        tmp_path,
+    )
     for sub in ("train_data/tiny_rec", "inference"):
         cmp = filecmp.dircmp(work / sub, other / sub)
         stack = [cmp]
@@ -169,8 +197,9 @@ def test_make_data_is_deterministic_and_tars_unpack(work, tmp_path):
         tf.extractall(unpack / "train_data", **kw)
     with tarfile.open(tars / "rec_inference.tar") as tf:
         tf.extractall(unpack / "inference", **kw)
-    assert (unpack / "train_data/tiny_rec/eval_list.txt").read_bytes() == \
-        (work / "train_data/tiny_rec/eval_list.txt").read_bytes()
+    assert (unpack / "train_data/tiny_rec/eval_list.txt").read_bytes() == (
+        work / "train_data/tiny_rec/eval_list.txt"
+    ).read_bytes()
     assert len(list((unpack / "inference/rec_inference").glob("*.png"))) == N_INFER
 
 
@@ -197,9 +226,19 @@ def test_train_is_deterministic(trained):
 
 def test_eval(trained):
     work, _ = trained
-    out = run_ok([PY, "tools/eval.py", "-c", "configs/tiny_rec.yml", "-o",
-                  "Global.pretrained_model=./output/single/latest", "Global.use_gpu=False"],
-                 work, label="eval")
+    out = run_ok(
+        [
+            PY,
+            "tools/eval.py",
+            "-c",
+            "configs/tiny_rec.yml",
+            "-o",
+            "Global.pretrained_model=./output/single/latest",
+            "Global.use_gpu=False",
+        ],
+        work,
+        label="eval",
+    )
     m = re.search(r"acc: ([0-9.]+), norm_edit_dis: ([0-9.]+)", out)
     assert m, out[-3000:]
     assert 0.0 <= float(m.group(1)) <= 1.0 and 0.0 <= float(m.group(2)) <= 1.0
@@ -208,9 +247,19 @@ def test_eval(trained):
 @pytest.fixture(scope="module")
 def exported(trained):
     work, _ = trained
-    run_ok([PY, "tools/export_model.py", "-c", "configs/tiny_rec.yml", "-o",
+    run_ok(
+        [
+            PY,
+            "tools/export_model.py",
+            "-c",
+            "configs/tiny_rec.yml",
+            "-o",
             "Global.checkpoints=./output/single/latest",
-            "Global.save_inference_dir=./output/single"], work, label="export")
+            "Global.save_inference_dir=./output/single",
+        ],
+        work,
+        label="export",
+    )
     return work, work / "output/single"
 
 
@@ -222,9 +271,18 @@ def test_export_writes_inference_model(exported):
 
 
 def test_export_missing_checkpoint_fails(work):
-    rc, out = run([PY, "tools/export_model.py", "-c", "configs/tiny_rec.yml", "-o",
-                   "Global.checkpoints=./output/does_not_exist/latest",
-                   "Global.save_inference_dir=./output/does_not_exist"], work)
+    rc, out = run(
+        [
+            PY,
+            "tools/export_model.py",
+            "-c",
+            "configs/tiny_rec.yml",
+            "-o",
+            "Global.checkpoints=./output/does_not_exist/latest",
+            "Global.save_inference_dir=./output/does_not_exist",
+        ],
+        work,
+    )
     assert rc != 0
     assert "checkpoint not found" in out
 
@@ -262,26 +320,37 @@ BENCH_LINES = [
 
 
 def predict_cmd(model_dir, bs, *extra):
-    return [PY, "tools/infer/predict_rec.py", "--use_gpu=False", "--use_tensorrt=False",
-            "--enable_mkldnn=False", "--cpu_threads=2", "--rec_model_dir=%s" % model_dir,
-            "--rec_batch_num=%d" % bs, "--image_dir=./inference/rec_inference",
-            "--benchmark=True", "--precision=fp32", "--rec_image_shape=3,32,100", *extra]
+    return [
+        PY,
+        "tools/infer/predict_rec.py",
+        "--use_gpu=False",
+        "--use_tensorrt=False",
+        "--enable_mkldnn=False",
+        "--cpu_threads=2",
+        "--rec_model_dir=%s" % model_dir,
+        "--rec_batch_num=%d" % bs,
+        "--image_dir=./inference/rec_inference",
+        "--benchmark=True",
+        "--precision=fp32",
+        "--rec_image_shape=3,32,100",
+        *extra,
+    ]
 
 
 @pytest.mark.parametrize("bs", [1, 6])
 def test_predict_benchmark(exported, bs):
     work, model_dir = exported
-    out = run_ok(predict_cmd(model_dir, bs, "--some_unknown_flag=1"), work,
-                 label="predict_bs%d" % bs)
+    out = run_ok(predict_cmd(model_dir, bs, "--some_unknown_flag=1"), work, label="predict_bs%d" % bs)
     preds = re.findall(r"Predicts of (\S+):\('([0-9a-z]*)', ([0-9.e-]+)\)", out)
     assert len(preds) == N_INFER, out[-3000:]
-    assert sorted(os.path.basename(p[0]) for p in preds) == \
-        sorted(p.name for p in (work / "inference/rec_inference").glob("*.png"))
+    assert sorted(os.path.basename(p[0]) for p in preds) == sorted(
+        p.name for p in (work / "inference/rec_inference").glob("*.png")
+    )
     assert "ignoring unknown argument --some_unknown_flag=1" in out
 
     logged = [LOG_PREFIX.sub("", ln) for ln in out.splitlines() if LOG_PREFIX.match(ln)]
     start_idx = logged.index(BENCH_LINES[0])
-    block = logged[start_idx:start_idx + len(BENCH_LINES)]
+    block = logged[start_idx : start_idx + len(BENCH_LINES)]
     assert len(block) == len(BENCH_LINES), block
     for pattern, line in zip(BENCH_LINES, block):
         pattern = pattern.replace("{bs}", str(bs)).replace("{n}", str(N_INFER))
@@ -302,8 +371,12 @@ def test_predict_error_paths(exported, paddle_info):
 
 def test_two_process_launch(work, tmp_path):
     log_dir = tmp_path / "log"
-    out = run_ok([PY, "-m", "paddle.distributed.launch", "--nproc_per_node", "2",
-                  "--log_dir", log_dir] + train_cmd("./output/dp"), work, label="train_2proc")
+    out = run_ok(
+        [PY, "-m", "paddle.distributed.launch", "--nproc_per_node", "2", "--log_dir", log_dir]
+        + train_cmd("./output/dp"),
+        work,
+        label="train_2proc",
+    )
     logs = {i: (log_dir / ("workerlog.%d" % i)).read_text() for i in (0, 1)}
     cs0, cs1 = checksums(logs[0]), checksums(logs[1])
     assert set(cs0) == {0} and set(cs1) == {1}, (cs0, cs1, out[-3000:])
@@ -330,9 +403,25 @@ def test_two_node_launch_on_one_host(work, tmp_path):
     port = free_port()
     t0 = time.time()
     procs = [
-        start([PY, "-m", "paddle.distributed.launch", "--master", "127.0.0.1:%d" % port,
-               "--nnodes", "2", "--rank", str(r), "--nproc_per_node", "1",
-               "--log_dir", "./log"] + train_cmd("./output/mn"), nodes[r])
+        start(
+            [
+                PY,
+                "-m",
+                "paddle.distributed.launch",
+                "--master",
+                "127.0.0.1:%d" % port,
+                "--nnodes",
+                "2",
+                "--rank",
+                str(r),
+                "--nproc_per_node",
+                "1",
+                "--log_dir",
+                "./log",
+            ]
+            + train_cmd("./output/mn"),
+            nodes[r],
+        )
         for r in (0, 1)
     ]
     results = []

@@ -35,8 +35,13 @@ def _manifest_entries(corpus: Path) -> list[str]:
 
 
 # The layout each repo's train-type configs must land in (PaddleDetection gets its own dialect later).
-_REPO_LAYOUT = {"PaddleClas": "paddleclas", "PaddleSeg": "paddleseg", "PaddleVideo": "paddlevideo",
-                "models": "models", "PaddleOCR": "paddleocr"}
+_REPO_LAYOUT = {
+    "PaddleClas": "paddleclas",
+    "PaddleSeg": "paddleseg",
+    "PaddleVideo": "paddlevideo",
+    "models": "models",
+    "PaddleOCR": "paddleocr",
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +56,11 @@ def reports(corpus):
 def test_every_corpus_config_round_trips_byte_for_byte(corpus, reports):
     files = _manifest(corpus)
     assert set(_manifest_entries(corpus)) <= set(files)
-    not_exact = {os.path.relpath(os.path.join(r.directory, f), corpus): why
-                 for r in reports.values() for f, why in r.failures.items()}
+    not_exact = {
+        os.path.relpath(os.path.join(r.directory, f), corpus): why
+        for r in reports.values()
+        for f, why in r.failures.items()
+    }
     assert not_exact.keys() == UNSUPPORTED.keys(), not_exact
     # train-type configs land in their repo's layout; everything else is kept verbatim ("raw")
     for r in reports.values():
@@ -98,8 +106,9 @@ def test_lint_finds_the_known_defects(corpus_findings):
     assert len(fasle) > 0
     assert all(rel.startswith("PaddleClas/") and "infer_quant" in f.message for rel, f in fasle)
     # PaddleDetection configs are read with the PaddleOCR table until their own dialect exists
-    shifted = sorted({rel for rel, f in corpus_findings if f.rule == "TIPC005"
-                      and not rel.startswith("PaddleDetection/")})
+    shifted = sorted(
+        {rel for rel, f in corpus_findings if f.rule == "TIPC005" and not rel.startswith("PaddleDetection/")}
+    )
     assert shifted == [
         "PaddleSeg/contrib/PanopticSeg/mask2former/train_infer_python.txt",
         "PaddleSeg/contrib/PanopticSeg/panoptic_deeplab/train_infer_python.txt",
@@ -109,16 +118,21 @@ def test_lint_finds_the_known_defects(corpus_findings):
         "PaddleVideo/BMN/train_infer_python.txt",
     ]
     mismatch = {rel for rel, f in corpus_findings if f.rule == "TIPC008"}
-    assert {"PaddleClas/ResNeXt/ResNeXt152_32x4d_train_infer_python.txt",
-            "PaddleClas/ResNeXt/ResNeXt152_32x4d_train_amp_infer_python.txt"} <= mismatch
+    assert {
+        "PaddleClas/ResNeXt/ResNeXt152_32x4d_train_infer_python.txt",
+        "PaddleClas/ResNeXt/ResNeXt152_32x4d_train_amp_infer_python.txt",
+    } <= mismatch
     assert len(mismatch) == 6
     assert {rel for rel, f in corpus_findings if f.rule == "TIPC007"} == {
-        "models/tutorials/mobilenetv3_prod/Step6/mobilenet_v3_small/train_amp_infer_python.txt"}
+        "models/tutorials/mobilenetv3_prod/Step6/mobilenet_v3_small/train_amp_infer_python.txt"
+    }
     assert {rel for rel, f in corpus_findings if f.rule == "TIPC010"} >= {"PaddleSeg/lpsnet/train_infer_python.txt"}
     assert {rel for rel, f in corpus_findings if f.rule == "TIPC012"} == {
-        "PaddleVideo/PP-TSN/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt.txt"}
+        "PaddleVideo/PP-TSN/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt.txt"
+    }
     assert {rel for rel, f in corpus_findings if f.rule == "TIPC006"} >= {
-        rel for rel, _ in corpus_findings if rel.endswith("_use_dali.txt")}
+        rel for rel, _ in corpus_findings if rel.endswith("_use_dali.txt")
+    }
     # `-o Global.device:gpu` with gpu_list:0|0,1: PaddleClas's typical defect
     short = [rel for rel, f in corpus_findings if f.rule == "TIPC011"]
     assert sum(rel.startswith("PaddleClas/") for rel in short) > 400
@@ -134,7 +148,9 @@ def test_lint_is_silent_on_the_seed_fleet_config(corpus):
 
 
 def test_lint_rules_on_small_fixtures(tmp_path, corpus):
-    seed = (corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt").read_text()
+    seed = (
+        corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"
+    ).read_text()
     cases = {
         "TIPC002": seed.replace("lite_train_lite_infer=16", "lite_train_infer=16"),
         "TIPC003": seed.replace("|whole_train_whole_infer=64", ""),
@@ -171,9 +187,16 @@ def test_import_writes_specs_that_build_the_same_bytes(tmp_path, corpus):
 
 
 def test_layout_detection_and_asking_for_help(corpus, tmp_path):
-    assert detect(decode("x", (corpus / "PaddleSeg/lpsnet/train_infer_python.txt").read_bytes()).lines)[0] == "paddleseg"
+    assert (
+        detect(decode("x", (corpus / "PaddleSeg/lpsnet/train_infer_python.txt").read_bytes()).lines)[0] == "paddleseg"
+    )
     weird = tmp_path / "weird.txt"
-    weird.write_text("===========================train_params===========================\n" + "a:b\n" * 5 + "trainer:norm\n" + "c:d\n" * 40)
+    weird.write_text(
+        "===========================train_params===========================\n"
+        + "a:b\n" * 5
+        + "trainer:norm\n"
+        + "c:d\n" * 40
+    )
     result = runner.invoke(app, ["import", str(weird), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "pass --layout" in result.output
     result = runner.invoke(app, ["import", str(weird), "--layout", "paddleocr", "--out", str(tmp_path / "o")])
@@ -183,7 +206,10 @@ def test_layout_detection_and_asking_for_help(corpus, tmp_path):
 HOSTILE = {
     "binary.txt": (b"\x00\x01\x02" * 100, "binary file"),
     "big.txt": (b"a:b\n" * (13 * 1024 * 1024), "MB"),
-    "latin1.txt": ("===========================train_params===========================\nmodel_name:d\xe9mo\n".encode("latin-1"), "not UTF-8"),
+    "latin1.txt": (
+        "===========================train_params===========================\nmodel_name:d\xe9mo\n".encode("latin-1"),
+        "not UTF-8",
+    ),
 }
 
 
@@ -200,7 +226,9 @@ def test_hostile_files_give_clean_errors(tmp_path, name):
 
 @pytest.mark.parametrize("variant", ["crlf", "bom", "only_headers", "long"])
 def test_hostile_files_that_import_correctly(tmp_path, corpus, variant):
-    seed = (corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt").read_bytes()
+    seed = (
+        corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"
+    ).read_bytes()
     data = {
         "crlf": seed.replace(b"\n", b"\r\n"),
         "bom": b"\xef\xbb\xbf" + seed,

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tipcgen.emit.files import runner_script
 from tipcgen.dialects.paddleocr import PADDLEOCR
-from tipcgen.plan.planner import gpu_entry
+from tipcgen.emit.files import runner_script
 from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, unquoted_test, words
+from tipcgen.plan.planner import gpu_entry
 
 DRIVER = r"""
 source "$1"
@@ -55,8 +55,9 @@ def common_func(tmp_path_factory) -> Path:
 
 def run_bash(common_func: Path, calls: list[tuple[str, str, str, str]]) -> list[str]:
     data = b"".join(b"".join(part.encode() + b"\0" for part in call) for call in calls)
-    proc = subprocess.run(["bash", "-c", DRIVER, "driver", str(common_func)], input=data,
-                          capture_output=True, check=True, timeout=60)
+    proc = subprocess.run(
+        ["bash", "-c", DRIVER, "driver", str(common_func)], input=data, capture_output=True, check=True, timeout=60
+    )
     return proc.stdout.decode().split("\0")
 
 
@@ -74,8 +75,31 @@ class Reader:
 
 # Config text: printable ASCII plus the characters the legacy format and shells care about.
 TEXT = st.text(alphabet=st.sampled_from(list("abz019 .,;:=|-_/'\"\\!()[]{}*?$#\t")), max_size=40)
-TOKENS = st.sampled_from(["", "null", "True", "False", "int8", "fp16", "!", "(", ")", "-n", "-z", "=", "!=",
-                          "norm_train", "pact_train", " ", "a b", "|", "a|", "|b", "a||b"])
+TOKENS = st.sampled_from(
+    [
+        "",
+        "null",
+        "True",
+        "False",
+        "int8",
+        "fp16",
+        "!",
+        "(",
+        ")",
+        "-n",
+        "-z",
+        "=",
+        "!=",
+        "norm_train",
+        "pact_train",
+        " ",
+        "a b",
+        "|",
+        "a|",
+        "|b",
+        "a||b",
+    ]
+)
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
@@ -111,7 +135,8 @@ def test_unquoted_test_agrees(common_func, cases):
 
 MODES = st.sampled_from(["lite_train_lite_infer", "whole_train_whole_infer", "lite_train_whole_infer"])
 TABLE = st.lists(st.tuples(st.one_of(MODES, TEXT), st.one_of(TEXT, st.just(""))), max_size=4).map(
-    lambda items: "|".join(f"{m}={v}" for m, v in items))
+    lambda items: "|".join(f"{m}={v}" for m, v in items)
+)
 
 
 @SETTINGS
@@ -133,7 +158,10 @@ def test_set_param_agrees(common_func, cases):
 IP = st.sampled_from(["10.0.0.1", "192.168.0.2", "1.1.1.1", "", "x"])
 GPUS = st.lists(st.sampled_from(["0", "1", "7", "10", ""]), max_size=4).map(",".join)
 ENTRY = st.one_of(
-    st.just("-1"), GPUS, TEXT, st.sampled_from(["cpux1", "cpux2", "cpux12", "cpux0", "cpux", "10.0.0.1,10.0.0.2;cpux2"]),
+    st.just("-1"),
+    GPUS,
+    TEXT,
+    st.sampled_from(["cpux1", "cpux2", "cpux12", "cpux0", "cpux", "10.0.0.1,10.0.0.2;cpux2"]),
     st.tuples(st.lists(IP, max_size=3).map(",".join), GPUS).map(lambda t: f"{t[0]};{t[1]}"),
 )
 

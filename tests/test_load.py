@@ -35,26 +35,116 @@ suites:
 # (name, replace old -> new in VALID (or a whole text), expected line, expected field or None, words in message)
 CASES = [
     ("yaml_syntax", ("topology: [0, [0, 1]]", "topology: [0, [0, 1]"), 9, None, "YAML syntax"),
-    ("duplicate_key", ("    model_name: demo_rec\n", "    model_name: demo_rec\n    model_name: other\n"), 8, None, "duplicate key"),
-    ("wrong_type", ("by_mode: {lite_train_lite_infer: 1}", "by_mode: {lite_train_lite_infer: [1, 2]}"), 11, "suites.normal.train.epochs.by_mode.lite_train_lite_infer", "got a list"),
-    ("unknown_key_near_miss", ("      batch_size: {key: Train", "      bach_size: {key: Train"), 12, "suites.normal.train.bach_size", "did you mean 'batch_size'"),
+    (
+        "duplicate_key",
+        ("    model_name: demo_rec\n", "    model_name: demo_rec\n    model_name: other\n"),
+        8,
+        None,
+        "duplicate key",
+    ),
+    (
+        "wrong_type",
+        ("by_mode: {lite_train_lite_infer: 1}", "by_mode: {lite_train_lite_infer: [1, 2]}"),
+        11,
+        "suites.normal.train.epochs.by_mode.lite_train_lite_infer",
+        "got a list",
+    ),
+    (
+        "unknown_key_near_miss",
+        ("      batch_size: {key: Train", "      bach_size: {key: Train"),
+        12,
+        "suites.normal.train.bach_size",
+        "did you mean 'batch_size'",
+    ),
     ("unknown_top_key", ("layout: paddleocr", "layuot: paddleocr"), 3, "layuot", "did you mean 'layout'"),
-    ("bad_ip", ("topology: [0, [0, 1]]", "topology: [{ips: [192.168.0.1, 192.168.0.300], gpus: [0, 1]}]"), 8, "suites.normal.topology[0].ips", "not an IPv4 address"),
-    ("duplicate_gpu", ("topology: [0, [0, 1]]", "topology: [0, [0, 0]]"), 8, "suites.normal.topology[1].gpus", "listed twice"),
-    ("duplicate_ip", ("topology: [0, [0, 1]]", "topology: [{ips: [10.0.0.1, 10.0.0.1], gpus: [0]}]"), 8, "suites.normal.topology[0].ips", "listed twice"),
-    ("unknown_mode", ("by_mode: {lite_train_lite_infer: 1}", "by_mode: {lite_train_infer: 1}"), 11, "suites.normal.train.epochs.by_mode", "unknown mode 'lite_train_infer'"),
+    (
+        "bad_ip",
+        ("topology: [0, [0, 1]]", "topology: [{ips: [192.168.0.1, 192.168.0.300], gpus: [0, 1]}]"),
+        8,
+        "suites.normal.topology[0].ips",
+        "not an IPv4 address",
+    ),
+    (
+        "duplicate_gpu",
+        ("topology: [0, [0, 1]]", "topology: [0, [0, 0]]"),
+        8,
+        "suites.normal.topology[1].gpus",
+        "listed twice",
+    ),
+    (
+        "duplicate_ip",
+        ("topology: [0, [0, 1]]", "topology: [{ips: [10.0.0.1, 10.0.0.1], gpus: [0]}]"),
+        8,
+        "suites.normal.topology[0].ips",
+        "listed twice",
+    ),
+    (
+        "unknown_mode",
+        ("by_mode: {lite_train_lite_infer: 1}", "by_mode: {lite_train_infer: 1}"),
+        11,
+        "suites.normal.train.epochs.by_mode",
+        "unknown mode 'lite_train_infer'",
+    ),
     ("empty_model_name", ("model_name: demo_rec", 'model_name: ""'), 7, "suites.normal.model_name", "empty"),
-    ("shell_meta_name", ("model_name: demo_rec", 'model_name: "demo;rm -rf ~"'), 7, "suites.normal.model_name", "letters, digits"),
+    (
+        "shell_meta_name",
+        ("model_name: demo_rec", 'model_name: "demo;rm -rf ~"'),
+        7,
+        "suites.normal.model_name",
+        "letters, digits",
+    ),
     ("unknown_layout", ("layout: paddleocr", "layout: paddledetection"), 3, "layout", "paddleocr"),
-    ("shell_meta_command", ("norm: {train: tools/train.py -c a.yml -o,", "norm: {train: tools/train.py $(whoami),"), 14, "suites.normal.trainers.norm.train", "metacharacters"),
-    ("device_list_short", ("values: [True, True]", "values: [True]"), 10, "suites.normal.train.device", "gpu_list entries"),
-    ("file_with_dir", ("file: train_infer_python.txt", "file: ../train_infer_python.txt"), 6, "suites.normal.file", "plain"),
+    (
+        "shell_meta_command",
+        ("norm: {train: tools/train.py -c a.yml -o,", "norm: {train: tools/train.py $(whoami),"),
+        14,
+        "suites.normal.trainers.norm.train",
+        "metacharacters",
+    ),
+    (
+        "device_list_short",
+        ("values: [True, True]", "values: [True]"),
+        10,
+        "suites.normal.train.device",
+        "gpu_list entries",
+    ),
+    (
+        "file_with_dir",
+        ("file: train_infer_python.txt", "file: ../train_infer_python.txt"),
+        6,
+        "suites.normal.file",
+        "plain",
+    ),
     ("missing_topology", ("    topology: [0, [0, 1]]\n", ""), 6, "suites.normal.topology", "required"),
-    ("single_ip_multinode", ("topology: [0, [0, 1]]", "topology: [{ips: [10.0.0.1], gpus: [0]}]"), 8, "suites.normal.topology[0]", "at least two ips"),
+    (
+        "single_ip_multinode",
+        ("topology: [0, [0, 1]]", "topology: [{ips: [10.0.0.1], gpus: [0]}]"),
+        8,
+        "suites.normal.topology[0]",
+        "at least two ips",
+    ),
     ("negative_gpu", ("topology: [0, [0, 1]]", "topology: [[0, -2]]"), 8, "suites.normal.topology[0].gpus", ">= 0"),
-    ("not_expressible", [("layout: paddleocr", "layout: models"), ("      script:", "      mkldnn: {key: --enable_mkldnn, values: [False]}\n      script:")], 16, "suites.normal.inference.mkldnn", "no line"),
+    (
+        "not_expressible",
+        [
+            ("layout: paddleocr", "layout: models"),
+            ("      script:", "      mkldnn: {key: --enable_mkldnn, values: [False]}\n      script:"),
+        ],
+        16,
+        "suites.normal.inference.mkldnn",
+        "no line",
+    ),
     ("bad_prepare_mode", ("suites:\n", "prepare:\n  lite_infer: []\nsuites:\n"), 5, "prepare", "unknown mode"),
-    ("bad_sha256", ("suites:\n", "prepare:\n  whole_infer:\n    - {url: 'https://x.org/a.tar', to: ./inference, sha256: abc}\nsuites:\n"), 6, "prepare.whole_infer[0].sha256", "64"),
+    (
+        "bad_sha256",
+        (
+            "suites:\n",
+            "prepare:\n  whole_infer:\n    - {url: 'https://x.org/a.tar', to: ./inference, sha256: abc}\nsuites:\n",
+        ),
+        6,
+        "prepare.whole_infer[0].sha256",
+        "64",
+    ),
     ("list_document", None, 1, None, "YAML mapping"),
 ]
 
@@ -64,7 +154,7 @@ def _text(case):
     if change is None:
         return "- just\n- a list\n"
     text = VALID
-    for old, new in (change if isinstance(change, list) else [change]):
+    for old, new in change if isinstance(change, list) else [change]:
         assert old in text, name
         text = text.replace(old, new, 1)
     return text
@@ -109,8 +199,11 @@ def test_not_utf8(tmp_path):
 def test_real_process_prints_no_traceback(tmp_path):
     spec = tmp_path / "bad.yml"
     spec.write_text(VALID.replace("layout: paddleocr", "layuot: paddleocr"))
-    proc = subprocess.run([sys.executable, "-m", "tipcgen.cli", "build", str(spec), "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tipcgen.cli", "build", str(spec), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "did you mean 'layout'" in proc.stderr
     assert proc.stdout == ""

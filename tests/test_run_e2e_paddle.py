@@ -83,7 +83,7 @@ def _stat(pid: int):
             raw = fh.read().decode("utf-8", "replace")
     except OSError:
         return None
-    fields = raw[raw.rfind(")") + 2:].split()
+    fields = raw[raw.rfind(")") + 2 :].split()
     if fields[0] in ("Z", "X"):
         return None
     return int(fields[1]), int(fields[2]), int(fields[19])
@@ -160,9 +160,21 @@ def kill_tree(proc: subprocess.Popen) -> None:
 
 
 def base_env(root: Path, **extra) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_NODE_IP", "FLAGS_START_PORT", "TIPC_MIRROR",
-                        "TIPC_OFFLINE", "TIPC_CACHE", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k
+        not in (
+            "CUDA_VISIBLE_DEVICES",
+            "TIPC_NODE_IP",
+            "FLAGS_START_PORT",
+            "TIPC_MIRROR",
+            "TIPC_OFFLINE",
+            "TIPC_CACHE",
+            "PADDLE_TRAINER_ENDPOINTS",
+            "PADDLE_MASTER",
+        )
+    }
     # The configs say `python3`: make that the interpreter running these tests.
     env["PATH"] = f"{root / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONUNBUFFERED"] = "1"
@@ -181,8 +193,15 @@ class Run:
         self.t0 = time.monotonic()
         self.seconds = None
         self.fh = open(out, "wb")
-        self.proc = subprocess.Popen(self.cmd, cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
-                                     stdout=self.fh, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.cmd,
+            cwd=str(cwd),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
     def wait(self, timeout: float) -> int:
         try:
@@ -190,8 +209,7 @@ class Run:
         except subprocess.TimeoutExpired:
             kill_tree(self.proc)
             self.fh.close()
-            pytest.fail(f"{self.label}: timed out after {timeout:.0f} s: {' '.join(self.cmd)}\n"
-                        f"{self.text()[-4000:]}")
+            pytest.fail(f"{self.label}: timed out after {timeout:.0f} s: {' '.join(self.cmd)}\n{self.text()[-4000:]}")
         finally:
             self.seconds = time.monotonic() - self.t0
             TIMINGS[self.label] = self.seconds
@@ -276,15 +294,22 @@ class Env:
         self.mirror = server.url("/tiny_rec")
 
     def env(self, **extra) -> dict:
-        return base_env(self.root, TIPC_MIRROR=self.mirror, TIPC_CACHE=self.cache, TIPC_BACKOFF="0.1",
-                        TIPC_TIMEOUT="10", **extra)
+        return base_env(
+            self.root, TIPC_MIRROR=self.mirror, TIPC_CACHE=self.cache, TIPC_BACKOFF="0.1", TIPC_TIMEOUT="10", **extra
+        )
 
     def working_copy(self, name: str, config: str) -> Path:
         """A fresh copy of the base repo, made ready by the generated prepare.sh."""
         w = self.root / name
         shutil.copytree(self.base, w, symlinks=True)
-        rc, out = run(["bash", "test_tipc/prepare.sh", config, MODE], w, self.env(),
-                      self.root / f"{name}.prepare.out", f"prepare {name}", timeout=120)
+        rc, out = run(
+            ["bash", "test_tipc/prepare.sh", config, MODE],
+            w,
+            self.env(),
+            self.root / f"{name}.prepare.out",
+            f"prepare {name}",
+            timeout=120,
+        )
         assert rc == 0, f"prepare.sh failed in {name}:\n{out[-3000:]}"
         assert "prepare: done (tiny_rec, lite_train_lite_infer)" in out, out
         assert len(list((w / "train_data/tiny_rec/train").glob("*.png"))) == 200
@@ -301,8 +326,14 @@ def e2e(tmp_path_factory):
     shim.write_text(f'#!/usr/bin/env bash\nexec "{PY}" "$@"\n')
     shim.chmod(0o755)
 
-    rc, out = run([PY, "-c", "import paddle; print('paddle', paddle.__version__)"], root, base_env(root),
-                  root / "import_paddle.out", "import paddle", timeout=180)
+    rc, out = run(
+        [PY, "-c", "import paddle; print('paddle', paddle.__version__)"],
+        root,
+        base_env(root),
+        root / "import_paddle.out",
+        "import paddle",
+        timeout=180,
+    )
     if rc != 0:
         lines = out.strip().splitlines() or ["?"]
         pytest.skip(f"`import paddle` fails with {PY}: {lines[-1]}")
@@ -311,8 +342,9 @@ def e2e(tmp_path_factory):
     # The model repo: the example plus the suite compiled from the spec.
     base = root / "base"
     _copy_example(base)
-    rc, out = run(TIPCGEN + ["build", SPEC, "--out", root / "gen"], REPO, base_env(root),
-                  root / "build.out", "tipcgen build")
+    rc, out = run(
+        TIPCGEN + ["build", SPEC, "--out", root / "gen"], REPO, base_env(root), root / "build.out", "tipcgen build"
+    )
     assert rc == 0, out
     shutil.copytree(root / "gen" / "tiny_rec" / "test_tipc", base / "test_tipc")
     for cfg in (NORMAL, MULTIPROC, FLEET):
@@ -320,8 +352,13 @@ def e2e(tmp_path_factory):
 
     # The data, packed reproducibly, served over real HTTP on 127.0.0.1.
     serve = root / "serve"
-    rc, out = run([PY, "tools/make_data.py", "--out", root / "data", "--infer", N_INFER, "--tar", serve],
-                  base, base_env(root), root / "make_data.out", "make_data")
+    rc, out = run(
+        [PY, "tools/make_data.py", "--out", root / "data", "--infer", N_INFER, "--tar", serve],
+        base,
+        base_env(root),
+        root / "make_data.out",
+        "make_data",
+    )
     assert rc == 0, out
     server = PrepareServer().start()
     try:
@@ -387,13 +424,25 @@ def check_infer_log(path: Path, bs: int) -> None:
     lines = logged(text)
     block_start = lines.index("---------------------- Env info ----------------------")
     block = lines[block_start:]
-    for expected in ("---------------------- Paddle info ----------------------",
-                     " runtime_device: cpu", " enable_mkldnn: False", " cpu_math_library_num_threads: 2",
-                     " precision: fp32", f" batch_size: {bs}", f" data_num: {N_INFER}",
-                     "----------------------- Perf info -----------------------"):
+    for expected in (
+        "---------------------- Paddle info ----------------------",
+        " runtime_device: cpu",
+        " enable_mkldnn: False",
+        " cpu_math_library_num_threads: 2",
+        " precision: fp32",
+        f" batch_size: {bs}",
+        f" data_num: {N_INFER}",
+        "----------------------- Perf info -----------------------",
+    ):
         assert expected in block, (path.name, expected, block)
-    assert any(re.fullmatch(r" preprocess_time\(ms\): [0-9.]+, inference_time\(ms\): [0-9.]+, "
-                            r"postprocess_time\(ms\): [0-9.]+", ln) for ln in block), block
+    assert any(
+        re.fullmatch(
+            r" preprocess_time\(ms\): [0-9.]+, inference_time\(ms\): [0-9.]+, "
+            r"postprocess_time\(ms\): [0-9.]+",
+            ln,
+        )
+        for ln in block
+    ), block
 
 
 def log_files(workdir: Path) -> set:
@@ -421,8 +470,9 @@ def check_single_process_run(w: Path, out: str, rc: int, label: str) -> dict:
     lines = status_lines(w)
     assert len(lines) == 5, lines
     assert all(ln.startswith(OK_PREFIX) for ln in lines), lines
-    for ln, what in zip(lines, ("tools/train.py", "tools/eval.py", "tools/export_model.py",
-                                "--rec_batch_num=1", "--rec_batch_num=6")):
+    for ln, what in zip(
+        lines, ("tools/train.py", "tools/eval.py", "tools/export_model.py", "--rec_batch_num=1", "--rec_batch_num=6")
+    ):
         assert what in ln, (what, ln)
     assert "tipc: 5 steps run, 5 passed, 0 failed, 0 skipped" in out
     return {"losses": per_epoch, "checksum": cs[0][1]}
@@ -434,14 +484,24 @@ def check_single_process_run(w: Path, out: str, rc: int, label: str) -> dict:
 def test_1_normal_suite_bash_then_tipcgen_run(e2e):
     """One CPU process: the generated bash runner, then `tipcgen run` in a fresh copy."""
     w = e2e.working_copy("normal_bash", NORMAL)
-    rc, out = run(["bash", "test_tipc/test_train_inference_python.sh", NORMAL, MODE], w, e2e.env(),
-                  e2e.root / "normal_bash.out", "normal: bash runner")
+    rc, out = run(
+        ["bash", "test_tipc/test_train_inference_python.sh", NORMAL, MODE],
+        w,
+        e2e.env(),
+        e2e.root / "normal_bash.out",
+        "normal: bash runner",
+    )
     bash = check_single_process_run(w, out, rc, "bash runner")
     NUMBERS["normal bash"] = bash
 
     w2 = e2e.working_copy("normal_run", NORMAL)
-    rc, out2 = run(TIPCGEN + ["run", NORMAL, "--mode", MODE, "--layout", "paddleocr"], w2, e2e.env(),
-                   e2e.root / "normal_run.out", "normal: tipcgen run")
+    rc, out2 = run(
+        TIPCGEN + ["run", NORMAL, "--mode", MODE, "--layout", "paddleocr"],
+        w2,
+        e2e.env(),
+        e2e.root / "normal_run.out",
+        "normal: tipcgen run",
+    )
     ours = check_single_process_run(w2, out2, rc, "tipcgen run")
     NUMBERS["normal tipcgen run"] = ours
 
@@ -455,8 +515,13 @@ def test_1_normal_suite_bash_then_tipcgen_run(e2e):
 def test_2_multiproc_two_processes_one_node(e2e):
     """gpu_list cpux2 -> python3 -m paddle.distributed.launch --nproc_per_node=2 (gloo)."""
     w = e2e.working_copy("multiproc", MULTIPROC)
-    rc, out = run(["bash", "test_tipc/test_train_inference_python.sh", MULTIPROC, MODE], w, e2e.env(),
-                  e2e.root / "multiproc.out", "multiproc: bash runner")
+    rc, out = run(
+        ["bash", "test_tipc/test_train_inference_python.sh", MULTIPROC, MODE],
+        w,
+        e2e.env(),
+        e2e.root / "multiproc.out",
+        "multiproc: bash runner",
+    )
     assert rc == 0, out[-5000:]
     lines = status_lines(w)
     assert len(lines) == 5 and all(ln.startswith(OK_PREFIX) for ln in lines), lines
@@ -495,9 +560,15 @@ def test_3_fleet_two_nodes_concurrently(e2e, node_aliases):
     runs = []
     try:
         for w, ip, n in zip(copies, NODE_IPS, "AB"):
-            runs.append(Run(["bash", "test_tipc/test_train_inference_python.sh", FLEET, MODE], w,
-                            e2e.env(TIPC_NODE_IP=ip, FLAGS_START_PORT=port), e2e.root / f"fleet_{n}.out",
-                            f"fleet: node {n}"))
+            runs.append(
+                Run(
+                    ["bash", "test_tipc/test_train_inference_python.sh", FLEET, MODE],
+                    w,
+                    e2e.env(TIPC_NODE_IP=ip, FLAGS_START_PORT=port),
+                    e2e.root / f"fleet_{n}.out",
+                    f"fleet: node {n}",
+                )
+            )
         deadline = time.monotonic() + RUN_TIMEOUT
         rcs = [r.wait(deadline - time.monotonic()) for r in runs]
     finally:
@@ -523,8 +594,9 @@ def test_3_fleet_two_nodes_concurrently(e2e, node_aliases):
     assert "--host=127.0.0.3 " in lines_b[0]
     skipped = "Run skipped (not trainer 0) with command - tiny_rec - "
     assert all(ln.startswith(skipped) for ln in lines_b[1:]), lines_b
-    for ln, what in zip(lines_b[1:], ("tools/eval.py", "tools/export_model.py", "--rec_batch_num=1",
-                                      "--rec_batch_num=6")):
+    for ln, what in zip(
+        lines_b[1:], ("tools/eval.py", "tools/export_model.py", "--rec_batch_num=1", "--rec_batch_num=6")
+    ):
         assert what in ln, (what, ln)
     assert "tipc: 1 steps run, 1 passed, 0 failed, 4 skipped" in outs[1]
 
@@ -560,9 +632,13 @@ def test_4_peer_never_joins(e2e, node_aliases):
     join and exits 1, and nothing it started is left running."""
     w = e2e.working_copy("lonely", FLEET)
     port = free_port(("127.0.0.1",) + NODE_IPS)
-    r = Run(TIPCGEN + ["run", FLEET, "--mode", MODE, "--layout", "paddleocr", "--step-timeout", STEP_TIMEOUT],
-            w, e2e.env(TIPC_NODE_IP=NODE_IPS[0], FLAGS_START_PORT=port), e2e.root / "lonely.out",
-            "lonely node: tipcgen run")
+    r = Run(
+        TIPCGEN + ["run", FLEET, "--mode", MODE, "--layout", "paddleocr", "--step-timeout", STEP_TIMEOUT],
+        w,
+        e2e.env(TIPC_NODE_IP=NODE_IPS[0], FLAGS_START_PORT=port),
+        e2e.root / "lonely.out",
+        "lonely node: tipcgen run",
+    )
     watcher = TreeWatcher(r.proc.pid)
     watcher.start()
     try:

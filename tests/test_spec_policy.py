@@ -27,8 +27,8 @@ from tipcgen.errors import SpecError
 from tipcgen.legacy.importer import import_group
 from tipcgen.lint.inputs import lint_config
 from tipcgen.spec.load import load_spec, load_spec_text
-from tipcgen.spec.policy import SHELL_META
 from tipcgen.spec.model import Spec, SpecFile, Suite
+from tipcgen.spec.policy import SHELL_META
 
 runner = CliRunner()
 
@@ -144,9 +144,25 @@ def test_docs_and_top_level_fields_use_the_policy():
 # ---------------------------------------------------------------- payloads
 
 CONTROL = {
-    "NUL": "\x00", "TAB": "\t", "LF": "\n", "CR": "\r", "VT": "\x0b", "FF": "\x0c", "ESC": "\x1b",
-    "FS": "\x1c", "US": "\x1f", "DEL": "\x7f", "NEL": "\x85", "CSI": "\x9b", "SHY": "\xad",
-    "ZWSP": "\u200b", "RLO": "\u202e", "WJ": "\u2060", "BOM": "\ufeff", "LS": "\u2028", "PS": "\u2029",
+    "NUL": "\x00",
+    "TAB": "\t",
+    "LF": "\n",
+    "CR": "\r",
+    "VT": "\x0b",
+    "FF": "\x0c",
+    "ESC": "\x1b",
+    "FS": "\x1c",
+    "US": "\x1f",
+    "DEL": "\x7f",
+    "NEL": "\x85",
+    "CSI": "\x9b",
+    "SHY": "\xad",
+    "ZWSP": "\u200b",
+    "RLO": "\u202e",
+    "WJ": "\u2060",
+    "BOM": "\ufeff",
+    "LS": "\u2028",
+    "PS": "\u2029",
 }
 META_CHARS = ";&|<>`$\\"  # what the issue asks to refuse; restated, not imported
 META = {f"meta{ord(c):02x}": c for c in META_CHARS}
@@ -155,21 +171,43 @@ PAYLOADS = {**META, **CONTROL}
 ALL = set(META_CHARS) | {":"}
 # What each policy validator refuses besides control characters (restated here, not imported).
 REFUSES = {
-    "check_config_text": set(META_CHARS), "check_scalar": set(META_CHARS), "check_config_key": ALL,
-    "check_interpreter": ALL, "check_section_scalar": set("&<>`$\\"), "check_verbatim_line": set(),
-    "check_plain_text": set(), "check_doc_text": set("|<>"), "check_config_file_name": ALL,
-    "check_raw_file_name": ALL, "check_doc_file_name": ALL, "check_name": ALL, "check_suite_name": ALL,
-    "check_section_name": ALL, "_trainer_run": ALL, "_rule_id": ALL, None: ALL,
+    "check_config_text": set(META_CHARS),
+    "check_scalar": set(META_CHARS),
+    "check_config_key": ALL,
+    "check_interpreter": ALL,
+    "check_section_scalar": set("&<>`$\\"),
+    "check_verbatim_line": set(),
+    "check_plain_text": set(),
+    "check_doc_text": set("|<>"),
+    "check_config_file_name": ALL,
+    "check_raw_file_name": ALL,
+    "check_doc_file_name": ALL,
+    "check_name": ALL,
+    "check_suite_name": ALL,
+    "check_section_name": ALL,
+    "_trainer_run": ALL,
+    "_rule_id": ALL,
+    None: ALL,
 }
-GOOD = {"check_config_file_name": "ab.txt", "check_raw_file_name": "ab.txt", "check_doc_file_name": "ab.md",
-        "_rule_id": "TIPC001"}
+GOOD = {
+    "check_config_file_name": "ab.txt",
+    "check_raw_file_name": "ab.txt",
+    "check_doc_file_name": "ab.md",
+    "_rule_id": "TIPC001",
+}
 # Value of a dict whose key is the field under test.
 DICT_VALUE = {("sections",): {}, ("sections", "{}"): "v", ("trivia", "headers"): "h"}
 # Key of a dict whose value is the field under test (when any key will not do).
-DICT_KEY = {("trivia", "line_overrides"): "0", ("train", "epochs", "by_mode"): "lite_train_lite_infer",
-            ("train", "batch_size", "by_mode"): "lite_train_lite_infer"}
-SKIP = {("topology", "[]", "ips", "[]"), ("train", "epochs", "by_mode", "{key}"),
-        ("train", "batch_size", "by_mode", "{key}")}  # exempt: tried by test_exempt_fields_refuse_too
+DICT_KEY = {
+    ("trivia", "line_overrides"): "0",
+    ("train", "epochs", "by_mode"): "lite_train_lite_infer",
+    ("train", "batch_size", "by_mode"): "lite_train_lite_infer",
+}
+SKIP = {
+    ("topology", "[]", "ips", "[]"),
+    ("train", "epochs", "by_mode", "{key}"),
+    ("train", "batch_size", "by_mode", "{key}"),
+}  # exempt: tried by test_exempt_fields_refuse_too
 
 
 def test_the_policy_refuses_the_issues_metacharacters():
@@ -193,6 +231,7 @@ def _fragment(path, value):
         if part == "{}":
             return {DICT_KEY.get(path[:i], "k"): rec(i + 1)}
         return {part: rec(i + 1)}
+
     return rec(0)
 
 
@@ -276,8 +315,7 @@ def test_exempt_fields_refuse_too():
     with pytest.raises(ValidationError, match="U\\+000B"):
         Suite.model_validate(dict(base, train={"epochs": {"key": "e", "by_mode": {"lite\x0b": 1}}}))
     with pytest.raises(ValidationError, match="unknown mode"):
-        SpecFile.model_validate({"model": "m", "layout": "paddleocr", "suites": {"n": {}},
-                                 "prepare": {"lite;x": []}})
+        SpecFile.model_validate({"model": "m", "layout": "paddleocr", "suites": {"n": {}}, "prepare": {"lite;x": []}})
 
 
 # Prepare steps: the generated prepare.sh shell-quotes every value, so the policy there refuses
@@ -293,8 +331,9 @@ STEP_BASE = {
 STEP_GOOD = {"url": "https://x.org/a.tar", "sha256": "0" * 64, "mirror": "https://x.org", "extract": "a.tar"}
 
 
-PREPARE_LEAVES = sorted({(path[3:], owner, mark) for path, _tp, mark, owner in _walk(SpecFile)
-                         if path[:2] == ("prepare", "{}")})
+PREPARE_LEAVES = sorted(
+    {(path[3:], owner, mark) for path, _tp, mark, owner in _walk(SpecFile) if path[:2] == ("prepare", "{}")}
+)
 
 
 def test_prepare_fields_use_the_policy():
@@ -322,11 +361,15 @@ def _steps(ch):
 def test_top_level_fields_refuse_control_characters(payload):
     ch = CONTROL[payload]
     steps = _steps(ch)
-    spec = {"tipcgen": 1, "model": _bad("check_name", ch), "layout": "paddleocr",
-            "docs": {"algorithm": _bad("check_doc_text", ch)},
-            "prepare": {"lite_train_lite_infer": [s for _, s in steps]},
-            "suites": {_bad("check_suite_name", ch): {"file": "a.txt", "topology": [0]}},
-            "other_configs": {_bad("check_raw_file_name", ch): {"lines": ["ok"]}, "b.txt": {"lines": ["x" + ch]}}}
+    spec = {
+        "tipcgen": 1,
+        "model": _bad("check_name", ch),
+        "layout": "paddleocr",
+        "docs": {"algorithm": _bad("check_doc_text", ch)},
+        "prepare": {"lite_train_lite_infer": [s for _, s in steps]},
+        "suites": {_bad("check_suite_name", ch): {"file": "a.txt", "topology": [0]}},
+        "other_configs": {_bad("check_raw_file_name", ch): {"lines": ["ok"]}, "b.txt": {"lines": ["x" + ch]}},
+    }
     fields = {p.field for p in _load(spec)}
     wanted = {"model", "docs.algorithm", "other_configs.b.txt.lines[0]"}
     wanted |= {f"prepare.lite_train_lite_infer[{i}]" for i in range(len(steps))}
@@ -337,34 +380,57 @@ def test_top_level_fields_refuse_control_characters(payload):
 
 def test_plain_values_pass_at_the_top_level():
     steps = [s for _, s in _steps("")]
-    spec = SpecFile.model_validate({"model": "m", "layout": "paddleocr", "docs": {"algorithm": "PP-OCRv3 (rec); x"},
-                                    "prepare": {"lite_train_lite_infer": steps}, "suites": {"n": {}}})
+    spec = SpecFile.model_validate(
+        {
+            "model": "m",
+            "layout": "paddleocr",
+            "docs": {"algorithm": "PP-OCRv3 (rec); x"},
+            "prepare": {"lite_train_lite_infer": steps},
+            "suites": {"n": {}},
+        }
+    )
     assert len(spec.prepare["lite_train_lite_infer"]) == len(steps) == 16
 
 
 def test_doc_text_refuses_table_and_html_characters():
     for ch in "|<>":
         with pytest.raises(ValidationError, match="Markdown"):
-            SpecFile.model_validate({"model": "m", "layout": "paddleocr", "docs": {"algorithm": f"a{ch}b"},
-                                     "suites": {"n": {}}})
+            SpecFile.model_validate(
+                {"model": "m", "layout": "paddleocr", "docs": {"algorithm": f"a{ch}b"}, "suites": {"n": {}}}
+            )
 
 
 def test_accepted_characters_in_config_text():
     """Quotes, spaces, `=`, `,`, `#`, `*`, `~`, `(`, non-ASCII letters: no command is run by them
     (no `$`, backtick, `;`, `&`, `|`, redirection or newline), and upstream values use quotes."""
-    suite = Suite.model_validate({"file": "a.txt", "model_name": "m", "topology": [0], "inference": {
-        "extra": {"key": "--rec_image_shape", "value": '"3,48,320"'},
-        "extra2": {"key": "-o Global.x", "value": "a=b, c#d *.jpg ~/x (y) 中文 'q'"}}})
+    suite = Suite.model_validate(
+        {
+            "file": "a.txt",
+            "model_name": "m",
+            "topology": [0],
+            "inference": {
+                "extra": {"key": "--rec_image_shape", "value": '"3,48,320"'},
+                "extra2": {"key": "-o Global.x", "value": "a=b, c#d *.jpg ~/x (y) 中文 'q'"},
+            },
+        }
+    )
     assert suite.inference.extra.value == '"3,48,320"'
 
 
 def test_section_values_keep_benchmark_separators():
-    suite = Suite.model_validate({"file": "a.txt", "model_name": "m", "topology": [0], "sections": {
-        "train_benchmark_params": {"flags": "FLAGS_a=1;FLAGS_b=2", "fp_items": "fp32|fp16"}}})
+    suite = Suite.model_validate(
+        {
+            "file": "a.txt",
+            "model_name": "m",
+            "topology": [0],
+            "sections": {"train_benchmark_params": {"flags": "FLAGS_a=1;FLAGS_b=2", "fp_items": "fp32|fp16"}},
+        }
+    )
     assert suite.sections["train_benchmark_params"]["fp_items"] == "fp32|fp16"
     with pytest.raises(ValidationError, match="benchmark scripts"):
-        Suite.model_validate({"file": "a.txt", "model_name": "m", "topology": [0],
-                              "sections": {"s": {"flags": "FLAGS_a=$(id)"}}})
+        Suite.model_validate(
+            {"file": "a.txt", "model_name": "m", "topology": [0], "sections": {"s": {"flags": "FLAGS_a=$(id)"}}}
+        )
 
 
 def test_python_is_one_interpreter_word():
@@ -379,13 +445,25 @@ def test_python_is_one_interpreter_word():
 # ---------------------------------------------------------------- path-bearing fields
 
 ESCAPES = {
-    "empty": "", "dotdot": "..", "parent": "../x", "absolute": "/etc/x", "slash": "a/b", "backslash": "a\\b",
-    "hidden": ".x", "option": "-x", "inner_dotdot": "a..b", "space": "a b", "cyrillic_a": "tr\u0430in",
-    "fullwidth": "\uff54rain", "zero_width": "a\u200bb", "long": "x" * 201, "newline_end": "ab\n",
-    "dollar": "a$b", "semicolon": "a;b",
+    "empty": "",
+    "dotdot": "..",
+    "parent": "../x",
+    "absolute": "/etc/x",
+    "slash": "a/b",
+    "backslash": "a\\b",
+    "hidden": ".x",
+    "option": "-x",
+    "inner_dotdot": "a..b",
+    "space": "a b",
+    "cyrillic_a": "tr\u0430in",
+    "fullwidth": "\uff54rain",
+    "zero_width": "a\u200bb",
+    "long": "x" * 201,
+    "newline_end": "ab\n",
+    "dollar": "a$b",
+    "semicolon": "a;b",
 }
-SUFFIX = {"file": ".txt", "doc": ".md", "other_configs": ".txt", "model": "", "model_name": "",
-          "suite": "", "run": ""}
+SUFFIX = {"file": ".txt", "doc": ".md", "other_configs": ".txt", "model": "", "model_name": "", "suite": "", "run": ""}
 
 
 def _path_problems(which: str, name: str) -> list:
@@ -465,8 +543,10 @@ def test_two_suites_one_file_and_other_configs_collisions_fail_validation():
 
 
 def test_a_file_inherited_from_defaults_by_two_suites_is_a_duplicate():
-    text = ("tipcgen: 1\nmodel: d\nlayout: paddleocr\ndefaults:\n  file: a.txt\n  topology: [0]\n"
-            "suites:\n  x: {}\n  y: {}\n")
+    text = (
+        "tipcgen: 1\nmodel: d\nlayout: paddleocr\ndefaults:\n  file: a.txt\n  topology: [0]\n"
+        "suites:\n  x: {}\n  y: {}\n"
+    )
     with pytest.raises(SpecError, match="suites 'x' and 'y' both write configs/d/a.txt"):
         load_spec_text(text, "d.yml")
 
@@ -474,12 +554,14 @@ def test_a_file_inherited_from_defaults_by_two_suites_is_a_duplicate():
 # ---------------------------------------------------------------- numbers
 
 NUM_BASE = {"file": "a.txt", "model_name": "m", "topology": [0]}
+
+
 def _epochs(value, key="epochs", mode="lite_train_lite_infer"):
     return {"train": {key: {"key": "e", "by_mode": {mode: value}}}}
 
 
 NUMBERS = {
-    "gpu_10e30": ({"topology": [10 ** 30]}, "device ordinal"),
+    "gpu_10e30": ({"topology": [10**30]}, "device ordinal"),
     "gpu_1024": ({"topology": [[0, 1024]]}, "device ordinal"),
     "epochs_negative": ({"train": {"epochs": {"key": "e", "by_mode": {"lite_train_lite_infer": -5}}}}, "whole number"),
     "epochs_zero": ({"train": {"epochs": {"key": "e", "by_mode": {"lite_train_lite_infer": 0}}}}, "whole number"),
@@ -488,7 +570,7 @@ NUMBERS = {
     "epochs_nan": (_epochs(float("nan"), "batch_size", "whole_train_whole_infer"), "finite"),
     "epochs_float": ({"train": {"epochs": {"key": "e", "by_mode": {"lite_train_lite_infer": 1.5}}}}, "whole number"),
     "epochs_bool": ({"train": {"epochs": {"key": "e", "by_mode": {"lite_train_lite_infer": True}}}}, "whole number"),
-    "epochs_huge": (_epochs(10 ** 12), "whole number"),
+    "epochs_huge": (_epochs(10**12), "whole number"),
     "flag_inf": ({"train": {"extra": {"key": "x", "value": float("-inf")}}}, "finite"),
     "list_nan": ({"inference": {"precision": {"key": "p", "values": [float("nan")]}}}, "finite"),
     "scalar_inf": ({"train": {"model_file": float("inf")}}, "finite"),
@@ -496,8 +578,8 @@ NUMBERS = {
     "threads_1e308": ({"inference": {"threads": {"key": "t", "values": [1e308]}}}, "whole number"),
     "batch_zero": ({"inference": {"batch_size": {"key": "b", "values": [0]}}}, "whole number"),
     "override_negative": ({"trivia": {"line_overrides": {-5: "x"}}}, "not a layout line"),
-    "override_huge": ({"trivia": {"line_overrides": {10 ** 12: "x"}}}, "not a layout line"),
-    "core_lines_huge": ({"trivia": {"core_lines": 10 ** 12}}, "core_lines"),
+    "override_huge": ({"trivia": {"line_overrides": {10**12: "x"}}}, "not a layout line"),
+    "core_lines_huge": ({"trivia": {"core_lines": 10**12}}, "core_lines"),
     "blank_negative": ({"trivia": {"blank_lines": [-1]}}, "not a line number"),
     "blank_twice": ({"trivia": {"blank_lines": [3, 3]}}, "listed twice"),
     "cpus_100": ({"topology": [{"cpus": 100}]}, "less than or equal"),
@@ -512,15 +594,28 @@ def test_nonsense_numbers_are_refused(case):
 
 
 def test_sensible_numbers_pass():
-    Suite.model_validate(_merge(NUM_BASE, {
-        "topology": [1023, [0, 7]],
-        "train": {"epochs": {"key": "e", "by_mode": {"lite_train_lite_infer": 1, "whole_train_whole_infer": 500}}},
-        "inference": {"threads": {"key": "t", "values": [1, 6, "null"]}, "precision": {"key": "p", "values": [0.5]}}}))
+    Suite.model_validate(
+        _merge(
+            NUM_BASE,
+            {
+                "topology": [1023, [0, 7]],
+                "train": {
+                    "epochs": {"key": "e", "by_mode": {"lite_train_lite_infer": 1, "whole_train_whole_infer": 500}}
+                },
+                "inference": {
+                    "threads": {"key": "t", "values": [1, 6, "null"]},
+                    "precision": {"key": "p", "values": [0.5]},
+                },
+            },
+        )
+    )
 
 
 def test_trivia_past_the_layout_fails_validation():
-    text = ("tipcgen: 1\nmodel: d\nlayout: paddleocr\nsuites:\n  n:\n    file: a.txt\n    topology: [0]\n"
-            "    trivia:\n      line_overrides: {60: x}\n      core_lines: 70\n      blank_lines: [900]\n")
+    text = (
+        "tipcgen: 1\nmodel: d\nlayout: paddleocr\nsuites:\n  n:\n    file: a.txt\n    topology: [0]\n"
+        "    trivia:\n      line_overrides: {60: x}\n      core_lines: 70\n      blank_lines: [900]\n"
+    )
     with pytest.raises(SpecError) as exc:
         load_spec_text(text, "t.yml")
     fields = [p.field for p in exc.value.problems]
@@ -601,8 +696,9 @@ suites:
 def _validate(tmp_path, text):
     spec = tmp_path / "s.yml"
     spec.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "tipcgen.cli", "validate", str(spec)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tipcgen.cli", "validate", str(spec)], capture_output=True, text=True, timeout=60
+    )
     assert "Traceback" not in proc.stderr + proc.stdout
     return proc, str(spec)
 
@@ -634,6 +730,7 @@ def test_validate_cli_across_suites_and_semantics(tmp_path):
 
 # ---------------------------------------------------------------- lint: configs it was silent on
 
+
 @pytest.fixture(scope="module")
 def ocr_config():
     spec = load_spec(str(SPECS / "ch_PP-OCRv3_rec.yml"))
@@ -662,15 +759,18 @@ def test_lint_all_null_config(tmp_path, ocr_config):
     assert "TIPC019" in _rules(tmp_path, "null:null\n" * 51)
 
 
-@pytest.mark.parametrize("value,words", [
-    ("999.1.1.1,a.b;0,1", "'999.1.1.1' is not an IPv4 address"),
-    ("10.0.0.1,10.0.0.2;0,a", "'a' is not a GPU id"),
-    ("0|", "an empty entry"),
-    ("0,0", "listed twice"),
-    ("5000", "device ordinal"),
-    ("cpux0", "1 to 99"),
-    ("0|-1,1", "-1 means CPU"),
-])
+@pytest.mark.parametrize(
+    "value,words",
+    [
+        ("999.1.1.1,a.b;0,1", "'999.1.1.1' is not an IPv4 address"),
+        ("10.0.0.1,10.0.0.2;0,a", "'a' is not a GPU id"),
+        ("0|", "an empty entry"),
+        ("0,0", "listed twice"),
+        ("5000", "device ordinal"),
+        ("cpux0", "1 to 99"),
+        ("0|-1,1", "-1 means CPU"),
+    ],
+)
 def test_lint_bad_gpu_list(tmp_path, ocr_config, value, words):
     rules = _rules(tmp_path, ocr_config.replace("gpu_list:0|0,1", f"gpu_list:{value}"))
     assert words in rules["TIPC020"].message and rules["TIPC020"].line == 4
@@ -691,12 +791,16 @@ def test_lint_metacharacters_and_control_characters(tmp_path, ocr_config):
 
 # ---------------------------------------------------------------- import keeps refused values verbatim
 
+
 def test_import_keeps_refused_values_as_trivia_and_round_trips(tmp_path, ocr_config):
     src = tmp_path / "m"
     src.mkdir()
     text = ocr_config.replace("norm_train:", "norm;train:", 1)
-    for old, new in (("train_model_name:latest", "train_model_name:`x`"), ("gpu_list:0|0,1", "gpu_list:0|5000"),
-                     ("lite_train_lite_infer=3|", "lite_train_lite_infer=three|")):
+    for old, new in (
+        ("train_model_name:latest", "train_model_name:`x`"),
+        ("gpu_list:0|0,1", "gpu_list:0|5000"),
+        ("lite_train_lite_infer=3|", "lite_train_lite_infer=three|"),
+    ):
         text = text.replace(old, new)
     text += "===========================train_benchmark_params==========================\nflags:A=$(id)\n"
     (src / "train_infer_python.txt").write_bytes(text.encode())

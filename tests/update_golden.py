@@ -29,8 +29,8 @@ from pathlib import Path
 
 # ---- the tipcgen API used here (and, through this module, by the test); update when modules move
 from tipcgen.legacy.importer import import_group
-from tipcgen.spec.modes import MODES
 from tipcgen.plan.source import plan_source
+from tipcgen.spec.modes import MODES
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The environment `tipcgen plan` reads; the golden plans are made with all of it unset.

@@ -11,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from conftest import RECORDER
+from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.dialects import get_layout
 from tipcgen.plan.planner import plan_config, skip_reason
-
-from conftest import RECORDER
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 
@@ -68,8 +67,11 @@ class Harness:
         work = self.root / f"w{n}"
         work.mkdir()
         record = work / "record.bin"
-        env = {k: v for k, v in os.environ.items()
-               if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL", "TIPC_NODE_IP", "FLAGS_START_PORT")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL", "TIPC_NODE_IP", "FLAGS_START_PORT")
+        }
         if case.node_ip:
             env["TIPC_NODE_IP"] = case.node_ip
         if case.start_port:
@@ -85,9 +87,15 @@ class Harness:
             with open(case.config, "rb") as fh:
                 text = fh.read().decode("utf-8")
             try:
-                plan = plan_config(text, get_layout(case.layout), case.mode, gpuid=case.gpuid,
-                                   cuda_visible_devices=case.cuda, node_ip=case.node_ip,
-                                   start_port=case.start_port)
+                plan = plan_config(
+                    text,
+                    get_layout(case.layout),
+                    case.mode,
+                    gpuid=case.gpuid,
+                    cuda_visible_devices=case.cuda,
+                    node_ip=case.node_ip,
+                    start_port=case.start_port,
+                )
             except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
                 return _compare_refused(case, exc, proc, _records(record), work)
             return _compare(case, plan, proc, _records(record), work)
@@ -109,8 +117,10 @@ def _records(path: Path) -> list:
 def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path) -> Optional[str]:
     """The plan refused the config: the bash must exit 2 before running or writing anything."""
     if proc.returncode != 2 or records or (work / "test_tipc").exists():
-        return (f"{case}: plan refuses ({exc}) but bash exited {proc.returncode} after running "
-                f"{len(records)} commands: {proc.stderr[-500:]}")
+        return (
+            f"{case}: plan refuses ({exc}) but bash exited {proc.returncode} after running "
+            f"{len(records)} commands: {proc.stderr[-500:]}"
+        )
     if not proc.stderr.startswith("tipc: "):
         return f"{case}: plan refuses ({exc}) but bash says {proc.stderr[-500:]!r}"
     return None

@@ -95,10 +95,9 @@ class PrepareServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs=dict(poll_interval=0.05),
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs=dict(poll_interval=0.05), daemon=True)
 
-    def start(self) -> "PrepareServer":
+    def start(self) -> PrepareServer:
         self.thread.start()
         return self
 

@@ -9,7 +9,6 @@ import functools
 import glob
 import math
 import os
-from typing import List
 
 import typer
 
@@ -53,15 +52,20 @@ class _App(typer.Typer):
         return decorator
 
 
-app = _App(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-           help="Compile typed TIPC specs into PaddlePaddle's legacy test suites.")
+app = _App(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Compile typed TIPC specs into PaddlePaddle's legacy test suites.",
+)
 
 
 def seconds(option: str, value: float, zero: bool = False) -> float:
     """A finite number of seconds (positive, or also 0 when `zero`), or a UsageError."""
     if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
-        raise UsageError(f"{option} must be a {'non-negative' if zero else 'positive'} number of seconds, "
-                         f"not {value:g}")
+        raise UsageError(
+            f"{option} must be a {'non-negative' if zero else 'positive'} number of seconds, not {value:g}"
+        )
     return value
 
 
@@ -79,9 +83,9 @@ def out_dir(option: str, value: str) -> str:
     return value
 
 
-def _expand(paths: List[str]) -> List[str]:
+def _expand(paths: list[str]) -> list[str]:
     """Spec paths; a directory means every *.yml / *.yaml in it (sorted)."""
-    out: List[str] = []
+    out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             found = sorted(glob.glob(os.path.join(p, "*.yml")) + glob.glob(os.path.join(p, "*.yaml")))
@@ -93,7 +97,7 @@ def _expand(paths: List[str]) -> List[str]:
     return out
 
 
-def _load_all(paths: List[str]):
+def _load_all(paths: list[str]):
     from tipcgen.errors import SpecError
     from tipcgen.spec.load import load_spec
 
@@ -113,7 +117,7 @@ def _load_all(paths: List[str]):
     return specs
 
 
-def _render_all(paths: List[str], lang: str):
+def _render_all(paths: list[str], lang: str):
     from tipcgen.emit.files import build_files
 
     choice("--lang", lang, ("zh", "en"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -15,15 +15,23 @@ from tipcgen.errors import UsageError
 
 def _spec_file_name(name: Optional[str], out: str) -> str:
     """The spec file for model `name`: one plain file name inside `out`, or a UsageError."""
-    if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith(".") \
-            or any(ord(c) < 0x20 for c in name):
-        raise UsageError(f"model name {name!r} does not make a plain file name; refusing to write "
-                         f"outside {out}/ (pass --model NAME)")
+    if (
+        not name
+        or "/" in name
+        or "\\" in name
+        or name in (".", "..")
+        or name.startswith(".")
+        or any(ord(c) < 0x20 for c in name)
+    ):
+        raise UsageError(
+            f"model name {name!r} does not make a plain file name; refusing to write outside {out}/ (pass --model NAME)"
+        )
     return os.path.join(out, f"{name}.yml")
 
 
-def _check_import_options(configs: list[str], layout: str, out: str, model: Optional[str], report: bool,
-                          fmt: str) -> None:
+def _check_import_options(
+    configs: list[str], layout: str, out: str, model: Optional[str], report: bool, fmt: str
+) -> None:
     from tipcgen.dialects import LAYOUTS
 
     choice("--format", fmt, ("text", "json"))
@@ -39,12 +47,14 @@ def _check_import_options(configs: list[str], layout: str, out: str, model: Opti
 
 
 @app.command("import")
-def import_(configs: List[str] = typer.Argument(..., help="Legacy config .txt files or folders of them."),
-            layout: str = typer.Option("auto", "--layout", help="auto, raw or a layout name."),
-            out: str = typer.Option("specs", "--out", "-o", help="Directory for the spec files."),
-            model: Optional[str] = typer.Option(None, "--model", help="Spec model name (one directory only)."),
-            report: bool = typer.Option(False, "--report", help="Only report what round-trips; write nothing."),
-            fmt: str = typer.Option("text", "--format", help="Report format: text or json.")):
+def import_(
+    configs: list[str] = typer.Argument(..., help="Legacy config .txt files or folders of them."),
+    layout: str = typer.Option("auto", "--layout", help="auto, raw or a layout name."),
+    out: str = typer.Option("specs", "--out", "-o", help="Directory for the spec files."),
+    model: Optional[str] = typer.Option(None, "--model", help="Spec model name (one directory only)."),
+    report: bool = typer.Option(False, "--report", help="Only report what round-trips; write nothing."),
+    fmt: str = typer.Option("text", "--format", help="Report format: text or json."),
+):
     """Import legacy configs into specs: one spec per model directory, verified to rebuild byte for byte."""
     from tipcgen.emit.fsio import write_atomic
     from tipcgen.legacy.importer import config_groups, import_group
@@ -81,14 +91,23 @@ def _print_report(reports, fmt: str) -> None:
     exact = sum(r.exact for r in reports)
     by_layout = Counter(k for r in reports for k in r.layouts.values())
     if fmt == "json":
-        typer.echo(json.dumps({
-            "files": total, "exact": exact, "rate": exact / total if total else 1.0,
-            "layouts": dict(sorted(by_layout.items())),
-            "failures": {os.path.join(r.directory, f): why for r in reports for f, why in r.failures.items()},
-        }, indent=2))
+        typer.echo(
+            json.dumps(
+                {
+                    "files": total,
+                    "exact": exact,
+                    "rate": exact / total if total else 1.0,
+                    "layouts": dict(sorted(by_layout.items())),
+                    "failures": {os.path.join(r.directory, f): why for r in reports for f, why in r.failures.items()},
+                },
+                indent=2,
+            )
+        )
         return
-    typer.echo(f"{exact}/{total} configs round-trip exactly ({100 * exact / total if total else 100:.1f} %) "
-               f"in {len(reports)} model directories")
+    typer.echo(
+        f"{exact}/{total} configs round-trip exactly ({100 * exact / total if total else 100:.1f} %) "
+        f"in {len(reports)} model directories"
+    )
     typer.echo("layouts: " + ", ".join(f"{k} {v}" for k, v in sorted(by_layout.items())))
     for r in reports:
         for name, why in r.failures.items():
@@ -96,13 +115,15 @@ def _print_report(reports, fmt: str) -> None:
 
 
 @app.command()
-def lint(paths: List[str] = typer.Argument(..., help="Config .txt files, spec .yml files, or folders."),
-         layout: str = typer.Option("auto", "--layout", help="Layout of the configs (auto or a name)."),
-         fmt: str = typer.Option("text", "--format", help="text or json")):
+def lint(
+    paths: list[str] = typer.Argument(..., help="Config .txt files, spec .yml files, or folders."),
+    layout: str = typer.Option("auto", "--layout", help="Layout of the configs (auto or a name)."),
+    fmt: str = typer.Option("text", "--format", help="text or json"),
+):
     """Report defects in legacy configs and specs; exit 1 when an error-level finding exists."""
     from tipcgen.dialects import LAYOUTS
-    from tipcgen.lint.rules import ERROR, findings_json
     from tipcgen.lint.inputs import _walk, lint_paths
+    from tipcgen.lint.rules import ERROR, findings_json
 
     choice("--format", fmt, ("text", "json"))
     choice("--layout", layout, ("auto", *LAYOUTS))

@@ -11,19 +11,28 @@ from tipcgen.cli.common import app, choice
 
 
 @app.command()
-def plan(source: str = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt."),
-         mode: str = typer.Option("lite_train_lite_infer", "--mode", "-m"),
-         suite: Optional[str] = typer.Option(None, "--suite", help="Suite of a spec (default: the first)."),
-         layout: Optional[str] = typer.Option(None, "--layout", help="Layout of a legacy config."),
-         gpuid: Optional[str] = typer.Option(None, "--gpuid", help="GPUID argument (whole_infer)."),
-         fmt: str = typer.Option("text", "--format", help="text or json")):
+def plan(
+    source: str = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt."),
+    mode: str = typer.Option("lite_train_lite_infer", "--mode", "-m"),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Suite of a spec (default: the first)."),
+    layout: Optional[str] = typer.Option(None, "--layout", help="Layout of a legacy config."),
+    gpuid: Optional[str] = typer.Option(None, "--gpuid", help="GPUID argument (whole_infer)."),
+    fmt: str = typer.Option("text", "--format", help="text or json"),
+):
     """Print the steps a config runs in MODE (argv, CUDA_VISIBLE_DEVICES, log)."""
     from tipcgen.plan.source import plan_source
 
     choice("--format", fmt, ("text", "json"))
-    result = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid,
-                         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
-                         node_ip=os.environ.get("TIPC_NODE_IP"), start_port=os.environ.get("FLAGS_START_PORT"))
+    result = plan_source(
+        source,
+        mode,
+        suite=suite,
+        layout=layout,
+        gpuid=gpuid,
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        node_ip=os.environ.get("TIPC_NODE_IP"),
+        start_port=os.environ.get("FLAGS_START_PORT"),
+    )
     if fmt == "json":
         typer.echo(result.to_json())
         return

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
@@ -13,8 +13,8 @@ from tipcgen.errors import UsageError
 
 def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str]) -> str:
     """The model name prepare runs for: a suite's, or the one a legacy CONFIG names (with --spec)."""
-    from tipcgen.legacy.configview import ConfigView
     from tipcgen.dialects import get_layout
+    from tipcgen.legacy.configview import ConfigView
     from tipcgen.spec.load import read_text
 
     if spec_path is None:
@@ -27,20 +27,24 @@ def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str
     view = ConfigView.parse(read_text(source), get_layout(spec.layout))
     model_name = view.value("model_name")
     if model_name not in spec.model_names():
-        raise UsageError(f"prepare: {source} names model {model_name!r}; {spec.source} knows: "
-                         f"{', '.join(spec.model_names())}")
+        raise UsageError(
+            f"prepare: {source} names model {model_name!r}; {spec.source} knows: {', '.join(spec.model_names())}"
+        )
     return model_name
 
 
 @app.command()
-def prepare(source: str = typer.Argument(..., help="A spec, or a legacy config .txt together with --spec."),
-            mode: str = typer.Option(..., "--mode", "-m", help="lite_train_lite_infer, whole_infer, ..."),
-            suite: Optional[str] = typer.Option(None, "--suite", help="Suite of the spec (default: the first)."),
-            spec: Optional[str] = typer.Option(None, "--spec", help="The spec a legacy CONFIG was built from."),
-            offline: bool = typer.Option(False, "--offline", help="Use only the cache (as TIPC_OFFLINE=1)."),
-            cache: Optional[str] = typer.Option(None, "--cache", help="Cache directory (default $TIPC_CACHE "
-                                                "or ~/.cache/tipcgen)."),
-            root: str = typer.Option(".", "--root", help="The model repo root (default: the current directory).")):
+def prepare(
+    source: str = typer.Argument(..., help="A spec, or a legacy config .txt together with --spec."),
+    mode: str = typer.Option(..., "--mode", "-m", help="lite_train_lite_infer, whole_infer, ..."),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Suite of the spec (default: the first)."),
+    spec: Optional[str] = typer.Option(None, "--spec", help="The spec a legacy CONFIG was built from."),
+    offline: bool = typer.Option(False, "--offline", help="Use only the cache (as TIPC_OFFLINE=1)."),
+    cache: Optional[str] = typer.Option(
+        None, "--cache", help="Cache directory (default $TIPC_CACHE or ~/.cache/tipcgen)."
+    ),
+    root: str = typer.Option(".", "--root", help="The model repo root (default: the current directory)."),
+):
     """Fetch what MODE needs, like `bash test_tipc/prepare.sh CONFIG MODE` (same cache and files)."""
     from tipcgen.run.fetch import Options, run_prepare
     from tipcgen.spec.load import load_spec
@@ -56,7 +60,7 @@ def prepare(source: str = typer.Argument(..., help="A spec, or a legacy config .
 
 
 @app.command("hash")
-def hash_(targets: List[str] = typer.Argument(..., help="Files or http(s) URLs.")):
+def hash_(targets: list[str] = typer.Argument(..., help="Files or http(s) URLs.")):
     """Print the sha256 and size of files or URLs, ready to paste into a spec's prepare step."""
     from tipcgen.run.fetch import Options, hash_target
 

@@ -10,29 +10,40 @@ import typer
 
 from tipcgen.cli.common import app, seconds
 
+
 def _short(log: Optional[str], prefix: str) -> str:
     if not log:
         return "(terminal)"
-    return log[len(prefix):] if log.startswith(prefix) else log
+    return log[len(prefix) :] if log.startswith(prefix) else log
 
 
 _STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow", "timed out": "bold magenta"}
 
 
 @app.command()
-def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt."),
-        mode: str = typer.Option(..., "--mode", "-m", help="lite_train_lite_infer | lite_train_whole_infer | "
-                                 "whole_train_whole_infer | whole_infer"),
-        suite: Optional[str] = typer.Option(None, "--suite", help="Suite of a spec (default: the first)."),
-        layout: Optional[str] = typer.Option(None, "--layout", help="Layout of a legacy config (default: guessed)."),
-        gpuid: Optional[str] = typer.Option(None, "--gpuid", help="GPUID argument (whole_infer)."),
-        dry_run: bool = typer.Option(False, "--dry-run", help="Print each step's command; run and write nothing."),
-        step_timeout: float = typer.Option(7200.0, "--step-timeout", help="Seconds a step may run before its "
-                                           "process group is killed (the step then counts as failed)."),
-        kill_grace: float = typer.Option(10.0, "--kill-grace", help="Seconds between SIGTERM and SIGKILL "
-                                         "when a step times out."),
-        junit: Optional[str] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
-        json_out: Optional[str] = typer.Option(None, "--json", help="Write a JSON report here.")):
+def run(
+    source: str = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt."),
+    mode: str = typer.Option(
+        ...,
+        "--mode",
+        "-m",
+        help="lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer",
+    ),
+    suite: Optional[str] = typer.Option(None, "--suite", help="Suite of a spec (default: the first)."),
+    layout: Optional[str] = typer.Option(None, "--layout", help="Layout of a legacy config (default: guessed)."),
+    gpuid: Optional[str] = typer.Option(None, "--gpuid", help="GPUID argument (whole_infer)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print each step's command; run and write nothing."),
+    step_timeout: float = typer.Option(
+        7200.0,
+        "--step-timeout",
+        help="Seconds a step may run before its process group is killed (the step then counts as failed).",
+    ),
+    kill_grace: float = typer.Option(
+        10.0, "--kill-grace", help="Seconds between SIGTERM and SIGKILL when a step times out."
+    ),
+    junit: Optional[str] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
+    json_out: Optional[str] = typer.Option(None, "--json", help="Write a JSON report here."),
+):
     """Run a config's steps from the model repo's root, like test_train_inference_python.sh.
 
     Same argv, CUDA_VISIBLE_DEVICES, log files and status lines as the generated bash; a step
@@ -42,10 +53,16 @@ def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legac
 
     seconds("--step-timeout", step_timeout)
     seconds("--kill-grace", kill_grace, zero=True)
-    plan = plan_source(source, mode, suite=suite, layout=layout, gpuid=gpuid,
-                       cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
-                       node_ip=os.environ.get("TIPC_NODE_IP"),
-                       start_port=os.environ.get("FLAGS_START_PORT"))
+    plan = plan_source(
+        source,
+        mode,
+        suite=suite,
+        layout=layout,
+        gpuid=gpuid,
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        node_ip=os.environ.get("TIPC_NODE_IP"),
+        start_port=os.environ.get("FLAGS_START_PORT"),
+    )
     if dry_run:
         for step in plan.steps:
             typer.echo(step.command)
@@ -69,8 +86,9 @@ def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legac
         tag = f"[{step.index + 1:>{width}}/{total}] {step.kind:<6}"
         if kind == "start":
             where = f" > {step.log}" if step.log else ""
-            console.print(f"[bold]{escape(tag)}[/] {escape(' '.join(step.argv or (step.command,)))}"
-                          f"[dim]{escape(where)}[/]")
+            console.print(
+                f"[bold]{escape(tag)}[/] {escape(' '.join(step.argv or (step.command,)))}[dim]{escape(where)}[/]"
+            )
             sys.stdout.flush()
             return
         style = _STYLE[result.status]
@@ -105,11 +123,15 @@ def run(source: str = typer.Argument(..., help="A spec (with --suite) or a legac
     table = Table(title=f"{plan.model_name} {plan.mode}", caption=f"logs in {plan.log_dir}/")
     prefix = plan.log_dir.rstrip("/") + "/"
     for col in ("step", "kind", "status", "seconds", "log"):
-        table.add_column(col, justify="right" if col in ("step", "seconds") else "left",
-                         overflow="fold")
+        table.add_column(col, justify="right" if col in ("step", "seconds") else "left", overflow="fold")
     for r in results:
-        table.add_row(str(r.step.index), r.step.kind, f"[{_STYLE[r.status]}]{r.status}[/]",
-                      "" if r.status == "skipped" else f"{r.seconds:.1f}", escape(_short(r.step.log, prefix)))
+        table.add_row(
+            str(r.step.index),
+            r.step.kind,
+            f"[{_STYLE[r.status]}]{r.status}[/]",
+            "" if r.status == "skipped" else f"{r.seconds:.1f}",
+            escape(_short(r.step.log, prefix)),
+        )
     console.print(table)
     summary = summarize(results)
     typer.echo(summary.sentence(plan.status_log))

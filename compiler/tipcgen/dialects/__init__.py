@@ -97,6 +97,5 @@ def detect_text(text: str, source: str) -> Layout:
     """The layout of a legacy config's text, or a UsageError naming why none (or several) fit."""
     name, why = detect(split_lines(text))
     if name is None:
-        raise UsageError(f"{source}: cannot tell this config's dialect: {why}; pass --layout "
-                         f"({', '.join(NAMES)})")
+        raise UsageError(f"{source}: cannot tell this config's dialect: {why}; pass --layout ({', '.join(NAMES)})")
     return LAYOUTS[name]

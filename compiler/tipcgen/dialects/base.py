@@ -125,10 +125,15 @@ class Layout:
 _BENCHMARK_SECTIONS = {"infer_benchmark_params", "train_benchmark_params", "disable_train_benchmark"}
 
 
-
-
-def variant(base: Layout, name: str, description: str, dialect: Dialect, changes: dict,
-            detect: Callable[[Signature], Optional[str]], read_lines: Optional[int] = None) -> Layout:
+def variant(
+    base: Layout,
+    name: str,
+    description: str,
+    dialect: Dialect,
+    changes: dict,
+    detect: Callable[[Signature], Optional[str]],
+    read_lines: Optional[int] = None,
+) -> Layout:
     """A layout that differs from `base` on a few rows (index -> Row; index == len appends)."""
     rows = list(base.rows)
     for index, row in sorted(changes.items()):

@@ -12,7 +12,8 @@ MODELS_RUNNER = Dialect(
     family="models",
     autocast_constant="False",
     multinode_env_first_gpu=True,
-    reads=COMMON_READS + (
+    reads=(
+        *COMMON_READS,
         ("save_infer_dir", "value", "export.save_dir"),
         ("infer_model_dir", "value", "whole_infer.models"),
         ("infer_export", "value", "whole_infer.exports"),

@@ -11,7 +11,8 @@ from tipcgen.dialects.base import COMMON_READS, SEP, Dialect, F, H, Layout, Sign
 
 OCR_RUNNER = Dialect(
     family="ocr",
-    reads=COMMON_READS + (
+    reads=(
+        *COMMON_READS,
         ("train_use_gpu_key", "key", "train.device"),
         ("train_use_gpu_value", "value", "train.device"),
         ("autocast_key", "key", "train.autocast"),
@@ -52,11 +53,28 @@ OCR_RUNNER = Dialect(
         ("infer_key1", "key", "inference.extra"),
         ("infer_value1", "value", "inference.extra"),
     ),
-    log_name_roles=("gpu_list", "train.run", "train.autocast", "inference.mkldnn", "inference.threads",
-                    "inference.batch_size", "inference.precision", "inference.tensorrt"),
-    matrix_roles=("gpu_list", "train.autocast", "train.run", "inference.use_gpu", "inference.mkldnn",
-                  "inference.threads", "inference.batch_size", "inference.precision", "inference.tensorrt",
-                  "whole_infer.models"),
+    log_name_roles=(
+        "gpu_list",
+        "train.run",
+        "train.autocast",
+        "inference.mkldnn",
+        "inference.threads",
+        "inference.batch_size",
+        "inference.precision",
+        "inference.tensorrt",
+    ),
+    matrix_roles=(
+        "gpu_list",
+        "train.autocast",
+        "train.run",
+        "inference.use_gpu",
+        "inference.mkldnn",
+        "inference.threads",
+        "inference.batch_size",
+        "inference.precision",
+        "inference.tensorrt",
+        "whole_infer.models",
+    ),
 )
 
 

@@ -11,7 +11,6 @@ from tipcgen.dialects.base import F, H, Signature, variant
 from tipcgen.dialects.paddleocr import OCR_RUNNER, PADDLEOCR
 
 
-
 def _detect(sig: Signature) -> Optional[str]:
     if "export_params" in sig.headers:
         return "an export_params section (PaddleSeg)"
@@ -20,11 +19,18 @@ def _detect(sig: Signature) -> Optional[str]:
 
 # PaddleSeg: export_params header at 26, infer_params header at 35 (no inference_dir line), and a
 # second extra inference flag at 51.
-PADDLESEG = variant(PADDLEOCR, "paddleseg", "PaddleSeg train-type config (52 lines)",
-                     replace(OCR_RUNNER, launch_device_flag="--devices"), {
-                         22: H("eval_params"),
-                         26: H("export_params"),
-                         35: H("infer_params"),
-                         50: F("inference.extra", lint_keys=("--save_dir",)),
-                         51: F("inference.extra2", lint_keys=("--model_name",)),
-                     }, detect=_detect, read_lines=52)
+PADDLESEG = variant(
+    PADDLEOCR,
+    "paddleseg",
+    "PaddleSeg train-type config (52 lines)",
+    replace(OCR_RUNNER, launch_device_flag="--devices"),
+    {
+        22: H("eval_params"),
+        26: H("export_params"),
+        35: H("infer_params"),
+        50: F("inference.extra", lint_keys=("--save_dir",)),
+        51: F("inference.extra2", lint_keys=("--model_name",)),
+    },
+    detect=_detect,
+    read_lines=52,
+)

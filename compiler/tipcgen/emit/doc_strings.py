@@ -83,7 +83,7 @@ ZH = {
     "diff.eval": "- 命令不经 `eval` 执行：引号按 shell 规则去除，但不做变量展开和通配符匹配。",
     "diff.trainer0": (
         "- 分布式训练时仅`trainer_id=0`所在的节点（`gpu_list`中的第一个`ip`）保存模型：设置了`TIPC_NODE_IP`的"
-        "其他节点把评估、导出与推理记为跳过，而不是上游文档所说的\"报错为正常现象\"。"
+        '其他节点把评估、导出与推理记为跳过，而不是上游文档所说的"报错为正常现象"。'
     ),
 }
 
@@ -134,9 +134,7 @@ EN = {
         "On every node, set the first port the distributed launcher may use (without it a run can hang "
         "looking for ports); a value between `10000` and `20000` is usual."
     ),
-    "node_ip_line": (
-        "export TIPC_NODE_IP=<this node's ip as written in gpu_list>   # e.g. {ip} on the second node"
-    ),
+    "node_ip_line": ("export TIPC_NODE_IP=<this node's ip as written in gpu_list>   # e.g. {ip} on the second node"),
     "node_ip": (
         "`TIPC_NODE_IP` is a tipcgen extension: with it set, eval, export and inference on nodes other than the "
         "first are recorded as `Run skipped (not trainer 0)` (only trainer 0 saves the model); for CPU nodes "

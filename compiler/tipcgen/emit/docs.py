@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from tipcgen.emit.doc_strings import translator
 from tipcgen.dialects import Layout, get_layout
-from tipcgen.legacy.lower import config_text
-from tipcgen.spec.modes import MODES
-from tipcgen.plan.planner import gpu_entry, plan_config
+from tipcgen.emit.doc_strings import translator
 from tipcgen.emit.prepare import describe_steps
+from tipcgen.legacy.lower import config_text
+from tipcgen.plan.planner import gpu_entry, plan_config
 from tipcgen.spec.model import Spec, text
+from tipcgen.spec.modes import MODES
 
 # Topology kinds in the order the training table lists them.
 _KINDS = ("cpu", "cpu_procs", "single", "multi", "cpu_nodes", "multinode")
@@ -29,8 +29,9 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
     use_gpu = [text(v) for v in (suite.inference.use_gpu.values if suite.inference.use_gpu else [])]
     devices = spec.docs.inference_devices
     if devices is None:
-        devices = [d for d, names in (("cpu", ("False", "cpu")), ("gpu", ("True", "gpu")))
-                   if any(v in names for v in use_gpu)]
+        devices = [
+            d for d, names in (("cpu", ("False", "cpu")), ("gpu", ("True", "gpu"))) if any(v in names for v in use_gpu)
+        ]
     batches = [text(v) for v in (suite.inference.batch_size.values if suite.inference.batch_size else [])]
 
     plans = {mode: plan_config(cfg_text, layout, mode) for mode in MODES}

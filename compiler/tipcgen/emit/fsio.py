@@ -158,8 +158,10 @@ def check_destinations(out: str, model: str, rels: Iterable[str]) -> str:
         path = os.path.join(out, *d.split("/"))
         real = os.path.realpath(path)
         if not _inside(real, real_out):
-            raise UsageError(f"{path}: error: leads to {real}, outside {out}/ (a symbolic link on the way); "
-                             "refusing to write through it")
+            raise UsageError(
+                f"{path}: error: leads to {real}, outside {out}/ (a symbolic link on the way); "
+                "refusing to write through it"
+            )
     return root
 
 
@@ -196,13 +198,18 @@ class BuildLock:
                         break
                     except BlockingIOError:
                         if time.monotonic() >= deadline:
-                            raise UsageError(f"{self.path}: error: another tipcgen build is writing into "
-                                             f"{self.out}/ and holds this lock (a live process: the kernel "
-                                             f"releases the lock of one that died); waited {self.wait:g} s, "
-                                             "run again when it has finished or pass a longer --wait") from None
+                            raise UsageError(
+                                f"{self.path}: error: another tipcgen build is writing into "
+                                f"{self.out}/ and holds this lock (a live process: the kernel "
+                                f"releases the lock of one that died); waited {self.wait:g} s, "
+                                "run again when it has finished or pass a longer --wait"
+                            ) from None
                         if not told:
-                            print(f"tipcgen: waiting for another build writing into {self.out}/ ...",
-                                  file=sys.stderr, flush=True)
+                            print(
+                                f"tipcgen: waiting for another build writing into {self.out}/ ...",
+                                file=sys.stderr,
+                                flush=True,
+                            )
                             told = True
                         time.sleep(0.05)
                 held = os.fstat(fd)

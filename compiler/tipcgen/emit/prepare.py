@@ -22,9 +22,9 @@ import hashlib
 import posixpath
 
 from tipcgen.dialects import Layout
+from tipcgen.spec.model import Spec
 from tipcgen.spec.modes import MODES
 from tipcgen.spec.prepare import Download, Extract, Link, Pip, Remove, Run, url_basename
-from tipcgen.spec.model import Spec
 
 CACHE_ENV = "TIPC_CACHE"
 DEFAULT_CACHE = "~/.cache/tipcgen"
@@ -51,17 +51,32 @@ def mode_steps(steps: list) -> list[dict]:
     out = []
     for step in steps:
         if isinstance(step, Download):
-            out.append(dict(kind="download", url=step.url, base=step.mirror or "", sha256=step.sha256 or "",
-                            size="" if step.size is None else str(step.size),
-                            to=posixpath.normpath(step.to), file=step.file, format=step.kind,
-                            cache=cache_relpath(step.url, step.sha256),
-                            rename=[[old, new] for old, new in step.rename.items()]))
+            out.append(
+                dict(
+                    kind="download",
+                    url=step.url,
+                    base=step.mirror or "",
+                    sha256=step.sha256 or "",
+                    size="" if step.size is None else str(step.size),
+                    to=posixpath.normpath(step.to),
+                    file=step.file,
+                    format=step.kind,
+                    cache=cache_relpath(step.url, step.sha256),
+                    rename=[[old, new] for old, new in step.rename.items()],
+                )
+            )
         elif isinstance(step, Extract):
-            out.append(dict(kind="extract", archive=posixpath.normpath(step.extract), format=step.kind,
-                            to=posixpath.normpath(step.to), file=posixpath.basename(step.extract)))
+            out.append(
+                dict(
+                    kind="extract",
+                    archive=posixpath.normpath(step.extract),
+                    format=step.kind,
+                    to=posixpath.normpath(step.to),
+                    file=posixpath.basename(step.extract),
+                )
+            )
         elif isinstance(step, Link):
-            out.append(dict(kind="link", path=link_path(step), target=step.target,
-                            dir=posixpath.normpath(step.dir)))
+            out.append(dict(kind="link", path=link_path(step), target=step.target, dir=posixpath.normpath(step.dir)))
         elif isinstance(step, Remove):
             out.append(dict(kind="remove", paths=[posixpath.normpath(p) for p in step.remove]))
         elif isinstance(step, Pip):
@@ -72,19 +87,42 @@ def mode_steps(steps: list) -> list[dict]:
 
 
 _WORDS = {
-    "zh": dict(download="下载", extract_after="并解压到", to="到", unverified="未校验（未提供 sha256）",
-               verified="sha256 校验", extract="解压", link="创建软链接", remove="删除", pip="pip 安装",
-               run="运行", in_dir="（在 `{}` 中）", rename="，并把 {} 重命名为 {}", sep="，",
-               mirror="设置 `TIPC_MIRROR=<镜像地址>` 时，{} 下的文件改从镜像下载（路径不变）",
-               cache="下载的文件缓存在 `$TIPC_CACHE`（默认 `~/.cache/tipcgen`），再次运行不会重复下载或解压；"
-                     "`TIPC_OFFLINE=1` 时只使用缓存，并列出缺少的文件"),
-    "en": dict(download="download", extract_after="and extract into", to="into", unverified="unverified (no sha256)",
-               verified="sha256-checked", extract="extract", link="symlink", remove="remove", pip="pip install",
-               run="run", in_dir=" (in `{}`)", rename=", renaming {} to {}", sep=", ",
-               mirror="with `TIPC_MIRROR=<base URL>` set, files under {} are fetched from the mirror "
-                      "instead (same paths)",
-               cache="downloads are cached in `$TIPC_CACHE` (default `~/.cache/tipcgen`), so a second run "
-                     "fetches and extracts nothing; `TIPC_OFFLINE=1` uses only the cache and lists what is missing"),
+    "zh": dict(
+        download="下载",
+        extract_after="并解压到",
+        to="到",
+        unverified="未校验（未提供 sha256）",
+        verified="sha256 校验",
+        extract="解压",
+        link="创建软链接",
+        remove="删除",
+        pip="pip 安装",
+        run="运行",
+        in_dir="（在 `{}` 中）",
+        rename="，并把 {} 重命名为 {}",
+        sep="，",
+        mirror="设置 `TIPC_MIRROR=<镜像地址>` 时，{} 下的文件改从镜像下载（路径不变）",
+        cache="下载的文件缓存在 `$TIPC_CACHE`（默认 `~/.cache/tipcgen`），再次运行不会重复下载或解压；"
+        "`TIPC_OFFLINE=1` 时只使用缓存，并列出缺少的文件",
+    ),
+    "en": dict(
+        download="download",
+        extract_after="and extract into",
+        to="into",
+        unverified="unverified (no sha256)",
+        verified="sha256-checked",
+        extract="extract",
+        link="symlink",
+        remove="remove",
+        pip="pip install",
+        run="run",
+        in_dir=" (in `{}`)",
+        rename=", renaming {} to {}",
+        sep=", ",
+        mirror="with `TIPC_MIRROR=<base URL>` set, files under {} are fetched from the mirror instead (same paths)",
+        cache="downloads are cached in `$TIPC_CACHE` (default `~/.cache/tipcgen`), so a second run "
+        "fetches and extracts nothing; `TIPC_OFFLINE=1` uses only the cache and lists what is missing",
+    ),
 }
 
 
@@ -132,6 +170,14 @@ def describe_steps(steps: list, lang: str = "zh") -> list[str]:
 
 def prepare_context(spec: Spec, layout: Layout, banner: str) -> dict:
     modes = [(mode, mode_steps(spec.prepare.get(mode, []))) for mode in MODES]
-    return dict(banner=banner, spec=spec, layout=layout, model_names=spec.model_names(),
-                model_name_index=layout.index("model_name"), python_index=layout.index("python"),
-                read_lines=layout.read_lines, modes=modes, mode_names=list(MODES))
+    return dict(
+        banner=banner,
+        spec=spec,
+        layout=layout,
+        model_names=spec.model_names(),
+        model_name_index=layout.index("model_name"),
+        python_index=layout.index("python"),
+        read_lines=layout.read_lines,
+        modes=modes,
+        mode_names=list(MODES),
+    )

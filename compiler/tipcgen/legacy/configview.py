@@ -17,7 +17,7 @@ def script_lines(text: str, limit: int) -> list[str]:
 
 def split_line(line: str) -> tuple[str, str]:
     """(key, value) on the first colon; a line without a colon is all key."""
-    key, sep, value = line.partition(":")
+    key, _sep, value = line.partition(":")
     return key, value
 
 
@@ -31,7 +31,7 @@ class ConfigView:
     lines: tuple[str, ...]
 
     @classmethod
-    def parse(cls, text: str, layout: Layout) -> "ConfigView":
+    def parse(cls, text: str, layout: Layout) -> ConfigView:
         return cls(layout, tuple(script_lines(text, layout.read_lines)))
 
     def line(self, role: str) -> str:

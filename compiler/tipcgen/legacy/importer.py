@@ -16,14 +16,14 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from tipcgen.legacy.configview import split_line
-from tipcgen.errors import Problem, SpecError
 from tipcgen.dialects import LAYOUTS, Layout, detect, get_layout
-from tipcgen.spec.load import clean_loc
+from tipcgen.errors import Problem, SpecError
+from tipcgen.legacy.configview import split_line
 from tipcgen.legacy.lower import ROLES, config_text
+from tipcgen.spec.load import clean_loc
+from tipcgen.spec.model import TRAINER_SLOTS, RawConfig, Suite, text
 from tipcgen.spec.modes import TRAIN_MODES
 from tipcgen.spec.policy import is_name, name_problem
-from tipcgen.spec.model import TRAINER_SLOTS, RawConfig, Suite, text
 
 MAX_BYTES = 1 << 20  # configs are a few KB; anything over a MiB is not one
 HEADER = re.compile(r"^=+\s*([A-Za-z0-9_ ]*?)\s*=+\s*$")
@@ -175,8 +175,13 @@ def _decode_field(role: str, row_key: Optional[str], key: str, value: str, data:
     elif role in ("train.epochs", "train.batch_size"):
         _set(data, path, _mode_flag(key, value))
     elif role in ("train.device", "train.autocast") or role in (
-            "inference.use_gpu", "inference.mkldnn", "inference.threads", "inference.batch_size",
-            "inference.tensorrt", "inference.precision"):
+        "inference.use_gpu",
+        "inference.mkldnn",
+        "inference.threads",
+        "inference.batch_size",
+        "inference.tensorrt",
+        "inference.precision",
+    ):
         _set(data, path, _list_flag(key, value))
     elif row_key is not None:  # a fixed key: the value alone carries the meaning
         _set(data, path, _scalar(value))
@@ -186,15 +191,18 @@ def _decode_field(role: str, row_key: Optional[str], key: str, value: str, data:
 
 
 # Suite fields a role's line sets besides ROLES' own path (a trainer line's key is the slot's name).
-_ALSO = {f"trainer.{slot}.{part}": (("trainers", slot, "name" if part == "train" else "export_name"),)
-         for slot in TRAINER_SLOTS for part in ("train", "export")}
+_ALSO = {
+    f"trainer.{slot}.{part}": (("trainers", slot, "name" if part == "train" else "export_name"),)
+    for slot in TRAINER_SLOTS
+    for part in ("train", "export")
+}
 
 
 def _roles_for_loc(loc: tuple, layout: Layout) -> list[str]:
     """Layout roles whose suite field is (a prefix of) a validation error's location."""
     hits = []
     for role in layout.roles:
-        if any(tuple(loc[:len(p)]) == p for p in _ALSO.get(role, ())):
+        if any(tuple(loc[: len(p)]) == p for p in _ALSO.get(role, ())):
             hits.append(role)
             continue
         path = ROLES[role][1]
@@ -207,7 +215,7 @@ def _roles_for_loc(loc: tuple, layout: Layout) -> list[str]:
 def import_suite(dec: Decoded, layout: Layout, file: str) -> dict:
     """A suite dict (as it would appear in a spec) that lowers back to exactly `dec`."""
     rows = layout.rows
-    core, tail = dec.lines[: len(rows)], dec.lines[len(rows):]
+    core, tail = dec.lines[: len(rows)], dec.lines[len(rows) :]
     trivia: dict = {}
     headers: dict = {}
     overrides: dict = {}
@@ -253,8 +261,7 @@ def import_suite(dec: Decoded, layout: Layout, file: str) -> dict:
         trivia["crlf"] = True
     data.setdefault("model_name", _placeholder_name(file))
     data.setdefault("topology", ["cpu"])
-    if "trivia" in data:
-        del data["trivia"]
+    data.pop("trivia", None)
     return _settle(data, trivia, overrides, core, layout, dec)
 
 
@@ -271,8 +278,10 @@ def _decode_whole_infer(infer_lists: dict, data: dict, overrides: dict, core: li
             models.append({"model": _scalar(m), "export": _scalar(e), "quant": _scalar(q)})
         data["whole_infer"] = models
     elif len(present) == 2 and "whole_infer.quant" not in present and len(lengths) == 1:
-        data["whole_infer"] = [{"model": _scalar(m), "export": _scalar(e)}
-                               for m, e in zip(split["whole_infer.models"], split["whole_infer.exports"])]
+        data["whole_infer"] = [
+            {"model": _scalar(m), "export": _scalar(e)}
+            for m, e in zip(split["whole_infer.models"], split["whole_infer.exports"])
+        ]
     else:
         for r in present:
             overrides[infer_lists[r][0]] = core[infer_lists[r][0]]
@@ -328,25 +337,32 @@ def _settle(data: dict, trivia: dict, overrides: dict, core: list, layout: Layou
                         changed = True
                 if loc and loc[0] == "sections" and "sections" in data:
                     # a section value the Spec refuses: keep every trailing line verbatim instead
-                    trivia["tail"] = list(dec.lines[len(layout.rows):])
+                    trivia["tail"] = list(dec.lines[len(layout.rows) :])
                     del data["sections"]
                     changed = True
                 if loc and loc[0] in ("model_name", "topology", "python"):
-                    data[loc[0]] = {"model_name": _placeholder_name(data["file"]), "topology": ["cpu"],
-                                    "python": "python"}[loc[0]]
+                    data[loc[0]] = {
+                        "model_name": _placeholder_name(data["file"]),
+                        "topology": ["cpu"],
+                        "python": "python",
+                    }[loc[0]]
                     changed = True
             if not changed:
                 err = exc.errors(include_url=False)[0]
-                msg = err["msg"][len("Value error, "):] if err["msg"].startswith("Value error, ") else err["msg"]
+                msg = err["msg"][len("Value error, ") :] if err["msg"].startswith("Value error, ") else err["msg"]
                 where = ".".join(str(p) for p in clean_loc(tuple(err["loc"])))
-                raise SpecError([Problem(dec.path, None, None, None,
-                                         f"cannot import: {where + ': ' if where else ''}{msg}")]) from None
+                raise SpecError(
+                    [Problem(dec.path, None, None, None, f"cannot import: {where + ': ' if where else ''}{msg}")]
+                ) from None
             continue
         # Lines the typed fields do not reproduce exactly become overrides too.
         emitted = config_text(suite, layout).replace("\r\n", "\n").lstrip("\ufeff").split("\n")
         emitted_lines = [line for line in emitted if line != ""]
-        extra = {i: core[i] for i in range(len(core))
-                 if i < len(emitted_lines) and emitted_lines[i] != core[i] and i not in overrides}
+        extra = {
+            i: core[i]
+            for i in range(len(core))
+            if i < len(emitted_lines) and emitted_lines[i] != core[i] and i not in overrides
+        }
         if extra:
             overrides.update(extra)
             continue
@@ -383,7 +399,7 @@ def suite_name(file: str, model_names: list[str]) -> str:
         stem = stem[:-4]
     for name in sorted(model_names, key=len, reverse=True):
         if stem.startswith(name + "_"):
-            stem = stem[len(name) + 1:]
+            stem = stem[len(name) + 1 :]
             break
     for pattern, fixed in _SUITE_NAME:
         m = pattern.match(stem)
@@ -449,14 +465,20 @@ def import_configs(paths: list[str], layout: str = "auto", model: Optional[str] 
         name = os.path.basename(path)
         problem = name_problem(name, ".txt")
         if problem:
-            _fail(path, f"cannot import a config named {name!r}: {problem}",
-                  hint="a config file name is ASCII letters, digits and `._+-`, ending in .txt; rename it")
+            _fail(
+                path,
+                f"cannot import a config named {name!r}: {problem}",
+                hint="a config file name is ASCII letters, digits and `._+-`, ending in .txt; rename it",
+            )
         if layout == "auto":
             detected, why = detect(dec.lines)
-            if detected is None and dec.lines and header_name(dec.lines[0]) == "train_params" and any(
-                    line.startswith("trainer:") for line in dec.lines):
-                _fail(path, f"cannot tell this config's layout: {why}",
-                      hint=f"pass --layout ({', '.join(LAYOUTS)})")
+            if (
+                detected is None
+                and dec.lines
+                and header_name(dec.lines[0]) == "train_params"
+                and any(line.startswith("trainer:") for line in dec.lines)
+            ):
+                _fail(path, f"cannot tell this config's layout: {why}", hint=f"pass --layout ({', '.join(LAYOUTS)})")
             kinds[name] = detected or "raw"
         elif layout == "raw":
             kinds[name] = "raw"
@@ -531,6 +553,7 @@ def _model_dir_name(paths: list[str], model_names: list[str]) -> str:
 
 # ---------------------------------------------------------------- lint -> allow, YAML, checks
 
+
 def attach_allowances(result: ImportResult) -> dict:
     """Add each suite's error-level lint findings to its `allow` so the spec validates while
     staying byte-identical; return {suite name: [findings]} for the YAML comments."""
@@ -543,8 +566,11 @@ def attach_allowances(result: ImportResult) -> dict:
         merged = _merge(defaults, overlay)
         layout = get_layout(overlay.get("layout", spec["layout"]))
         suite = Suite.model_validate(merged)
-        findings = [f for f in lint_text(config_text(suite, layout), layout, overlay.get("file", suite.file))
-                    if f.severity == ERROR]
+        findings = [
+            f
+            for f in lint_text(config_text(suite, layout), layout, overlay.get("file", suite.file))
+            if f.severity == ERROR
+        ]
         if findings:
             rules = sorted({f.rule for f in findings})
             overlay["allow"] = rules
@@ -599,22 +625,27 @@ def spec_yaml(result: ImportResult, findings: dict, schema_path: str = "../gener
     yaml = YAML()
     # legacy text says True/False; YAML 1.2 reads both spellings as booleans
     yaml.representer.add_representer(
-        bool, lambda rep, data: rep.represent_scalar("tag:yaml.org,2002:bool", "True" if data else "False"))
+        bool, lambda rep, data: rep.represent_scalar("tag:yaml.org,2002:bool", "True" if data else "False")
+    )
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
     yaml.dump(doc, buf)
     sources = ", ".join(sorted(result.sources))
-    head = (f"# yaml-language-server: $schema={schema_path}\n"
-            f"# Imported by tipcgen from {sources}.\n"
-            "# `tipcgen build` reproduces those files byte for byte; trivia keeps what has no typed field.\n")
+    head = (
+        f"# yaml-language-server: $schema={schema_path}\n"
+        f"# Imported by tipcgen from {sources}.\n"
+        "# `tipcgen build` reproduces those files byte for byte; trivia keeps what has no typed field.\n"
+    )
     return head + buf.getvalue()
 
 
 def _small(node: dict) -> bool:
-    return len(node) <= 4 and all(not isinstance(v, (dict, list)) or (isinstance(v, list) and len(v) <= 8
-                                                                     and all(not isinstance(x, (dict, list)) for x in v))
-                                  for v in node.values())
+    return len(node) <= 4 and all(
+        not isinstance(v, (dict, list))
+        or (isinstance(v, list) and len(v) <= 8 and all(not isinstance(x, (dict, list)) for x in v))
+        for v in node.values()
+    )
 
 
 def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[str]:
@@ -633,6 +664,7 @@ def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[s
 
 
 # ---------------------------------------------------------------- folders and reports
+
 
 def config_groups(paths: list[str]) -> dict[str, list[str]]:
     """Config files by directory (one spec per model directory); directories are walked."""
@@ -673,5 +705,6 @@ def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = 
         reason = (first.message + (f" ({first.hint})" if first.hint else "")) if first else str(exc)
         return GroupReport(directory, len(paths), 0, {}, {os.path.basename(p): reason for p in paths})
     failures = {name: "rebuilt bytes differ" for name in bad}
-    return GroupReport(directory, len(paths), len(paths) - len(bad), dict(result.layouts), failures,
-                       text_, result.spec["model"])
+    return GroupReport(
+        directory, len(paths), len(paths) - len(bad), dict(result.layouts), failures, text_, result.spec["model"]
+    )

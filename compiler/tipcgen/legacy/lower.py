@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from tipcgen.errors import Problem
 from tipcgen.dialects import Layout, get_layout
+from tipcgen.errors import Problem
 from tipcgen.spec.model import Eval, Export, Inference, Spec, Suite, Train, Trainers, text
 
 Line = tuple[str, str]  # (key text, value text)
@@ -16,6 +16,7 @@ def _flag(get: Callable[[Suite], Any]) -> Callable[[Suite], Line]:
     def f(s: Suite) -> Line:
         flag = get(s)
         return NULL if flag is None else flag.line()
+
     return f
 
 
@@ -27,6 +28,7 @@ def _joined(get: Callable[[Suite], list]) -> Callable[[Suite], Line]:
     def f(s: Suite) -> Line:
         items = get(s)
         return ("", "|".join(text(v) for v in items) if items else "null")
+
     return f
 
 
@@ -34,6 +36,7 @@ def _trainer(slot: str, part: str) -> Callable[[Suite], Line]:
     def f(s: Suite) -> Line:
         tkey, tcmd, ekey, ecmd = s.trainers.slot(slot)
         return (tkey, tcmd) if part == "train" else (ekey, ecmd)
+
     return f
 
 
@@ -67,8 +70,20 @@ ROLES: dict[str, tuple[Callable[[Suite], Line], tuple]] = {
 for _slot in ("norm", "pact", "fpgm", "distill", "slot1", "slot2"):
     ROLES[f"trainer.{_slot}.train"] = (_trainer(_slot, "train"), ("trainers", _slot, "train"))
     ROLES[f"trainer.{_slot}.export"] = (_trainer(_slot, "export"), ("trainers", _slot, "export"))
-for _name in ("use_gpu", "mkldnn", "threads", "batch_size", "tensorrt", "precision",
-              "model_dir", "data", "save_log", "benchmark", "extra", "extra2"):
+for _name in (
+    "use_gpu",
+    "mkldnn",
+    "threads",
+    "batch_size",
+    "tensorrt",
+    "precision",
+    "model_dir",
+    "data",
+    "save_log",
+    "benchmark",
+    "extra",
+    "extra2",
+):
     ROLES[f"inference.{_name}"] = (_flag(lambda s, n=_name: getattr(s.inference, n)), ("inference", _name))
 
 
@@ -108,8 +123,14 @@ def config_text(suite: Suite, layout: Layout) -> str:
 
 
 # Field defaults a suite starts from, to tell "set by the spec" from "left alone".
-_DEFAULTS = {"train": Train(), "trainers": Trainers(), "eval": Eval(), "export": Export(),
-             "inference": Inference(), "whole_infer": []}
+_DEFAULTS = {
+    "train": Train(),
+    "trainers": Trainers(),
+    "eval": Eval(),
+    "export": Export(),
+    "inference": Inference(),
+    "whole_infer": [],
+}
 
 
 def _get(obj: Any, path: tuple) -> Any:
@@ -120,7 +141,7 @@ def _get(obj: Any, path: tuple) -> Any:
 
 def _locate(pos, suite: str, path: tuple) -> tuple:
     """(line, col) of a suite field: set in the suite itself, else inherited from defaults."""
-    own, inherited = ("suites", suite) + path, ("defaults",) + path
+    own, inherited = ("suites", suite, *path), ("defaults", *path)
     if own not in pos.values and own not in pos.keys and (inherited in pos.values or inherited in pos.keys):
         return pos.locate(inherited) or (None, None)
     return pos.locate(own) or (None, None)
@@ -128,7 +149,7 @@ def _locate(pos, suite: str, path: tuple) -> tuple:
 
 def _problem(spec: Spec, pos, suite: str, path: tuple, message: str, hint: str) -> Problem:
     line, col = _locate(pos, suite, path)
-    return Problem(spec.source, line, col, ".".join(str(p) for p in ("suites", suite) + path), message, hint)
+    return Problem(spec.source, line, col, ".".join(str(p) for p in ("suites", suite, *path)), message, hint)
 
 
 def check_spec(spec: Spec, pos) -> list[Problem]:
@@ -139,24 +160,45 @@ def check_spec(spec: Spec, pos) -> list[Problem]:
     docs: dict[str, str] = {}
     for name, suite in spec.suites.items():
         if suite.file in files:
-            problems.append(_problem(
-                spec, pos, name, ("file",),
-                f"suites {files[suite.file]!r} and {name!r} both write configs/{spec.model}/{suite.file}:"
-                " one would silently overwrite the other", "give each suite its own `file:`"))
+            problems.append(
+                _problem(
+                    spec,
+                    pos,
+                    name,
+                    ("file",),
+                    f"suites {files[suite.file]!r} and {name!r} both write configs/{spec.model}/{suite.file}:"
+                    " one would silently overwrite the other",
+                    "give each suite its own `file:`",
+                )
+            )
         files.setdefault(suite.file, name)
         doc = suite.doc_name(name)
         if doc in docs:
-            problems.append(_problem(
-                spec, pos, name, ("doc",), f"suites {docs[doc]!r} and {name!r} would both write docs/{doc}",
-                "give one of them its own `doc:` file name"))
+            problems.append(
+                _problem(
+                    spec,
+                    pos,
+                    name,
+                    ("doc",),
+                    f"suites {docs[doc]!r} and {name!r} would both write docs/{doc}",
+                    "give one of them its own `doc:` file name",
+                )
+            )
         docs.setdefault(doc, name)
         problems += _check_trivia(spec, pos, name, suite)
     for file in spec.other_configs:
         if file in files:
             where = pos.locate(("other_configs", file), prefer_key=True) or (None, None)
-            problems.append(Problem(spec.source, where[0], where[1], f"other_configs.{file}",
-                                    f"suite {files[file]!r} already writes configs/{spec.model}/{file}",
-                                    "rename the other config, or drop it"))
+            problems.append(
+                Problem(
+                    spec.source,
+                    where[0],
+                    where[1],
+                    f"other_configs.{file}",
+                    f"suite {files[file]!r} already writes configs/{spec.model}/{file}",
+                    "rename the other config, or drop it",
+                )
+            )
     return problems
 
 
@@ -167,25 +209,54 @@ def _check_trivia(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:
     out = []
     for index in trivia.line_overrides:
         if index > last:
-            out.append(_problem(spec, pos, name, ("trivia", "line_overrides", index),
-                                f"line index {index} is past the last line the config has (index {last};"
-                                f" the {layout.name} layout has {rows}): the override would be ignored",
-                                "remove it"))
+            out.append(
+                _problem(
+                    spec,
+                    pos,
+                    name,
+                    ("trivia", "line_overrides", index),
+                    f"line index {index} is past the last line the config has (index {last};"
+                    f" the {layout.name} layout has {rows}): the override would be ignored",
+                    "remove it",
+                )
+            )
     if trivia.core_lines is not None and trivia.core_lines > rows:
-        out.append(_problem(spec, pos, name, ("trivia", "core_lines"),
-                            f"core_lines {trivia.core_lines} is more than the {layout.name} layout's {rows} lines",
-                            f"remove it, or give at most {rows}"))
+        out.append(
+            _problem(
+                spec,
+                pos,
+                name,
+                ("trivia", "core_lines"),
+                f"core_lines {trivia.core_lines} is more than the {layout.name} layout's {rows} lines",
+                f"remove it, or give at most {rows}",
+            )
+        )
     if trivia.tail is not None and suite.sections:
-        out.append(_problem(spec, pos, name, ("trivia", "tail"),
-                            "trivia.tail replaces the trailing sections, so `sections` would be ignored",
-                            "give `sections` or `trivia.tail`, not both"))
+        out.append(
+            _problem(
+                spec,
+                pos,
+                name,
+                ("trivia", "tail"),
+                "trivia.tail replaces the trailing sections, so `sections` would be ignored",
+                "give `sections` or `trivia.tail`, not both",
+            )
+        )
     if trivia.blank_lines:
         base = len(config_lines(suite, layout))
         for k, position in enumerate(sorted(trivia.blank_lines)):
             if position > base + k:
-                out.append(_problem(spec, pos, name, ("trivia", "blank_lines"),
-                                    f"blank line {position} is past the end of the config ({base + k} lines"
-                                    " before it): it would land elsewhere", "remove it"))
+                out.append(
+                    _problem(
+                        spec,
+                        pos,
+                        name,
+                        ("trivia", "blank_lines"),
+                        f"blank line {position} is past the end of the config ({base + k} lines"
+                        " before it): it would land elsewhere",
+                        "remove it",
+                    )
+                )
                 break
     return out
 
@@ -203,12 +274,18 @@ def check_expressible(spec: Spec, pos) -> list[Problem]:
             if any(ROLES[r][1] == path for r in present):
                 continue
             if _get(suite, path) != _get(_DEFAULTS, path):
-                where = pos.locate(("suites", name) + path) or pos.locate(("defaults",) + path)
-                if ("suites", name) + path not in pos.values and ("defaults",) + path in pos.values:
-                    where = pos.locate(("defaults",) + path)
+                where = pos.locate(("suites", name, *path)) or pos.locate(("defaults", *path))
+                if ("suites", name, *path) not in pos.values and ("defaults", *path) in pos.values:
+                    where = pos.locate(("defaults", *path))
                 line, col = where if where else (None, None)
-                problems.append(Problem(
-                    spec.source, line, col, ".".join(("suites", name) + path),
-                    f"layout {layout.name!r} has no line for this field",
-                    "remove it, or use a layout that has it"))
+                problems.append(
+                    Problem(
+                        spec.source,
+                        line,
+                        col,
+                        ".".join(("suites", name, *path)),
+                        f"layout {layout.name!r} has no line for this field",
+                        "remove it, or use a layout that has it",
+                    )
+                )
     return problems

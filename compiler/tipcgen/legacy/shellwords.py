@@ -41,7 +41,7 @@ def words(command: str) -> list[str] | None:
             end = command.find("'", i + 1)
             if end < 0:
                 return None
-            word.append(command[i + 1:end])
+            word.append(command[i + 1 : end])
             have, i = True, end
         elif c == '"':
             i += 1
@@ -72,7 +72,36 @@ def words(command: str) -> list[str] | None:
     return out
 
 
-_UNARY = set("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -z -n -o -v -R".split())
+_UNARY = set(
+    [
+        "-a",
+        "-b",
+        "-c",
+        "-d",
+        "-e",
+        "-f",
+        "-g",
+        "-h",
+        "-k",
+        "-p",
+        "-r",
+        "-s",
+        "-t",
+        "-u",
+        "-w",
+        "-x",
+        "-G",
+        "-L",
+        "-N",
+        "-O",
+        "-S",
+        "-z",
+        "-n",
+        "-o",
+        "-v",
+        "-R",
+    ]
+)
 _BINARY = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "-a", "-o"}
 
 
@@ -144,7 +173,7 @@ def single_test(args: list[str]) -> bool:
 
 def unquoted_test(left: str, op: str, right: str) -> bool:
     """`[ ${left} OP ${right} ]` with both sides unquoted and IFS='|' (as in the scripts)."""
-    return single_test(ifs_split(left, "|") + [op] + ifs_split(right, "|"))
+    return single_test([*ifs_split(left, "|"), op, *ifs_split(right, "|")])
 
 
 def set_param(key: str, value: str) -> str:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 
+from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.errors import SpecError, UsageError
-from tipcgen.dialects import detect
 from tipcgen.legacy.importer import decode
-from tipcgen.dialects import LAYOUTS, get_layout
 from tipcgen.lint.rules import INFO, Finding, lint_text
 
 
@@ -48,8 +47,8 @@ def lint_config(path: str, layout: str = "auto") -> list[Finding]:
 def lint_spec(path: str) -> list[Finding]:
     """Findings of every suite's lowered config (allowed rules included, as warnings), and
     prepare artifacts without a checksum."""
-    from tipcgen.spec.load import load_spec
     from tipcgen.legacy.lower import config_text
+    from tipcgen.spec.load import load_spec
     from tipcgen.spec.prepare import Download
 
     spec = load_spec(path)
@@ -64,8 +63,16 @@ def lint_spec(path: str) -> list[Finding]:
     for mode, steps in spec.prepare.items():
         for step in steps:
             if isinstance(step, Download) and not step.sha256:
-                out.append(Finding("TIPC015", INFO, path, None, f"{mode}: {step.url} has no sha256",
-                                   "run `tipcgen hash URL` and add it"))
+                out.append(
+                    Finding(
+                        "TIPC015",
+                        INFO,
+                        path,
+                        None,
+                        f"{mode}: {step.url} has no sha256",
+                        "run `tipcgen hash URL` and add it",
+                    )
+                )
     return out
 
 

@@ -15,8 +15,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Callable, Optional
 
-from tipcgen.legacy.configview import split_line
 from tipcgen.dialects import Layout
+from tipcgen.legacy.configview import split_line
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import MAX_GPU_ID, SECTION_META, SHELL_META, char_name, first_control
 
@@ -31,47 +31,117 @@ class Rule:
     summary: str
 
 
-RULES = {r.id: r for r in [
-    Rule("TIPC001", "bool-typo", ERROR, "a misspelt boolean (e.g. `Fasle`) is neither True nor False to the scripts"),
-    Rule("TIPC002", "unknown-mode", ERROR, "a mode table names a mode no script runs"),
-    Rule("TIPC003", "missing-mode", WARNING, "a mode table lacks a training mode another table has: the flag vanishes in that mode"),
-    Rule("TIPC004", "not-a-mode-table", WARNING, "a plain value where a mode table belongs: the scripts drop the flag in every mode"),
-    Rule("TIPC005", "misplaced-key", ERROR, "a key is not on its line (shifted or missing): the scripts read lines by index"),
-    Rule("TIPC006", "truncated", ERROR, "the config is shorter than its layout: the missing fields read as empty"),
-    Rule("TIPC007", "hash-separator", WARNING, "`#` where the layout has the `##` separator"),
-    Rule("TIPC008", "model-name-mismatch", ERROR, "model_name disagrees with the model the file is named after"),
-    Rule("TIPC009", "null-with-spaces", WARNING, "`null` with trailing spaces is a value, not null"),
-    Rule("TIPC010", "trainer-without-slot", ERROR,
-         "a trainer name matches no trainer slot: it runs the norm trainer only by fallback"),
-    Rule("TIPC011", "device-list-short", ERROR, "fewer device values than gpu_list entries: later runs lose the device flag"),
-    Rule("TIPC012", "double-extension", WARNING, "a config file named `*.txt.txt`"),
-    Rule("TIPC013", "whitespace-line", ERROR, "a line of only spaces counts as a line and shifts every index after it"),
-    Rule("TIPC014", "line-ends", WARNING, "CRLF line ends or a BOM: the scripts keep `\\r`/the BOM inside values"),
-    Rule("TIPC015", "unverified-artifact", INFO, "prepare downloads an artifact without a sha256"),
-    Rule("TIPC016", "empty-config", ERROR, "the config has no train_params lines"),
-    Rule("TIPC017", "tipcgen-extension", WARNING, "tipcgen syntax upstream scripts do not understand (cpuxN CPU processes)"),
-    Rule("TIPC018", "unknown-layout", ERROR,
-         "a train_params config that no layout fits: the scripts read its lines by index all the same"),
-    Rule("TIPC019", "all-null", ERROR, "every key:value line is null:null: the config tests nothing"),
-    Rule("TIPC020", "bad-gpu-list", ERROR,
-         "a gpu_list entry that is not -1, GPU ids, cpuxN or ips;ids with IPv4 addresses"),
-    Rule("TIPC021", "shell-metachar", ERROR,
-         "a shell metacharacter in a line the scripts build commands from and `eval`"),
-    Rule("TIPC022", "control-character", ERROR, "a control or invisible format character inside a line"),
-]}
+RULES = {
+    r.id: r
+    for r in [
+        Rule(
+            "TIPC001", "bool-typo", ERROR, "a misspelt boolean (e.g. `Fasle`) is neither True nor False to the scripts"
+        ),
+        Rule("TIPC002", "unknown-mode", ERROR, "a mode table names a mode no script runs"),
+        Rule(
+            "TIPC003",
+            "missing-mode",
+            WARNING,
+            "a mode table lacks a training mode another table has: the flag vanishes in that mode",
+        ),
+        Rule(
+            "TIPC004",
+            "not-a-mode-table",
+            WARNING,
+            "a plain value where a mode table belongs: the scripts drop the flag in every mode",
+        ),
+        Rule(
+            "TIPC005",
+            "misplaced-key",
+            ERROR,
+            "a key is not on its line (shifted or missing): the scripts read lines by index",
+        ),
+        Rule("TIPC006", "truncated", ERROR, "the config is shorter than its layout: the missing fields read as empty"),
+        Rule("TIPC007", "hash-separator", WARNING, "`#` where the layout has the `##` separator"),
+        Rule("TIPC008", "model-name-mismatch", ERROR, "model_name disagrees with the model the file is named after"),
+        Rule("TIPC009", "null-with-spaces", WARNING, "`null` with trailing spaces is a value, not null"),
+        Rule(
+            "TIPC010",
+            "trainer-without-slot",
+            ERROR,
+            "a trainer name matches no trainer slot: it runs the norm trainer only by fallback",
+        ),
+        Rule(
+            "TIPC011",
+            "device-list-short",
+            ERROR,
+            "fewer device values than gpu_list entries: later runs lose the device flag",
+        ),
+        Rule("TIPC012", "double-extension", WARNING, "a config file named `*.txt.txt`"),
+        Rule(
+            "TIPC013",
+            "whitespace-line",
+            ERROR,
+            "a line of only spaces counts as a line and shifts every index after it",
+        ),
+        Rule("TIPC014", "line-ends", WARNING, "CRLF line ends or a BOM: the scripts keep `\\r`/the BOM inside values"),
+        Rule("TIPC015", "unverified-artifact", INFO, "prepare downloads an artifact without a sha256"),
+        Rule("TIPC016", "empty-config", ERROR, "the config has no train_params lines"),
+        Rule(
+            "TIPC017",
+            "tipcgen-extension",
+            WARNING,
+            "tipcgen syntax upstream scripts do not understand (cpuxN CPU processes)",
+        ),
+        Rule(
+            "TIPC018",
+            "unknown-layout",
+            ERROR,
+            "a train_params config that no layout fits: the scripts read its lines by index all the same",
+        ),
+        Rule("TIPC019", "all-null", ERROR, "every key:value line is null:null: the config tests nothing"),
+        Rule(
+            "TIPC020",
+            "bad-gpu-list",
+            ERROR,
+            "a gpu_list entry that is not -1, GPU ids, cpuxN or ips;ids with IPv4 addresses",
+        ),
+        Rule(
+            "TIPC021",
+            "shell-metachar",
+            ERROR,
+            "a shell metacharacter in a line the scripts build commands from and `eval`",
+        ),
+        Rule("TIPC022", "control-character", ERROR, "a control or invisible format character inside a line"),
+    ]
+}
 
 _BOOLISH = re.compile(r"^[A-Za-z]{4,5}$")
 # YAML 1.1 spellings of booleans: YAML 1.2 (what specs are read as) keeps them as text, and the
 # scripts compare with True/False exactly.
 _YAML11_BOOL = {"yes": "True", "y": "True", "on": "True", "no": "False", "n": "False", "off": "False"}
 # Lines whose values are switches the scripts compare with True/False (or gpu/cpu).
-_SWITCH_ROLES = {"train.device", "inference.use_gpu", "inference.mkldnn", "inference.tensorrt",
-                 "inference.benchmark", "whole_infer.quant"}
+_SWITCH_ROLES = {
+    "train.device",
+    "inference.use_gpu",
+    "inference.mkldnn",
+    "inference.tensorrt",
+    "inference.benchmark",
+    "whole_infer.quant",
+}
 # Lines whose value is a `|`-separated list the scripts split before use (gpu_list also has `;`).
-_LIST_ROLES = {"gpu_list", "train.device", "train.autocast", "train.epochs", "train.batch_size", "train.run",
-               "whole_infer.models", "whole_infer.exports", "whole_infer.quant", "inference.use_gpu",
-               "inference.mkldnn", "inference.threads", "inference.batch_size", "inference.tensorrt",
-               "inference.precision"}
+_LIST_ROLES = {
+    "gpu_list",
+    "train.device",
+    "train.autocast",
+    "train.epochs",
+    "train.batch_size",
+    "train.run",
+    "whole_infer.models",
+    "whole_infer.exports",
+    "whole_infer.quant",
+    "inference.use_gpu",
+    "inference.mkldnn",
+    "inference.threads",
+    "inference.batch_size",
+    "inference.tensorrt",
+    "inference.precision",
+}
 
 
 @dataclass(frozen=True)
@@ -104,30 +174,47 @@ def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
     findings: list[Finding] = []
     base = os.path.basename(path)
     if base.endswith(".txt.txt"):
-        findings.append(Finding("TIPC012", WARNING, path, None, f"{base} ends in .txt.txt",
-                                "rename it to a single .txt"))
+        findings.append(
+            Finding("TIPC012", WARNING, path, None, f"{base} ends in .txt.txt", "rename it to a single .txt")
+        )
     if text.startswith("\ufeff") or "\r\n" in text:
-        findings.append(Finding("TIPC014", WARNING, path, 1, "CRLF line ends or a BOM",
-                                "save the file with LF line ends and no BOM"))
+        findings.append(
+            Finding(
+                "TIPC014", WARNING, path, 1, "CRLF line ends or a BOM", "save the file with LF line ends and no BOM"
+            )
+        )
     clean = text.lstrip("\ufeff").replace("\r\n", "\n")
     numbers = _physical_numbers(clean)
     lines = [line for line in clean.split("\n") if line != ""]
     if not lines:
-        return findings + [Finding("TIPC016", ERROR, path, None, "empty file")]
+        return [*findings, Finding("TIPC016", ERROR, path, None, "empty file")]
     for i, line in enumerate(lines):
         if line.strip() == "":
-            findings.append(Finding("TIPC013", ERROR, path, numbers[i], "a line of only whitespace",
-                                    "delete the line"))
+            findings.append(Finding("TIPC013", ERROR, path, numbers[i], "a line of only whitespace", "delete the line"))
         ch = first_control(line)
         if ch is not None:
-            findings.append(Finding("TIPC022", ERROR, path, numbers[i],
-                                    f"{char_name(ch)} at column {line.index(ch) + 1}: the scripts keep it in"
-                                    " the value", "delete the character"))
+            findings.append(
+                Finding(
+                    "TIPC022",
+                    ERROR,
+                    path,
+                    numbers[i],
+                    f"{char_name(ch)} at column {line.index(ch) + 1}: the scripts keep it in the value",
+                    "delete the character",
+                )
+            )
     content = [line for line in lines if _header(line) is None and line.strip() not in ("", "#", "##")]
     if content and all(line == "null:null" for line in content):
-        findings.append(Finding("TIPC019", ERROR, path, numbers[0],
-                                f"all {len(content)} key:value lines are null:null",
-                                "fill in the fields, or delete the file"))
+        findings.append(
+            Finding(
+                "TIPC019",
+                ERROR,
+                path,
+                numbers[0],
+                f"all {len(content)} key:value lines are null:null",
+                "fill in the fields, or delete the file",
+            )
+        )
     if layout is None:
         return findings + _no_layout(lines, numbers, path)
     rows = layout.rows
@@ -138,9 +225,16 @@ def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
         if row.kind == "field":
             lines_by_role[row.role] = (i, lines[i])
     if len(lines) < len(rows):
-        findings.append(Finding("TIPC006", ERROR, path, numbers[-1],
-                                f"{len(lines)} lines where the {layout.name} layout has {len(rows)}",
-                                "add the missing lines (null:null disables a field)"))
+        findings.append(
+            Finding(
+                "TIPC006",
+                ERROR,
+                path,
+                numbers[-1],
+                f"{len(lines)} lines where the {layout.name} layout has {len(rows)}",
+                "add the missing lines (null:null disables a field)",
+            )
+        )
     findings += _shifted(lines, rows, numbers, path)
     for i, row in enumerate(rows[: len(lines)]):
         line = lines[i]
@@ -151,21 +245,45 @@ def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
         key, value = split_line(line)
         for part, what in ((key, "key"), (value, "value")):
             if part != "null" and part.rstrip() == "null":
-                findings.append(Finding("TIPC009", WARNING, path, numbers[i], f"{what} {part!r} is not null",
-                                        "remove the trailing spaces", row.role))
+                findings.append(
+                    Finding(
+                        "TIPC009",
+                        WARNING,
+                        path,
+                        numbers[i],
+                        f"{what} {part!r} is not null",
+                        "remove the trailing spaces",
+                        row.role,
+                    )
+                )
         for token in re.split(r"[|,]", value):
             if row.role in _SWITCH_ROLES and token.lower() in _YAML11_BOOL:
-                findings.append(Finding("TIPC001", ERROR, path, numbers[i],
-                                        f"{token!r} in `{key}` is not a boolean (the scripts compare with"
-                                        " True/False exactly)",
-                                        f"write {_YAML11_BOOL[token.lower()]}; YAML 1.2 reads an unquoted"
-                                        f" {token} as the text {token!r}", row.role))
+                findings.append(
+                    Finding(
+                        "TIPC001",
+                        ERROR,
+                        path,
+                        numbers[i],
+                        f"{token!r} in `{key}` is not a boolean (the scripts compare with True/False exactly)",
+                        f"write {_YAML11_BOOL[token.lower()]}; YAML 1.2 reads an unquoted"
+                        f" {token} as the text {token!r}",
+                        row.role,
+                    )
+                )
             elif _BOOLISH.match(token) and token not in ("True", "False", "true", "false"):
                 close = difflib.get_close_matches(token, ["True", "False"], n=1, cutoff=0.6)
                 if close and token.lower() not in ("none", "null"):
-                    findings.append(Finding("TIPC001", ERROR, path, numbers[i],
-                                            f"{token!r} in `{key}` is not a boolean (the scripts compare with"
-                                            f" {close[0]!r} exactly)", f"write {close[0]}", row.role))
+                    findings.append(
+                        Finding(
+                            "TIPC001",
+                            ERROR,
+                            path,
+                            numbers[i],
+                            f"{token!r} in `{key}` is not a boolean (the scripts compare with {close[0]!r} exactly)",
+                            f"write {close[0]}",
+                            row.role,
+                        )
+                    )
     findings += _metachars(lines, rows, numbers, path)
     findings += _mode_tables(lines_by_role, numbers, path)
     findings += _trainers(lines_by_role, numbers, path, layout)
@@ -193,10 +311,18 @@ def _metachars(lines: list, rows: tuple, numbers: list, path: str) -> list[Findi
                 refused = refused.replace(";", "")
         bad = next((c for c in key if c in SHELL_META), None) or next((c for c in value if c in refused), None)
         if bad is not None:
-            out.append(Finding("TIPC021", ERROR, path, numbers[i],
-                               f"{bad!r} in `{line if len(line) <= 80 else line[:77] + '...'}`: the scripts"
-                               " build commands from this line and `eval` them",
-                               "remove the shell metacharacter", role))
+            out.append(
+                Finding(
+                    "TIPC021",
+                    ERROR,
+                    path,
+                    numbers[i],
+                    f"{bad!r} in `{line if len(line) <= 80 else line[:77] + '...'}`: the scripts"
+                    " build commands from this line and `eval` them",
+                    "remove the shell metacharacter",
+                    role,
+                )
+            )
     return out
 
 
@@ -209,15 +335,32 @@ def _no_layout(lines: list, numbers: list, path: str) -> list[Finding]:
     shortest = min(LAYOUTS.values(), key=lambda lay: len(lay.rows))
     keys = [split_line(line)[0] for line in lines[:30]]
     if "trainer" not in keys and len(lines) < len(shortest.rows):
-        return [Finding("TIPC006", ERROR, path, numbers[-1],
-                        f"{len(lines)} lines and no `trainer:` line: a train config has at least"
-                        f" {len(shortest.rows)} (the {shortest.name} layout)",
-                        "add the missing lines (null:null disables a field)")]
-    where = (f"`trainer:` on line index {keys.index('trainer')}" if "trainer" in keys
-             else "no `trainer:` line in the first 30 lines")
-    return [Finding("TIPC018", ERROR, path, numbers[0],
-                    f"a train_params config whose layout cannot be told ({where})",
-                    "put each key on its layout's line, or lint with --layout NAME")]
+        return [
+            Finding(
+                "TIPC006",
+                ERROR,
+                path,
+                numbers[-1],
+                f"{len(lines)} lines and no `trainer:` line: a train config has at least"
+                f" {len(shortest.rows)} (the {shortest.name} layout)",
+                "add the missing lines (null:null disables a field)",
+            )
+        ]
+    where = (
+        f"`trainer:` on line index {keys.index('trainer')}"
+        if "trainer" in keys
+        else "no `trainer:` line in the first 30 lines"
+    )
+    return [
+        Finding(
+            "TIPC018",
+            ERROR,
+            path,
+            numbers[0],
+            f"a train_params config whose layout cannot be told ({where})",
+            "put each key on its layout's line, or lint with --layout NAME",
+        )
+    ]
 
 
 def _expected(row) -> tuple:
@@ -231,6 +374,7 @@ def _expected(row) -> tuple:
 
 def _shifted(lines: list, rows: tuple, numbers: list, path: str) -> list[Finding]:
     """The first fixed (or conventional) key or header that is not on its line."""
+
     def key_at(j: int) -> Optional[str]:
         if not 0 <= j < len(lines):
             return None
@@ -248,20 +392,41 @@ def _shifted(lines: list, rows: tuple, numbers: list, path: str) -> list[Finding
             continue
         for delta in (-1, 1):
             if got is not None and got in expect(i + delta):
-                return [Finding("TIPC005", ERROR, path, numbers[i],
-                                f"`{got}` is on line {numbers[i]}, one line {'before' if delta > 0 else 'after'}"
-                                f" its place (index {i + delta})",
-                                "add or remove a line above it so every key sits on its index")]
+                return [
+                    Finding(
+                        "TIPC005",
+                        ERROR,
+                        path,
+                        numbers[i],
+                        f"`{got}` is on line {numbers[i]}, one line {'before' if delta > 0 else 'after'}"
+                        f" its place (index {i + delta})",
+                        "add or remove a line above it so every key sits on its index",
+                    )
+                ]
             if key_at(i + delta) in want:
                 j = i + delta
-                return [Finding("TIPC005", ERROR, path, numbers[j],
-                                f"`{key_at(j)}` is on line {numbers[j]}, one line "
-                                f"{'before' if delta < 0 else 'after'} its place (index {i})",
-                                "add or remove a line above it so every key sits on its index")]
+                return [
+                    Finding(
+                        "TIPC005",
+                        ERROR,
+                        path,
+                        numbers[j],
+                        f"`{key_at(j)}` is on line {numbers[j]}, one line "
+                        f"{'before' if delta < 0 else 'after'} its place (index {i})",
+                        "add or remove a line above it so every key sits on its index",
+                    )
+                ]
         if row.kind == "header" or row.key is not None:
-            return [Finding("TIPC005", ERROR, path, numbers[i],
-                            f"`{got}` on line {numbers[i]} where the layout has `{want[0]}` (index {i})",
-                            f"put `{want[0]}` on this line")]
+            return [
+                Finding(
+                    "TIPC005",
+                    ERROR,
+                    path,
+                    numbers[i],
+                    f"`{got}` on line {numbers[i]} where the layout has `{want[0]}` (index {i})",
+                    f"put `{want[0]}` on this line",
+                )
+            ]
     return []
 
 
@@ -282,9 +447,18 @@ def _mode_tables(by_role: dict, numbers: list, path: str) -> list[Finding]:
             continue
         items = value.split("|")
         if not any("=" in item for item in items):
-            out.append(Finding("TIPC004", WARNING, path, numbers[i],
-                               f"`{key}:{value}` is not a mode table; the scripts look up the current mode in it"
-                               " and drop the flag", f"write lite_train_lite_infer={value}|...", role))
+            out.append(
+                Finding(
+                    "TIPC004",
+                    WARNING,
+                    path,
+                    numbers[i],
+                    f"`{key}:{value}` is not a mode table; the scripts look up the current mode in it"
+                    " and drop the flag",
+                    f"write lite_train_lite_infer={value}|...",
+                    role,
+                )
+            )
             continue
         modes = []
         for item in items:
@@ -292,16 +466,32 @@ def _mode_tables(by_role: dict, numbers: list, path: str) -> list[Finding]:
             modes.append(mode)
             if mode not in MODES:
                 close = difflib.get_close_matches(mode, TRAIN_MODES, n=1)
-                out.append(Finding("TIPC002", ERROR, path, numbers[i], f"unknown mode {mode!r} in `{key}`",
-                                   f"did you mean {close[0]!r}?" if close else "modes: " + ", ".join(TRAIN_MODES),
-                                   role))
+                out.append(
+                    Finding(
+                        "TIPC002",
+                        ERROR,
+                        path,
+                        numbers[i],
+                        f"unknown mode {mode!r} in `{key}`",
+                        f"did you mean {close[0]!r}?" if close else "modes: " + ", ".join(TRAIN_MODES),
+                        role,
+                    )
+                )
         tables[role] = (i, key, {m for m in modes if m in TRAIN_MODES})
     everywhere = set().union(*(t[2] for t in tables.values())) if tables else set()
     for role, (i, key, modes) in tables.items():
         for mode in sorted(everywhere - modes):
-            out.append(Finding("TIPC003", WARNING, path, numbers[i],
-                               f"`{key}` has no {mode} entry (another table has): the flag is dropped in that mode",
-                               f"add {mode}=... to the table", role))
+            out.append(
+                Finding(
+                    "TIPC003",
+                    WARNING,
+                    path,
+                    numbers[i],
+                    f"`{key}` has no {mode} entry (another table has): the flag is dropped in that mode",
+                    f"add {mode}=... to the table",
+                    role,
+                )
+            )
     return out
 
 
@@ -315,11 +505,18 @@ def _trainers(by_role: dict, numbers: list, path: str, layout: Layout) -> list[F
     for name in split_line(line)[1].split("|"):
         if name and name not in keys:
             close = difflib.get_close_matches(name, named, n=1, cutoff=0.5)
-            out.append(Finding("TIPC010", ERROR, path, numbers[i],
-                               f"trainer {name!r} matches no trainer slot ({', '.join(named)}): the scripts"
-                               " run the norm trainer for it",
-                               f"did you mean {close[0]!r}?" if close else "name it after its slot key",
-                               "train.run"))
+            out.append(
+                Finding(
+                    "TIPC010",
+                    ERROR,
+                    path,
+                    numbers[i],
+                    f"trainer {name!r} matches no trainer slot ({', '.join(named)}): the scripts"
+                    " run the norm trainer for it",
+                    f"did you mean {close[0]!r}?" if close else "name it after its slot key",
+                    "train.run",
+                )
+            )
     return out
 
 
@@ -332,16 +529,34 @@ def _devices(by_role: dict, numbers: list, path: str) -> list[Finding]:
     out = []
     for e in entries:
         if re.match(r"^(?:.*;)?cpux[0-9]+$", e):
-            out.append(Finding("TIPC017", WARNING, path, numbers[gi],
-                               f"gpu_list entry {e!r} runs CPU processes through paddle.distributed.launch;"
-                               " only tipcgen's generated scripts understand it",
-                               "use the generated test_train_inference_python.sh or tipcgen run", "gpu_list"))
+            out.append(
+                Finding(
+                    "TIPC017",
+                    WARNING,
+                    path,
+                    numbers[gi],
+                    f"gpu_list entry {e!r} runs CPU processes through paddle.distributed.launch;"
+                    " only tipcgen's generated scripts understand it",
+                    "use the generated test_train_inference_python.sh or tipcgen run",
+                    "gpu_list",
+                )
+            )
     dkey, dvalue = split_line(dline)
     values = [v for v in dvalue.split("|")] if dvalue else []
     if dkey != "null" and len(values) < len(entries):
-        return out + [Finding("TIPC011", ERROR, path, numbers[di],
-                        f"{len(values)} value(s) in `{dkey}` for {len(entries)} gpu_list entries: runs past"
-                        " the list lose the device flag", "give one value per gpu_list entry", "train.device")]
+        return [
+            *out,
+            Finding(
+                "TIPC011",
+                ERROR,
+                path,
+                numbers[di],
+                f"{len(values)} value(s) in `{dkey}` for {len(entries)} gpu_list entries: runs past"
+                " the list lose the device flag",
+                "give one value per gpu_list entry",
+                "train.device",
+            ),
+        ]
     return out
 
 
@@ -384,8 +599,17 @@ def _gpu_list(by_role: dict, numbers: list, path: str) -> list[Finding]:
     for entry in value.split("|"):
         problem = "an empty entry" if entry == "" else gpu_entry_problem(entry)
         if problem:
-            out.append(Finding("TIPC020", ERROR, path, numbers[i], f"gpu_list entry {entry!r}: {problem}",
-                               "write -1 (CPU), GPU ids like 0,1, or ip1,ip2;0,1", "gpu_list"))
+            out.append(
+                Finding(
+                    "TIPC020",
+                    ERROR,
+                    path,
+                    numbers[i],
+                    f"gpu_list entry {entry!r}: {problem}",
+                    "write -1 (CPU), GPU ids like 0,1, or ip1,ip2;0,1",
+                    "gpu_list",
+                )
+            )
     return out
 
 
@@ -398,9 +622,17 @@ def _model_name(by_role: dict, numbers: list, path: str) -> list[Finding]:
     m = re.match(r"^(.+?)_train_(?:amp_|pact_|ptq_|fleet_)?infer_python\.txt$", base)
     prefix = m.group(1) if m else None
     if prefix and not prefix.startswith(name) and not name.startswith(prefix) and prefix not in ("win",):
-        return [Finding("TIPC008", ERROR, path, numbers[i],
-                        f"model_name {name!r} but the file is named for {prefix!r}",
-                        f"write model_name:{prefix}", "model_name")]
+        return [
+            Finding(
+                "TIPC008",
+                ERROR,
+                path,
+                numbers[i],
+                f"model_name {name!r} but the file is named for {prefix!r}",
+                f"write model_name:{prefix}",
+                "model_name",
+            )
+        ]
     return []
 
 

@@ -14,11 +14,11 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from tipcgen.legacy.configview import ConfigView
-from tipcgen.errors import UsageError
 from tipcgen.dialects import Layout
-from tipcgen.spec.modes import MODES
+from tipcgen.errors import UsageError
+from tipcgen.legacy.configview import ConfigView
 from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test, words
+from tipcgen.spec.modes import MODES
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
 
@@ -49,10 +49,7 @@ class Step:
 
     def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None) -> str:
         """The line results_python.log gets; `skipped` is the reason a step did not run."""
-        if skipped:
-            verdict = f"Run skipped ({skipped})"
-        else:
-            verdict = "Run successfully" if ok else "Run failed"
+        verdict = f"Run skipped ({skipped})" if skipped else "Run successfully" if ok else "Run failed"
         return f"{verdict} with command - {model_name} - {self.command}!  "
 
 
@@ -127,9 +124,20 @@ class _Builder:
     def add(self, kind, command, log, depends_on=None, nodes=1, group="", skip=None) -> int:
         argv = words(command)
         idx = len(self.steps)
-        self.steps.append(Step(idx, kind, command + (f" > {log} 2>&1 " if log else ""),
-                               tuple(argv) if argv is not None else None, log, self.cvd,
-                               depends_on, nodes, group, skip))
+        self.steps.append(
+            Step(
+                idx,
+                kind,
+                command + (f" > {log} 2>&1 " if log else ""),
+                tuple(argv) if argv is not None else None,
+                log,
+                self.cvd,
+                depends_on,
+                nodes,
+                group,
+                skip,
+            )
+        )
         return idx
 
     def apply_env(self, env):
@@ -152,25 +160,38 @@ def check_view(view: ConfigView, source: str = "config") -> None:
     dialect = view.layout.dialect
     model_name = view.value("model_name")
     if "/" in model_name or model_name in (".", ".."):
-        raise UsageError(f"{source}: model_name {model_name!r} would put logs outside test_tipc/output/ "
-                         "(it must be one plain name, without `/`)")
+        raise UsageError(
+            f"{source}: model_name {model_name!r} would put logs outside test_tipc/output/ "
+            "(it must be one plain name, without `/`)"
+        )
     for role in dialect.log_name_roles:
         value = view.value(role)
         if "/" in value:
             shown = value if len(value) <= 60 else value[:57] + "..."
-            raise UsageError(f"{source}: {role} (`{view.key(role)}:{shown}`) holds a `/`, but its items "
-                             f"name log files in test_tipc/output/{model_name}/")
+            raise UsageError(
+                f"{source}: {role} (`{view.key(role)}:{shown}`) holds a `/`, but its items "
+                f"name log files in test_tipc/output/{model_name}/"
+            )
     size = 1
     for role in dialect.matrix_roles:
         size *= max(1, len(ifs_split(view.value(role), "|")))
         if size > MAX_MATRIX:
-            raise UsageError(f"{source}: its lists ({', '.join(dialect.matrix_roles)}) multiply to more "
-                             f"than {MAX_MATRIX} combinations; refusing a matrix that large")
+            raise UsageError(
+                f"{source}: its lists ({', '.join(dialect.matrix_roles)}) multiply to more "
+                f"than {MAX_MATRIX} combinations; refusing a matrix that large"
+            )
 
 
-def plan_config(text: str, layout: Layout, mode: str, gpuid: Optional[str] = None,
-                cuda_visible_devices: Optional[str] = None, node_ip: Optional[str] = None,
-                start_port: Optional[str] = None, source: str = "config") -> Plan:
+def plan_config(
+    text: str,
+    layout: Layout,
+    mode: str,
+    gpuid: Optional[str] = None,
+    cuda_visible_devices: Optional[str] = None,
+    node_ip: Optional[str] = None,
+    start_port: Optional[str] = None,
+    source: str = "config",
+) -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
     The rest is the caller's environment: CUDA_VISIBLE_DEVICES (None: unset), TIPC_NODE_IP
@@ -280,14 +301,20 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
                     export_log = f"{log_dir}/{stem}_nodes_{nodes}_export.log"
                     weight = set_param(export_weight, f"{save_log}/{model_file}")
                     save_infer = set_param(save_infer_key, save_log)
-                    b.add("export", f"{python} {run_export} {weight} {save_infer}", export_log,
-                          train_idx, nodes, group, skip)
+                    b.add(
+                        "export",
+                        f"{python} {run_export} {weight} {save_infer}",
+                        export_log,
+                        train_idx,
+                        nodes,
+                        group,
+                        skip,
+                    )
                     b.apply_env(env)
                     model_dir = save_log
                     if ocr and inference_dir not in ("null", "##"):
                         model_dir = f"{save_log}/{inference_dir}"
-                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, train_idx, nodes, group,
-                               skip)
+                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, train_idx, nodes, group, skip)
                     b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
 
 
@@ -297,7 +324,7 @@ def _pick_trainer(v: ConfigView, trainer: str, ocr: bool) -> tuple[str, str, str
         return v.value("trainer.norm.train"), v.value("trainer.norm.export"), "False"
     t = ifs_split(trainer, "|")
     for slot, quant in (("pact", "True"), ("fpgm", "False"), ("distill", "False"), ("slot1", "False")):
-        if single_test(t + ["="] + ifs_split(v.key(f"trainer.{slot}.train"), "|")):
+        if single_test([*t, "=", *ifs_split(v.key(f"trainer.{slot}.train"), "|")]):
             return v.value(f"trainer.{slot}.train"), v.value(f"trainer.{slot}.export"), quant
     if trainer == v.key("trainer.slot2.train"):  # upstream: [[ ]] (no word splitting)
         return v.value("trainer.slot2.train"), v.value("trainer.slot2.export"), "False"
@@ -313,8 +340,19 @@ def _ne(a: str, b: str) -> bool:
     return a != "" and a != b
 
 
-def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str, quant: str, ocr: bool,
-               depends_on: Optional[int], nodes: int = 1, group: str = "", skip: Optional[str] = None) -> None:
+def _inference(
+    b: _Builder,
+    python: str,
+    model_dir: str,
+    log_dir: str,
+    data: str,
+    quant: str,
+    ocr: bool,
+    depends_on: Optional[int],
+    nodes: int = 1,
+    group: str = "",
+    skip: Optional[str] = None,
+) -> None:
     v = b.v
     script = v.value("inference.script")
     use_gpu_key = v.key("inference.use_gpu")
@@ -348,13 +386,17 @@ def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str
                                 continue
                             if _eq(quant, "True") and _ne(precision, "int8"):
                                 continue
-                            log = (f"{log_dir}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}"
-                                   f"_precision_{precision}_batchsize_{bs}.log")
-                            cmd = (f"{python} {script} {use_gpu_key}={use_gpu} "
-                                   f"{set_param(v.key('inference.mkldnn'), mkldnn)} "
-                                   f"{set_param(v.key('inference.threads'), threads)} {set_model} "
-                                   f"{set_param(batch_key, bs)} {save_log} {set_data} {bench} "
-                                   f"{set_param(precision_key, precision)} {extra}")
+                            log = (
+                                f"{log_dir}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}"
+                                f"_precision_{precision}_batchsize_{bs}.log"
+                            )
+                            cmd = (
+                                f"{python} {script} {use_gpu_key}={use_gpu} "
+                                f"{set_param(v.key('inference.mkldnn'), mkldnn)} "
+                                f"{set_param(v.key('inference.threads'), threads)} {set_model} "
+                                f"{set_param(batch_key, bs)} {save_log} {set_data} {bench} "
+                                f"{set_param(precision_key, precision)} {extra}"
+                            )
                             b.add("infer", cmd, log, depends_on, nodes, group, skip)
         elif gpu:
             for trt in ifs_split(v.value("inference.tensorrt"), "|"):
@@ -367,10 +409,12 @@ def _inference(b: _Builder, python: str, model_dir: str, log_dir: str, data: str
                         continue
                     for bs in batches:
                         log = f"{log_dir}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{bs}.log"
-                        cmd = (f"{python} {script} {use_gpu_key}={use_gpu} "
-                               f"{set_param(v.key('inference.tensorrt'), trt)} "
-                               f"{set_param(precision_key, precision)} {set_model} {set_param(batch_key, bs)} "
-                               f"{set_data} {bench} {extra} {save_log}")
+                        cmd = (
+                            f"{python} {script} {use_gpu_key}={use_gpu} "
+                            f"{set_param(v.key('inference.tensorrt'), trt)} "
+                            f"{set_param(precision_key, precision)} {set_model} {set_param(batch_key, bs)} "
+                            f"{set_data} {bench} {extra} {save_log}"
+                        )
                         b.add("infer", cmd, log, depends_on, nodes, group, skip)
 
 

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tipcgen.errors import UsageError
 from tipcgen.dialects import detect_text, get_layout
-from tipcgen.spec.load import read_text
+from tipcgen.errors import UsageError
 from tipcgen.legacy.lower import config_text
 from tipcgen.plan.planner import Plan, plan_config
+from tipcgen.spec.load import read_text
 
 
-def plan_source(source: str, mode: str, suite: Optional[str] = None, layout: Optional[str] = None,
-                gpuid: Optional[str] = None, cuda_visible_devices: Optional[str] = None,
-                node_ip: Optional[str] = None, start_port: Optional[str] = None) -> Plan:
+def plan_source(
+    source: str,
+    mode: str,
+    suite: Optional[str] = None,
+    layout: Optional[str] = None,
+    gpuid: Optional[str] = None,
+    cuda_visible_devices: Optional[str] = None,
+    node_ip: Optional[str] = None,
+    start_port: Optional[str] = None,
+) -> Plan:
     if source.endswith((".yml", ".yaml")):
         from tipcgen.spec.load import load_spec
 
@@ -28,5 +35,13 @@ def plan_source(source: str, mode: str, suite: Optional[str] = None, layout: Opt
         # The same detector import and lint use, so `plan CONFIG` runs what `import` would describe.
         lay = get_layout(layout) if layout else detect_text(text, source)
     label = source if not source.endswith((".yml", ".yaml")) else f"{source} [suite {name}]"
-    return plan_config(text, lay, mode, gpuid=gpuid, cuda_visible_devices=cuda_visible_devices,
-                       node_ip=node_ip, start_port=start_port, source=label)
+    return plan_config(
+        text,
+        lay,
+        mode,
+        gpuid=gpuid,
+        cuda_visible_devices=cuda_visible_devices,
+        node_ip=node_ip,
+        start_port=start_port,
+        source=label,
+    )

@@ -40,9 +40,9 @@ def _message(line: str) -> str:
     """The line without its logging prefix."""
     m = _PREFIX.match(line)
     if m:
-        return line[m.end():]
+        return line[m.end() :]
     m = _BRACKET.match(line)
-    return line[m.end():] if m else line
+    return line[m.end() :] if m else line
 
 
 def convert(key: str, raw: str) -> Any:

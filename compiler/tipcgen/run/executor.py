@@ -58,8 +58,10 @@ class Summary:
 
     def sentence(self, status_log: str) -> str:
         """The bash runner's last line (a timed-out step counts as failed)."""
-        return (f"tipc: {self.run} steps run, {self.passed} passed, {self.failed} failed, "
-                f"{self.skipped} skipped (status lines in {status_log})")
+        return (
+            f"tipc: {self.run} steps run, {self.passed} passed, {self.failed} failed, "
+            f"{self.skipped} skipped (status lines in {status_log})"
+        )
 
 
 def summarize(results: list[StepResult]) -> Summary:
@@ -90,11 +92,13 @@ def multinode_hint(step: Step, environ: Optional[dict] = None) -> str:
     environ = os.environ if environ is None else environ
     ips = next((a.split("=", 1)[1] for a in (step.argv or ()) if a.startswith("--ips=")), "?")
     port = environ.get("FLAGS_START_PORT")
-    return (f"the other {step.nodes - 1} node(s) did not join within the timeout, "
-            f"or training outlasted it. Check that the ips in gpu_list ({ips}) include this machine "
-            f"and are reachable from every node, that FLAGS_START_PORT is set to the same free port "
-            f"on every node (here: {port if port else 'unset'}), and that every node runs the same "
-            f"command with the same config and mode at the same time.")
+    return (
+        f"the other {step.nodes - 1} node(s) did not join within the timeout, "
+        f"or training outlasted it. Check that the ips in gpu_list ({ips}) include this machine "
+        f"and are reachable from every node, that FLAGS_START_PORT is set to the same free port "
+        f"on every node (here: {port if port else 'unset'}), and that every node runs the same "
+        f"command with the same config and mode at the same time."
+    )
 
 
 def _proc_table() -> dict:
@@ -110,7 +114,7 @@ def _proc_table() -> dict:
                 stat = fh.read().decode("utf-8", "replace")
         except OSError:
             continue
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = stat[stat.rfind(")") + 2 :].split()
         # fields: state ppid pgrp session ... starttime is field 22 of stat, index 19 here
         if len(fields) > 19:
             table[int(entry)] = (int(fields[1]), int(fields[2]), fields[19], fields[0])
@@ -130,7 +134,7 @@ class ProcessTree:
 
     def refresh(self) -> None:
         table = self._table = _proc_table()
-        frontier = [self.root] + list(self.known)
+        frontier = [self.root, *list(self.known)]
         seen = set(frontier)
         while frontier:
             parent = frontier.pop()
@@ -146,8 +150,11 @@ class ProcessTree:
     def alive(self) -> list[int]:
         """Tracked processes still running (the same pid and start time, not a zombie)."""
         table = _proc_table()
-        return [pid for pid, start in self.known.items()
-                if pid in table and table[pid][2] == start and table[pid][3] not in ("Z", "X")]
+        return [
+            pid
+            for pid, start in self.known.items()
+            if pid in table and table[pid][2] == start and table[pid][3] not in ("Z", "X")
+        ]
 
     def signal(self, sig: int) -> None:
         try:
@@ -212,9 +219,15 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
         return FAILED, 1, why
     try:
         try:
-            proc = subprocess.Popen(list(step.argv), cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT if out else None,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                list(step.argv),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT if out else None,
+                start_new_session=True,
+            )
         except OSError as exc:  # like the shell: 127 not found, 126 not executable
             code = 127 if isinstance(exc, FileNotFoundError) else 126
             msg = f"tipc: {step.argv[0]}: {exc.strerror or exc}\n"
@@ -245,8 +258,15 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
             out.close()
 
 
-def run_plan(plan: Plan, *, timeout: float = DEFAULT_TIMEOUT, on_event: Optional[Callable] = None,
-             cwd: str = ".", grace: float = DEFAULT_GRACE, environ: Optional[dict] = None) -> list[StepResult]:
+def run_plan(
+    plan: Plan,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    on_event: Optional[Callable] = None,
+    cwd: str = ".",
+    grace: float = DEFAULT_GRACE,
+    environ: Optional[dict] = None,
+) -> list[StepResult]:
     """Run every step of `plan` in `cwd`; return one StepResult per step, in order.
 
     `on_event(kind, step, result)` is called with kind "start" (result None) before a step runs
@@ -260,8 +280,9 @@ def run_plan(plan: Plan, *, timeout: float = DEFAULT_TIMEOUT, on_event: Optional
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
-            result = StepResult(step, SKIPPED, reason=reason,
-                                status_line=step.status_line(plan.model_name, False, skipped=reason))
+            result = StepResult(
+                step, SKIPPED, reason=reason, status_line=step.status_line(plan.model_name, False, skipped=reason)
+            )
         else:
             if on_event:
                 on_event("start", step, None)
@@ -270,8 +291,7 @@ def run_plan(plan: Plan, *, timeout: float = DEFAULT_TIMEOUT, on_event: Optional
             seconds = time.monotonic() - started
             if status == TIMED_OUT and step.kind == "train" and step.nodes > 1:
                 why = f"{why}: {multinode_hint(step, base)}"
-            result = StepResult(step, status, code, seconds, why,
-                                step.status_line(plan.model_name, status == PASSED))
+            result = StepResult(step, status, code, seconds, why, step.status_line(plan.model_name, status == PASSED))
             if result.counts_as_failed:
                 failed.add(step.index)
         with open(status_path, "a", encoding="utf-8") as fh:

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from tipcgen.emit.prepare import CACHE_ENV, DEFAULT_CACHE, STATE_DIR, mode_steps
 from tipcgen.errors import TipcError, UsageError
 from tipcgen.spec.modes import MODES
-from tipcgen.emit.prepare import CACHE_ENV, DEFAULT_CACHE, STATE_DIR, mode_steps
 from tipcgen.spec.prepare import url_basename
 
 CHUNK = 1 << 16
@@ -87,7 +87,7 @@ class Options:
     warn: Callable[[str], None] = _warn
 
     @classmethod
-    def from_env(cls, env: Optional[dict] = None, **over) -> "Options":
+    def from_env(cls, env: Optional[dict] = None, **over) -> Options:
         env = os.environ if env is None else env
         offline = _flag("TIPC_OFFLINE", env.get("TIPC_OFFLINE", "0"))
         retries = _env_number(env, "TIPC_RETRIES", "3", int, 1, "a positive integer")
@@ -96,10 +96,18 @@ class Options:
         mirror = env.get("TIPC_MIRROR", "").rstrip("/")
         if mirror and not mirror.startswith(("http://", "https://", "file://")):
             raise UsageError(f"TIPC_MIRROR must be an http(s) or file URL, not {mirror!r}")
-        cache = env.get(CACHE_ENV) or (os.path.join(env["HOME"], ".cache", "tipcgen") if env.get("HOME")
-                                       else os.path.expanduser(DEFAULT_CACHE))
-        opts = cls(cache=Path(cache), mirror=mirror, offline=offline, retries=retries, backoff=backoff,
-                   timeout=float(timeout), progress=sys.stderr.isatty())
+        cache = env.get(CACHE_ENV) or (
+            os.path.join(env["HOME"], ".cache", "tipcgen") if env.get("HOME") else os.path.expanduser(DEFAULT_CACHE)
+        )
+        opts = cls(
+            cache=Path(cache),
+            mirror=mirror,
+            offline=offline,
+            retries=retries,
+            backoff=backoff,
+            timeout=float(timeout),
+            progress=sys.stderr.isatty(),
+        )
         for key, value in over.items():
             if value is not None:
                 setattr(opts, key, value)
@@ -131,7 +139,7 @@ class _Permanent(Exception):
 def source_url(url: str, base: str, mirror: str) -> str:
     """URL, or its copy under the mirror when one is set and URL lies under the step's base."""
     if mirror and base and url.startswith(base + "/"):
-        return mirror + url[len(base):]
+        return mirror + url[len(base) :]
     return url
 
 
@@ -139,11 +147,17 @@ def _progress(opts: Options, label: str, total: Optional[int], done: int):
     if not opts.progress:
         return None
     from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
-                               TransferSpeedColumn)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                        TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
     task = progress.add_task(label, total=total, completed=done)
     return progress, task
 
@@ -190,7 +204,7 @@ def download(url: str, part: Path, opts: Options) -> None:
     """Download URL into PART (resuming it), retrying transient failures with back-off."""
     if url.startswith("file://"):
         try:
-            shutil.copyfile(url[len("file://"):], part)
+            shutil.copyfile(url[len("file://") :], part)
         except OSError as exc:
             raise FetchError(f"prepare: error: cannot copy {url}: {exc}")
         return
@@ -213,8 +227,7 @@ def download(url: str, part: Path, opts: Options) -> None:
                 why = str(exc) or type(exc).__name__
                 if attempt >= opts.retries:
                     raise FetchError(f"prepare: error: download failed after {attempt} tries ({why}): {url}")
-                opts.echo(f"prepare: try {attempt} of {opts.retries} failed ({why}); "
-                          f"retrying {url} in {delay:g}s")
+                opts.echo(f"prepare: try {attempt} of {opts.retries} failed ({why}); retrying {url} in {delay:g}s")
                 time.sleep(delay)
                 delay *= 2
 
@@ -313,11 +326,13 @@ def _check_names(archive: str, names: list[str], links: set) -> None:
         if not clean:
             continue
         if clean.split("/")[0] == STATE_DIR:
-            raise UnsafeArchive(f"prepare: error: refusing {archive}: member {name!r} would overwrite "
-                                "prepare's .tipcgen state")
+            raise UnsafeArchive(
+                f"prepare: error: refusing {archive}: member {name!r} would overwrite prepare's .tipcgen state"
+            )
         if _inside_link(clean, links):
-            raise UnsafeArchive(f"prepare: error: refusing {archive}: member {name!r} lies inside a link "
-                                "of the archive")
+            raise UnsafeArchive(
+                f"prepare: error: refusing {archive}: member {name!r} lies inside a link of the archive"
+            )
         if clean in seen and clean in links:
             raise UnsafeArchive(f"prepare: error: refusing {archive}: {name!r} appears twice and once as a link")
         seen.add(clean)
@@ -346,16 +361,19 @@ def check_tar(path: Path, label: Optional[str] = None) -> list:
             raise UnsafeArchive(f"prepare: error: refusing {label}: member {m.name!r} is absolute or contains '..'")
         if m.issym():
             if not clean:
-                raise UnsafeArchive(f"prepare: error: refusing {label}: member {m.name!r} is a link to the "
-                                    "extraction directory itself")
+                raise UnsafeArchive(
+                    f"prepare: error: refusing {label}: member {m.name!r} is a link to the extraction directory itself"
+                )
             links[clean] = m.linkname
         elif m.islnk():
             if _clean(m.linkname) is None:
-                raise UnsafeArchive(f"prepare: error: refusing {label}: hard link {m.name!r} points outside "
-                                    f"({m.linkname!r})")
+                raise UnsafeArchive(
+                    f"prepare: error: refusing {label}: hard link {m.name!r} points outside ({m.linkname!r})"
+                )
         elif not (m.isreg() or m.isdir()):
-            raise UnsafeArchive(f"prepare: error: refusing {label}: member {m.name!r} is a device, fifo or "
-                                "other special file")
+            raise UnsafeArchive(
+                f"prepare: error: refusing {label}: member {m.name!r} is a device, fifo or other special file"
+            )
     _check_names(label, [m.name for m in members], set(links))
     _check_links(label, links)
     return members
@@ -377,13 +395,15 @@ def check_zip(path: Path, label: Optional[str] = None) -> list:
         links: dict = {}
         for info in infos:
             if "\\" in info.filename or "\n" in info.filename:
-                raise UnsafeArchive(f"prepare: error: refusing {label}: member {info.filename!r} has a backslash "
-                                    "or newline in its name")
+                raise UnsafeArchive(
+                    f"prepare: error: refusing {label}: member {info.filename!r} has a backslash or newline in its name"
+                )
             if _zip_is_link(info):
                 clean = _clean(info.filename)
                 if not clean:
-                    raise UnsafeArchive(f"prepare: error: refusing {label}: link {info.filename!r} is absolute or "
-                                        "contains '..'")
+                    raise UnsafeArchive(
+                        f"prepare: error: refusing {label}: link {info.filename!r} is absolute or contains '..'"
+                    )
                 links[clean] = zf.read(info).decode("utf-8", "surrogateescape")
         _check_names(label, [i.filename for i in infos], set(links))
         _check_links(label, links)
@@ -399,8 +419,10 @@ def _check_tree(root: Path, label: str) -> None:
             if os.path.islink(path):
                 real = os.path.realpath(path)
                 if real != real_root and not real.startswith(real_root + os.sep):
-                    raise UnsafeArchive(f"prepare: error: refusing {label}: link {os.path.relpath(path, root)} "
-                                        f"points outside ({os.readlink(path)})")
+                    raise UnsafeArchive(
+                        f"prepare: error: refusing {label}: link {os.path.relpath(path, root)} "
+                        f"points outside ({os.readlink(path)})"
+                    )
 
 
 def _extract_tar(path: Path, dest: Path) -> None:
@@ -433,7 +455,7 @@ def _extract_zip(path: Path, dest: Path) -> None:
             mode = (info.external_attr >> 16) & 0o777
             if info.create_system == 3 and mode:
                 os.chmod(target, mode)
-            mtime = time.mktime(info.date_time + (0, 0, -1))
+            mtime = time.mktime((*info.date_time, 0, 0, -1))
             os.utime(target, (mtime, mtime))
 
 
@@ -452,10 +474,11 @@ def inside_root(root: Path, rel: str, doing: str) -> Path:
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise UnsafeDestination(f"prepare: error: refusing to {doing}: {rel} leads to {real}, outside the "
-                                f"model repo {real_root} (a symbolic link on the way)")
+        raise UnsafeDestination(
+            f"prepare: error: refusing to {doing}: {rel} leads to {real}, outside the "
+            f"model repo {real_root} (a symbolic link on the way)"
+        )
     return path
-
 
 
 def stamp_ok(to: Path, file: str, source: str, sha: str) -> bool:
@@ -492,8 +515,9 @@ def _replace(new: Path, dest: Path, state: Path) -> None:
     os.replace(new, dest)
 
 
-def install(src: Path, source: str, sha: str, root: Path, to: str, file: str, fmt: str,
-            rename: list, opts: Options) -> None:
+def install(
+    src: Path, source: str, sha: str, root: Path, to: str, file: str, fmt: str, rename: list, opts: Options
+) -> None:
     """Copy SRC to TO/FILE or extract it into TO (renaming top-level entries); write the stamp."""
     dest_dir = inside_root(root, to, f"write into {to}")
     state = inside_root(root, os.path.join(to, STATE_DIR), f"write prepare's state into {to}")
@@ -631,8 +655,10 @@ def run_prepare(prepare: dict, mode: str, opts: Options, root: Path = Path("."),
     if opts.offline:
         missing = missing_artifacts(steps, root, opts)
         if missing:
-            raise FetchError(f"prepare: error: offline (TIPC_OFFLINE=1) and {len(missing)} artifact(s) are not "
-                             f"in the cache {opts.cache}:\n" + "\n".join(f"prepare:   missing {u}" for u in missing))
+            raise FetchError(
+                f"prepare: error: offline (TIPC_OFFLINE=1) and {len(missing)} artifact(s) are not "
+                f"in the cache {opts.cache}:\n" + "\n".join(f"prepare:   missing {u}" for u in missing)
+            )
     if not steps:
         opts.echo(f"prepare: nothing to fetch for {mode}")
     for s in steps:

@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 from typing import Optional
 
 from tipcgen import __version__
+from tipcgen.plan.planner import Plan
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import SKIPPED, TIMED_OUT, StepResult, summarize
-from tipcgen.plan.planner import Plan
 
 TAIL_LINES = 200
 TAIL_BYTES = 64 * 1024
@@ -54,23 +54,25 @@ def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: O
         if st.kind == "infer" and r.status != SKIPPED:
             text = read_log(cwd, st.log)
             bench = parse_autolog(text) if text else None
-        steps.append({
-            "index": st.index,
-            "kind": st.kind,
-            "group": st.group,
-            "nodes": st.nodes,
-            "depends_on": st.depends_on,
-            "argv": list(st.argv) if st.argv is not None else None,
-            "command": st.command,
-            "log": st.log,
-            "cuda_visible_devices": st.cuda_visible_devices,
-            "status": r.status,
-            "returncode": r.returncode,
-            "seconds": round(r.seconds, 3),
-            "reason": r.reason,
-            "status_line": r.status_line,
-            "benchmark": bench,
-        })
+        steps.append(
+            {
+                "index": st.index,
+                "kind": st.kind,
+                "group": st.group,
+                "nodes": st.nodes,
+                "depends_on": st.depends_on,
+                "argv": list(st.argv) if st.argv is not None else None,
+                "command": st.command,
+                "log": st.log,
+                "cuda_visible_devices": st.cuda_visible_devices,
+                "status": r.status,
+                "returncode": r.returncode,
+                "seconds": round(r.seconds, 3),
+                "reason": r.reason,
+                "status_line": r.status_line,
+                "benchmark": bench,
+            }
+        )
     return {
         "tipcgen": __version__,
         "source": source,
@@ -79,8 +81,15 @@ def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: O
         "model_name": plan.model_name,
         "log_dir": plan.log_dir,
         "status_log": plan.status_log,
-        "summary": {"steps": len(results), "run": s.run, "passed": s.passed, "failed": s.failed,
-                    "skipped": s.skipped, "timed_out": s.timed_out, "exit_code": s.exit_code},
+        "summary": {
+            "steps": len(results),
+            "run": s.run,
+            "passed": s.passed,
+            "failed": s.failed,
+            "skipped": s.skipped,
+            "timed_out": s.timed_out,
+            "exit_code": s.exit_code,
+        },
         "steps": steps,
     }
 
@@ -93,22 +102,40 @@ def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
     """JUnit XML: one testsuite for the run, one testcase per step in plan order."""
     s = summarize(results)
     suite_name = f"{plan.model_name}.{plan.mode}"
-    root = ET.Element("testsuites", {"name": "tipcgen", "tests": str(len(results)),
-                                     "failures": str(s.failed), "errors": "0",
-                                     "skipped": str(s.skipped),
-                                     "time": f"{sum(r.seconds for r in results):.3f}"})
-    suite = ET.SubElement(root, "testsuite", {"name": suite_name, "tests": str(len(results)),
-                                              "failures": str(s.failed), "errors": "0",
-                                              "skipped": str(s.skipped),
-                                              "time": f"{sum(r.seconds for r in results):.3f}"})
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": "tipcgen",
+            "tests": str(len(results)),
+            "failures": str(s.failed),
+            "errors": "0",
+            "skipped": str(s.skipped),
+            "time": f"{sum(r.seconds for r in results):.3f}",
+        },
+    )
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": suite_name,
+            "tests": str(len(results)),
+            "failures": str(s.failed),
+            "errors": "0",
+            "skipped": str(s.skipped),
+            "time": f"{sum(r.seconds for r in results):.3f}",
+        },
+    )
     props = ET.SubElement(suite, "properties")
-    for key, value in (("layout", plan.layout), ("mode", plan.mode), ("model_name", plan.model_name),
-                       ("status_log", plan.status_log)):
+    for key, value in (
+        ("layout", plan.layout),
+        ("mode", plan.mode),
+        ("model_name", plan.model_name),
+        ("status_log", plan.status_log),
+    ):
         ET.SubElement(props, "property", {"name": key, "value": value})
     for r in results:
         classname, name = step_names(plan, r)
-        case = ET.SubElement(suite, "testcase", {"classname": classname, "name": name,
-                                                 "time": f"{r.seconds:.3f}"})
+        case = ET.SubElement(suite, "testcase", {"classname": classname, "name": name, "time": f"{r.seconds:.3f}"})
         command = _XML_BAD.sub("", r.step.command)
         if r.status == SKIPPED:
             ET.SubElement(case, "skipped", {"message": r.reason or "skipped"}).text = command
@@ -119,8 +146,9 @@ def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
                 message = r.reason or "failed"
             else:
                 message = f"exit status {r.returncode}" + (f": {r.reason}" if r.reason else "")
-            ET.SubElement(case, "failure", {"message": _XML_BAD.sub("", message),
-                                            "type": r.status.replace(" ", "_")}).text = command
+            ET.SubElement(
+                case, "failure", {"message": _XML_BAD.sub("", message), "type": r.status.replace(" ", "_")}
+            ).text = command
         tail = log_tail(read_log(cwd, r.step.log))
         if tail:
             ET.SubElement(case, "system-out").text = tail
@@ -131,8 +159,8 @@ def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
 def check_report_path(option: str, path: Optional[str]) -> None:
     """Fail now (UsageError / PathError) when a report could not be written to `path` later:
     its directory is made, and the file is opened for appending (and removed if it is new)."""
-    from tipcgen.errors import UsageError
     from tipcgen.emit.fsio import path_error
+    from tipcgen.errors import UsageError
 
     if path is None:
         return

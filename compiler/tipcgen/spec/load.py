@@ -346,8 +346,8 @@ def _where(pos: Positions, suite: str, path: tuple) -> tuple[int | None, int | N
 def _semantic_checks(spec: Spec, pos: Positions) -> list[Problem]:
     """Lint every suite's lowered config; error findings the suite does not `allow` fail."""
     from tipcgen.dialects import get_layout
-    from tipcgen.lint.rules import ERROR, lint_text
     from tipcgen.legacy.lower import ROLES, config_text
+    from tipcgen.lint.rules import ERROR, lint_text
 
     problems = []
     for name, suite in spec.suites.items():

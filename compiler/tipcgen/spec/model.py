@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from tipcgen.dialects import NAMES as DIALECT_NAMES
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import (
     MAX_GPU_ID,
@@ -36,7 +37,6 @@ from tipcgen.spec.policy import (
     refuse_control,
 )
 from tipcgen.spec.prepare import PrepareStep
-from tipcgen.dialects import NAMES as DIALECT_NAMES
 
 MAX_COUNT = 10_000_000  # epochs/iterations or samples per card in a mode table
 MAX_LINE_INDEX = 9_999  # trivia: layout line indexes (layouts have ~50 lines; lower.py checks exactly)
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     LayoutName = str
 else:
     LayoutName = Literal[DIALECT_NAMES]
+
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -97,8 +98,10 @@ def _trainer_run(name: str) -> str:
     refuse_control(name)
     problem = name_problem(name)
     if problem:
-        raise ValueError(f"trainer name {name!r} must be letters, digits, `._+-` ({problem}; ASCII, starting"
-                         " with a letter or digit, no `..`): it names log directories")
+        raise ValueError(
+            f"trainer name {name!r} must be letters, digits, `._+-` ({problem}; ASCII, starting"
+            " with a letter or digit, no `..`): it names log directories"
+        )
     return name
 
 
@@ -462,7 +465,7 @@ class SpecFile(Model):
     # Keys are checked when each merged suite is validated (unknown keys are errors there).
     defaults: dict[str, Any] = Field(default_factory=dict)
     suites: dict[SuiteName, dict[str, Any]] = Field(default_factory=dict)
-    other_configs: dict[RawFileName, "RawConfig"] = Field(default_factory=dict)
+    other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
 
     @field_validator("prepare")
     @classmethod
@@ -476,7 +479,6 @@ class SpecFile(Model):
         if not self.suites and not self.other_configs:
             raise ValueError("a spec needs at least one suite")
         return self
-
 
 
 class Spec(Model):

@@ -59,8 +59,17 @@ MAX_NAME = 200
 MAX_GPU_ID = 1023
 
 _ASCII_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_NAMES = {0x00: "NUL", 0x09: "TAB", 0x0A: "LINE FEED", 0x0B: "LINE TABULATION", 0x0C: "FORM FEED",
-          0x0D: "CARRIAGE RETURN", 0x1B: "ESCAPE", 0x7F: "DELETE", 0x85: "NEXT LINE"}
+_NAMES = {
+    0x00: "NUL",
+    0x09: "TAB",
+    0x0A: "LINE FEED",
+    0x0B: "LINE TABULATION",
+    0x0C: "FORM FEED",
+    0x0D: "CARRIAGE RETURN",
+    0x1B: "ESCAPE",
+    0x7F: "DELETE",
+    0x85: "NEXT LINE",
+}
 
 
 def policy(fn: Callable) -> Callable:
@@ -99,7 +108,8 @@ def refuse_control(value: str) -> None:
         raise ValueError(
             f"{_show(value)} contains {char_name(ch)} at offset {value.index(ch)}: control characters"
             " (tab, newline, carriage return, ESC, DEL, C1), invisible format characters and the"
-            " line/paragraph separators U+2028/U+2029 (Unicode Cc, Cf, Cs, Zl, Zp) are not allowed")
+            " line/paragraph separators U+2028/U+2029 (Unicode Cc, Cf, Cs, Zl, Zp) are not allowed"
+        )
 
 
 def _refuse(value: str, chars: str, why: str) -> None:
@@ -111,8 +121,12 @@ def _refuse(value: str, chars: str, why: str) -> None:
 @policy
 def check_config_text(value: str) -> str:
     refuse_control(value)
-    _refuse(value, SHELL_META, "upstream scripts `eval` the commands built from config lines, so shell"
-                               f" metacharacters ({SHELL_META_SHOWN}) are not allowed")
+    _refuse(
+        value,
+        SHELL_META,
+        "upstream scripts `eval` the commands built from config lines, so shell"
+        f" metacharacters ({SHELL_META_SHOWN}) are not allowed",
+    )
     return value
 
 
@@ -131,16 +145,22 @@ def check_interpreter(value: str) -> str:
     """`python`: the first word of every command the scripts run."""
     check_config_text(value)
     if not _INTERPRETER.fullmatch(value):
-        raise ValueError(f"python {_show(value)} must be one interpreter name or path (letters, digits and"
-                         " `._+-/`, no spaces): every step's command starts with it")
+        raise ValueError(
+            f"python {_show(value)} must be one interpreter name or path (letters, digits and"
+            " `._+-/`, no spaces): every step's command starts with it"
+        )
     return value
 
 
 @policy
 def check_section_text(value: str) -> str:
     refuse_control(value)
-    _refuse(value, SECTION_META, "benchmark scripts run section values through the shell, so"
-                                 f" {' '.join(SECTION_META)} are not allowed (`;` and `|` separate values)")
+    _refuse(
+        value,
+        SECTION_META,
+        "benchmark scripts run section values through the shell, so"
+        f" {' '.join(SECTION_META)} are not allowed (`;` and `|` separate values)",
+    )
     return value
 
 
@@ -167,8 +187,7 @@ def check_doc_text(value: str) -> str:
 def check_scalar(value):
     """A legacy value (bool, int, float or text) that becomes config text."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value!r} is not a finite number (.inf and .nan are not allowed);"
-                         " quote it to mean the text")
+        raise ValueError(f"{value!r} is not a finite number (.inf and .nan are not allowed); quote it to mean the text")
     if isinstance(value, str):
         check_config_text(value)
     return value
@@ -203,8 +222,11 @@ def name_problem(value: object, suffix: str = "") -> Optional[str]:
         bad = next(c for c in value if not c.isascii())
         return f"it contains the non-ASCII {char_name(bad)}"
     if not _NAME.fullmatch(value):
-        return ("it must start with a letter or digit" if not value[0].isalnum()
-                else "it may only hold letters, digits and `._+-`")
+        return (
+            "it must start with a letter or digit"
+            if not value[0].isalnum()
+            else "it may only hold letters, digits and `._+-`"
+        )
     if suffix and (not value.endswith(suffix) or value == suffix):
         return f"it does not end in `{suffix}`"
     return None
@@ -221,9 +243,12 @@ def _name_check(fn_name: str, what: str, suffix: str = "", why: str = "") -> Cal
         problem = name_problem(value, suffix)
         if problem:
             kind = f"a plain `*{suffix}` file name" if suffix else "a plain name"
-            raise ValueError(f"{what} {_show(value)} must be {kind} ({problem}): ASCII letters, digits"
-                             f" and `._+-`, starting with a letter or digit, no `..`, `/` or `\\`{why}")
+            raise ValueError(
+                f"{what} {_show(value)} must be {kind} ({problem}): ASCII letters, digits"
+                f" and `._+-`, starting with a letter or digit, no `..`, `/` or `\\`{why}"
+            )
         return value
+
     check.__name__ = check.__qualname__ = fn_name
     return check
 
@@ -241,8 +266,10 @@ _SECTION = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_ ]*[A-Za-z0-9_])?")
 def check_suite_name(value: str) -> str:
     refuse_control(value)
     if not (_SUITE.fullmatch(value) and len(value) <= 100):
-        raise ValueError(f"suite name {_show(value)} must be ASCII letters, digits, `_` and `-`"
-                         " (at most 100; it names the suite's docs file)")
+        raise ValueError(
+            f"suite name {_show(value)} must be ASCII letters, digits, `_` and `-`"
+            " (at most 100; it names the suite's docs file)"
+        )
     return value
 
 
@@ -250,8 +277,10 @@ def check_suite_name(value: str) -> str:
 def check_section_name(value: str) -> str:
     refuse_control(value)
     if not _SECTION.fullmatch(value) or len(value) > 100:
-        raise ValueError(f"section name {_show(value)} must be ASCII letters, digits, `_` and inner spaces"
-                         " (it is written as a `===name===` header line)")
+        raise ValueError(
+            f"section name {_show(value)} must be ASCII letters, digits, `_` and inner spaces"
+            " (it is written as a `===name===` header line)"
+        )
     return value
 
 

@@ -32,8 +32,16 @@ _BASE = re.compile(r"^https?://[^\s/'\"`$;&|<>\\]+(/[^\s'\"`$;&|<>\\]*)?$")
 _NAME = re.compile(r"^[^/\x00-\x1f]+$")
 
 # Archive types by file name; `tar` also covers compressed tars (tar detects the compression).
-_SUFFIXES = ((".tar.gz", "tar"), (".tgz", "tar"), (".tar.bz2", "tar"), (".tbz2", "tar"),
-             (".tar.xz", "tar"), (".txz", "tar"), (".tar", "tar"), (".zip", "zip"))
+_SUFFIXES = (
+    (".tar.gz", "tar"),
+    (".tgz", "tar"),
+    (".tar.bz2", "tar"),
+    (".tbz2", "tar"),
+    (".tar.xz", "tar"),
+    (".txz", "tar"),
+    (".tar", "tar"),
+    (".zip", "zip"),
+)
 EXTRACT_KINDS = ("tar", "tar.gz", "tgz", "zip")
 
 
@@ -45,7 +53,7 @@ def url_basename(url: str) -> str:
 
 
 def archive_kind(name: str) -> Optional[str]:
-    """"tar" or "zip" from an archive's file name, None when the name does not tell."""
+    """ "tar" or "zip" from an archive's file name, None when the name does not tell."""
     low = name.lower()
     for suffix, kind in _SUFFIXES:
         if low.endswith(suffix):
@@ -79,16 +87,22 @@ class Download(Model):
 
     url: PlainText = Field(description="http(s) or file URL of the artifact.")
     to: PlainText = Field(description="Directory (relative to the model repo root) the artifact lands in.")
-    sha256: Optional[PlainText] = Field(None, description="Expected sha256 (64 lowercase hex digits); "
-                                  "`tipcgen hash URL` prints it.")
+    sha256: Optional[PlainText] = Field(
+        None, description="Expected sha256 (64 lowercase hex digits); `tipcgen hash URL` prints it."
+    )
     size: Optional[int] = Field(None, ge=0, description="Expected size in bytes, if known.")
     extract: Union[bool, Literal["tar", "tar.gz", "tgz", "zip"]] = Field(
-        False, description="Extract into `to` (true: archive type from the file name) or copy the file.")
+        False, description="Extract into `to` (true: archive type from the file name) or copy the file."
+    )
     name: Optional[PlainText] = Field(None, description="File name in `to` (default: the URL's); not with extract.")
-    rename: dict[PlainText, PlainText] = Field(default_factory=dict,
-                                   description="Extracted top-level entries to rename: {in archive: in `to`}.")
-    mirror: Optional[PlainText] = Field(None, description="Base of `url` that the TIPC_MIRROR environment variable "
-                                  "replaces, e.g. https://paddleocr.bj.bcebos.com.")
+    rename: dict[PlainText, PlainText] = Field(
+        default_factory=dict, description="Extracted top-level entries to rename: {in archive: in `to`}."
+    )
+    mirror: Optional[PlainText] = Field(
+        None,
+        description="Base of `url` that the TIPC_MIRROR environment variable "
+        "replaces, e.g. https://paddleocr.bj.bcebos.com.",
+    )
 
     @field_validator("sha256")
     @classmethod
@@ -130,8 +144,9 @@ class Download(Model):
         if v is None:
             return v
         if not _BASE.match(v) or v.endswith("/"):
-            raise ValueError(f"mirror {v!r} must be an http(s) URL base without a trailing `/`, "
-                             "e.g. https://paddleocr.bj.bcebos.com")
+            raise ValueError(
+                f"mirror {v!r} must be an http(s) URL base without a trailing `/`, e.g. https://paddleocr.bj.bcebos.com"
+            )
         url = info.data.get("url")
         if url is not None and not url.startswith(v + "/"):
             raise ValueError(f"mirror {v!r} is not a base of url {url!r}")
@@ -141,11 +156,13 @@ class Download(Model):
     def _consistent(self):
         if self.extract is not False:
             if self.name is not None:
-                raise ValueError("`name` renames a copied file; for an extracted archive use "
-                                 "`rename: {entry: new_name}`")
+                raise ValueError(
+                    "`name` renames a copied file; for an extracted archive use `rename: {entry: new_name}`"
+                )
             if self.kind is None:
-                raise ValueError(f"cannot tell the archive type of {self.file!r}; write `extract:` "
-                                 f"one of {', '.join(EXTRACT_KINDS)}")
+                raise ValueError(
+                    f"cannot tell the archive type of {self.file!r}; write `extract:` one of {', '.join(EXTRACT_KINDS)}"
+                )
         elif self.rename:
             raise ValueError("`rename` applies to extracted entries; set `extract` or use `name`")
         return self
@@ -157,7 +174,7 @@ class Download(Model):
 
     @property
     def kind(self) -> Optional[str]:
-        """"file" (copied), "tar" or "zip" (extracted); None when the archive type is unknown."""
+        """ "file" (copied), "tar" or "zip" (extracted); None when the archive type is unknown."""
         if self.extract is False:
             return "file"
         if self.extract is True:
@@ -187,8 +204,9 @@ class Extract(Model):
     @model_validator(mode="after")
     def _known_kind(self):
         if self.kind is None:
-            raise ValueError(f"cannot tell the archive type of {self.extract!r}; add `format:` "
-                             f"one of {', '.join(EXTRACT_KINDS)}")
+            raise ValueError(
+                f"cannot tell the archive type of {self.extract!r}; add `format:` one of {', '.join(EXTRACT_KINDS)}"
+            )
         return self
 
     @property
@@ -260,16 +278,27 @@ def _step_kind(v: Any) -> str:
     if isinstance(v, BaseModel):
         return type(v).__name__
     if isinstance(v, dict):
-        for key, tag in (("url", "Download"), ("extract", "Extract"), ("link", "Link"),
-                         ("remove", "Remove"), ("pip", "Pip"), ("run", "Run")):
+        for key, tag in (
+            ("url", "Download"),
+            ("extract", "Extract"),
+            ("link", "Link"),
+            ("remove", "Remove"),
+            ("pip", "Pip"),
+            ("run", "Run"),
+        ):
             if key in v:
                 return tag
     return "Download"
 
 
 PrepareStep = Annotated[
-    Union[Annotated[Download, Tag("Download")], Annotated[Extract, Tag("Extract")],
-          Annotated[Link, Tag("Link")], Annotated[Remove, Tag("Remove")], Annotated[Pip, Tag("Pip")],
-          Annotated[Run, Tag("Run")]],
+    Union[
+        Annotated[Download, Tag("Download")],
+        Annotated[Extract, Tag("Extract")],
+        Annotated[Link, Tag("Link")],
+        Annotated[Remove, Tag("Remove")],
+        Annotated[Pip, Tag("Pip")],
+        Annotated[Run, Tag("Run")],
+    ],
     Discriminator(_step_kind),
 ]
