@@ -82,6 +82,7 @@ def import_(
         name = r.model if names[r.model] == 1 else f"{os.path.basename(os.path.dirname(r.directory))}_{r.model}"
         paths.append(_spec_file_name(name, out))  # every name checked before anything is written
     for r, path in zip(reports, paths):
+        assert r.yaml is not None  # only reports with YAML reach here
         write_atomic(path, r.yaml.encode("utf-8"))
         typer.echo(f"{path}: {r.files} config(s) from {r.directory} ({', '.join(sorted(set(r.layouts.values())))})")
 

@@ -109,7 +109,7 @@ class Layout:
 
     @property
     def roles(self) -> list[str]:
-        return [r.role for r in self.rows if r.kind == "field"]
+        return [r.role for r in self.rows if r.kind == "field" and r.role is not None]
 
     def section_header(self, name: str) -> str:
         if name in self.section_headers:

@@ -69,9 +69,15 @@ ZH = {
         "状态行写入`{status_log}`，每个评估、导出和推理步骤的完整输出写入同目录下各自的日志文件（例如`{example}`）。"
         "在开启benchmark参数时，推理日志中包含运行环境、Paddle版本、参数设置、模型、数据与性能信息。"
     ),
-    "failed": "如果运行失败，终端与状态日志中会输出`Run failed with command - ...`以及对应的运行命令，可以基于该命令分析运行失败的原因。",
+    "failed": (
+        "如果运行失败，终端与状态日志中会输出`Run failed with command - ...`以及对应的运行命令，"
+        "可以基于该命令分析运行失败的原因。"
+    ),
     "h.differences": "#### 2.1.{n} 与上游脚本的差异",
-    "diff.exit": "- 任一步骤失败时脚本以退出码 1 结束，并在最后打印步骤汇总（运行/成功/失败/跳过数）；上游脚本总是返回 0。",
+    "diff.exit": (
+        "- 任一步骤失败时脚本以退出码 1 结束，并在最后打印步骤汇总（运行/成功/失败/跳过数）；"
+        "上游脚本总是返回 0。"
+    ),
     "diff.skip": (
         "- 训练失败时，同一次训练的评估、导出与推理步骤记为`Run skipped (train failed)`而不再运行；"
         "导出失败时推理仍会运行（与上游一致）。"
@@ -153,7 +159,10 @@ EN = {
         "its own log beside it (e.g. `{example}`). With benchmark on, inference logs hold the environment, "
         "Paddle version, settings, model, data and performance figures."
     ),
-    "failed": "A failed step prints `Run failed with command - ...` with its command, in the terminal and in the status log.",
+    "failed": (
+        "A failed step prints `Run failed with command - ...` with its command, in the terminal and in the "
+        "status log."
+    ),
     "h.differences": "#### 2.1.{n} Differences from the upstream script",
     "diff.exit": (
         "- The script exits 1 when any step failed, after a summary (steps run/passed/failed/skipped); "
@@ -168,7 +177,10 @@ EN = {
         "- `gpu_list` entries are parsed by structure (`-1`, `0`, `0,1`, `ip1,ip2;0,1`), not by string length, "
         "so short IP lists are multi-node too."
     ),
-    "diff.eval": "- Commands run without `eval`: quotes are removed as the shell would, but nothing is expanded or globbed.",
+    "diff.eval": (
+        "- Commands run without `eval`: quotes are removed as the shell would, but nothing is expanded or "
+        "globbed."
+    ),
     "diff.trainer0": (
         "- In distributed training only trainer 0 (the first IP of `gpu_list`) saves the model: nodes with "
         "`TIPC_NODE_IP` set record their eval, export and inference as skipped instead of the failures "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from tipcgen.dialects import Layout, get_layout
 from tipcgen.emit.doc_strings import translator
 from tipcgen.emit.prepare import describe_steps
@@ -27,7 +29,8 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
     kinds.sort(key=_KINDS.index)
 
     use_gpu = [text(v) for v in (suite.inference.use_gpu.values if suite.inference.use_gpu else [])]
-    devices = spec.docs.inference_devices
+    inferred = spec.docs.inference_devices
+    devices: Optional[list[str]] = list(inferred) if inferred is not None else None
     if devices is None:
         devices = [
             d for d, names in (("cpu", ("False", "cpu")), ("gpu", ("True", "gpu"))) if any(v in names for v in use_gpu)
