@@ -555,3 +555,13 @@ def test_prepare_os_errors_are_clean(tmp_path):
     proc = tipcgen("prepare", spec, "--mode", MODE, "--root", repo, cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (repo / "data/evil.txt").read_text() == "evil"
+
+
+@pytest.mark.parametrize("command", [("lint",), ("import", "--report"), ("plan",), ("validate",)])
+def test_fifos_and_devices_are_refused_without_blocking(tmp_path, command):
+    fifo = tmp_path / "pipe.txt"
+    os.mkfifo(fifo)
+    for target in (fifo, Path("/dev/zero")):
+        proc = tipcgen(*command, target, cwd=tmp_path, timeout=10)
+        out = refused(proc, str(target))
+        assert "regular file" in out and "Traceback" not in out

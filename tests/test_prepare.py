@@ -505,7 +505,7 @@ def test_unsafe_archives_are_refused(server, tmp_path, impl):
 
 
 def test_archive_checks_accept_links_that_stay_inside():
-    from tipcgen.run.fetch import link_inside
+    from tipcgen.run.prepare import link_inside
 
     links = {"x"}
     assert link_inside("a/b/l", "../c", links)

@@ -9,14 +9,14 @@ from typing import Optional
 import typer
 
 from tipcgen import __version__
-from tipcgen.cli.common import _load_all, _render_all, app, out_dir, seconds
+from tipcgen.cli.common import LANG_OPT, SPECS_ARG, _load_all, _render_all, app, out_dir, seconds
 
 
 @app.command()
 def build(
-    specs: list[str] = typer.Argument(..., help="Spec files or directories of specs."),
+    specs: list[str] = SPECS_ARG,
     out: str = typer.Option("generated", "--out", "-o", help="Output directory."),
-    lang: str = typer.Option("zh", "--lang", help="Docs language: zh (default) or en."),
+    lang: str = LANG_OPT,
     wait: float = typer.Option(
         10.0, "--wait", help="Seconds to wait for another build writing into OUT to finish before giving up."
     ),
@@ -40,9 +40,9 @@ def build(
 
 @app.command()
 def check(
-    specs: list[str] = typer.Argument(..., help="Spec files or directories of specs."),
+    specs: list[str] = SPECS_ARG,
     out: str = typer.Option("generated", "--out", "-o", help="Directory the specs were built into."),
-    lang: str = typer.Option("zh", "--lang", help="Docs language the tree was built with."),
+    lang: str = LANG_OPT,
 ):
     """Exit 1 (with a unified diff) when a generated file is missing, differs or is stale."""
     from tipcgen.emit.fsio import diff_tree, leftover_temps, stale_files
@@ -73,7 +73,7 @@ def check(
 
 
 @app.command()
-def validate(specs: list[str] = typer.Argument(..., help="Spec files or directories of specs.")):
+def validate(specs: list[str] = SPECS_ARG):
     """Validate specs: every problem as file:line:col with the field; exit 2 if any."""
     from tipcgen.emit.files import check_suites, config_files
 

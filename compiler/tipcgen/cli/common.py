@@ -124,3 +124,17 @@ def _render_all(paths: list[str], lang: str):
 
     choice("--lang", lang, ("zh", "en"))
     return [(spec, build_files(spec, lang)) for spec in _load_all(paths)]
+
+
+# Options several commands share, defined once so their names and help cannot drift apart.
+MODES_HELP = "lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer"
+SPECS_ARG = typer.Argument(..., help="Spec files or directories of specs.")
+SOURCE_ARG = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt.")
+LANG_OPT = typer.Option("zh", "--lang", help="Docs language: zh (default) or en.")
+SUITE_OPT = typer.Option(None, "--suite", help="Suite of a spec (default: the first).")
+LAYOUT_OPT = typer.Option(None, "--layout", help="Dialect of a legacy config (default: detected).")
+GPUID_OPT = typer.Option(None, "--gpuid", help="GPUID argument of the runner (whole_infer).")
+
+
+def mode_option(default: object = ...) -> typer.models.OptionInfo:
+    return typer.Option(default, "--mode", "-m", help=MODES_HELP)

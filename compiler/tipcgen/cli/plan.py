@@ -7,16 +7,16 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import app, choice
+from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, choice, mode_option
 
 
 @app.command()
 def plan(
-    source: str = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt."),
-    mode: str = typer.Option("lite_train_lite_infer", "--mode", "-m"),
-    suite: Optional[str] = typer.Option(None, "--suite", help="Suite of a spec (default: the first)."),
-    layout: Optional[str] = typer.Option(None, "--layout", help="Layout of a legacy config."),
-    gpuid: Optional[str] = typer.Option(None, "--gpuid", help="GPUID argument (whole_infer)."),
+    source: str = SOURCE_ARG,
+    mode: str = mode_option("lite_train_lite_infer"),
+    suite: Optional[str] = SUITE_OPT,
+    layout: Optional[str] = LAYOUT_OPT,
+    gpuid: Optional[str] = GPUID_OPT,
     fmt: str = typer.Option("text", "--format", help="text or json"),
 ):
     """Print the steps a config runs in MODE (argv, CUDA_VISIBLE_DEVICES, log)."""

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import app
+from tipcgen.cli.common import app, mode_option
 from tipcgen.errors import UsageError
 
 
@@ -36,7 +36,7 @@ def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str
 @app.command()
 def prepare(
     source: str = typer.Argument(..., help="A spec, or a legacy config .txt together with --spec."),
-    mode: str = typer.Option(..., "--mode", "-m", help="lite_train_lite_infer, whole_infer, ..."),
+    mode: str = mode_option(),
     suite: Optional[str] = typer.Option(None, "--suite", help="Suite of the spec (default: the first)."),
     spec: Optional[str] = typer.Option(None, "--spec", help="The spec a legacy CONFIG was built from."),
     offline: bool = typer.Option(False, "--offline", help="Use only the cache (as TIPC_OFFLINE=1)."),
@@ -46,7 +46,7 @@ def prepare(
     root: str = typer.Option(".", "--root", help="The model repo root (default: the current directory)."),
 ):
     """Fetch what MODE needs, like `bash test_tipc/prepare.sh CONFIG MODE` (same cache and files)."""
-    from tipcgen.run.fetch import Options, run_prepare
+    from tipcgen.run.prepare import Options, run_prepare
     from tipcgen.spec.load import load_spec
 
     if spec is None and not source.endswith((".yml", ".yaml")):
@@ -62,7 +62,7 @@ def prepare(
 @app.command("hash")
 def hash_(targets: list[str] = typer.Argument(..., help="Files or http(s) URLs.")):
     """Print the sha256 and size of files or URLs, ready to paste into a spec's prepare step."""
-    from tipcgen.run.fetch import Options, hash_target
+    from tipcgen.run.prepare import Options, hash_target
 
     opts = Options.from_env()
     results = []

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 
-from tipcgen.cli.common import app, seconds
+from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, mode_option, seconds
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from tipcgen.plan.planner import Plan, Step
+    from tipcgen.run.executor import StepResult
 
 
 def _short(log: Optional[str], prefix: str) -> str:
@@ -20,18 +27,79 @@ def _short(log: Optional[str], prefix: str) -> str:
 _STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow", "timed out": "bold magenta"}
 
 
+def _end_line(tag: str, result: StepResult) -> str:
+    """The console line for a step that ran or was skipped (rich markup)."""
+    from rich.markup import escape
+
+    style = _STYLE[result.status]
+    line = f"[bold]{escape(tag)}[/] "
+    if result.status == "timed out":  # the reason says it: "timed out after S s[: hint]"
+        return line + f"[{style}]{escape(result.reason or result.status)}[/]"
+    line += f"[{style}]{result.status}[/]"
+    if result.status != "skipped":
+        line += f" ({result.seconds:.1f} s)"
+    if result.reason:
+        line += f": {escape(result.reason)}"
+    return line
+
+
+def _event_printer(console: Console, plan: Plan) -> Callable:
+    """run_plan's on_event: a line when a step starts and ends, a failed step's log tail."""
+    from rich.markup import escape
+
+    from tipcgen.run.reports import log_tail, read_log
+
+    total = len(plan.steps)
+    width = len(str(total))
+
+    def on_event(kind: str, step: Step, result: Optional[StepResult]) -> None:
+        tag = f"[{step.index + 1:>{width}}/{total}] {step.kind:<6}"
+        if kind == "start":
+            where = f" > {step.log}" if step.log else ""
+            console.print(
+                f"[bold]{escape(tag)}[/] {escape(' '.join(step.argv or (step.command,)))}[dim]{escape(where)}[/]"
+            )
+            sys.stdout.flush()
+            return
+        if result is None:  # only "start" comes without a result
+            return
+        console.print(_end_line(tag, result))
+        if result.counts_as_failed and step.log:
+            tail = log_tail(read_log(".", step.log), lines=20)
+            if tail:
+                console.print(f"[dim]--- last lines of {escape(step.log)}:[/]")
+                console.print(escape(tail), style="dim")
+
+    return on_event
+
+
+def _results_table(plan: Plan, results: list[StepResult]) -> Table:
+    """The summary table: one row per step."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"{plan.model_name} {plan.mode}", caption=f"logs in {plan.log_dir}/")
+    prefix = plan.log_dir.rstrip("/") + "/"
+    for col in ("step", "kind", "status", "seconds", "log"):
+        table.add_column(col, justify="right" if col in ("step", "seconds") else "left", overflow="fold")
+    for r in results:
+        table.add_row(
+            str(r.step.index),
+            r.step.kind,
+            f"[{_STYLE[r.status]}]{r.status}[/]",
+            "" if r.status == "skipped" else f"{r.seconds:.1f}",
+            escape(_short(r.step.log, prefix)),
+        )
+    return table
+
+
 @app.command()
 def run(
-    source: str = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt."),
-    mode: str = typer.Option(
-        ...,
-        "--mode",
-        "-m",
-        help="lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer",
-    ),
-    suite: Optional[str] = typer.Option(None, "--suite", help="Suite of a spec (default: the first)."),
-    layout: Optional[str] = typer.Option(None, "--layout", help="Layout of a legacy config (default: guessed)."),
-    gpuid: Optional[str] = typer.Option(None, "--gpuid", help="GPUID argument (whole_infer)."),
+    source: str = SOURCE_ARG,
+    mode: str = mode_option(),
+    suite: Optional[str] = SUITE_OPT,
+    layout: Optional[str] = LAYOUT_OPT,
+    gpuid: Optional[str] = GPUID_OPT,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each step's command; run and write nothing."),
     step_timeout: float = typer.Option(
         7200.0,
@@ -69,50 +137,19 @@ def run(
         return
 
     from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
 
     from tipcgen.run.executor import run_plan, summarize
-    from tipcgen.run.reports import check_report_path, json_report, junit_report, log_tail, read_log, write_report
+    from tipcgen.run.reports import check_report_path, json_report, junit_report, write_report
 
     check_report_path("--json", json_out)  # before a long run, not after it
     check_report_path("--junit", junit)
 
     console = Console(highlight=False, soft_wrap=True)
-    total = len(plan.steps)
-    width = len(str(total))
-
-    def on_event(kind, step, result):
-        tag = f"[{step.index + 1:>{width}}/{total}] {step.kind:<6}"
-        if kind == "start":
-            where = f" > {step.log}" if step.log else ""
-            console.print(
-                f"[bold]{escape(tag)}[/] {escape(' '.join(step.argv or (step.command,)))}[dim]{escape(where)}[/]"
-            )
-            sys.stdout.flush()
-            return
-        style = _STYLE[result.status]
-        line = f"[bold]{escape(tag)}[/] "
-        if result.status == "timed out":  # the reason says it: "timed out after S s[: hint]"
-            line += f"[{style}]{escape(result.reason or result.status)}[/]"
-        else:
-            line += f"[{style}]{result.status}[/]"
-            if result.status != "skipped":
-                line += f" ({result.seconds:.1f} s)"
-            if result.reason:
-                line += f": {escape(result.reason)}"
-        console.print(line)
-        if result.counts_as_failed and step.log:
-            tail = log_tail(read_log(".", step.log), lines=20)
-            if tail:
-                console.print(f"[dim]--- last lines of {escape(step.log)}:[/]")
-                console.print(escape(tail), style="dim")
-
     try:
-        results = run_plan(plan, timeout=step_timeout, grace=kill_grace, on_event=on_event)
+        results = run_plan(plan, timeout=step_timeout, grace=kill_grace, on_event=_event_printer(console, plan))
     except KeyboardInterrupt:
         typer.echo("tipc: interrupted; the running step's process group was stopped", err=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except OSError as exc:  # the log directory or the status log cannot be written
         from tipcgen.emit.fsio import path_error
 
@@ -120,19 +157,7 @@ def run(
             raise
         raise path_error(exc, "write the run's logs") from None
 
-    table = Table(title=f"{plan.model_name} {plan.mode}", caption=f"logs in {plan.log_dir}/")
-    prefix = plan.log_dir.rstrip("/") + "/"
-    for col in ("step", "kind", "status", "seconds", "log"):
-        table.add_column(col, justify="right" if col in ("step", "seconds") else "left", overflow="fold")
-    for r in results:
-        table.add_row(
-            str(r.step.index),
-            r.step.kind,
-            f"[{_STYLE[r.status]}]{r.status}[/]",
-            "" if r.status == "skipped" else f"{r.seconds:.1f}",
-            escape(_short(r.step.log, prefix)),
-        )
-    console.print(table)
+    console.print(_results_table(plan, results))
     summary = summarize(results)
     typer.echo(summary.sentence(plan.status_log))
     if json_out:

@@ -9,6 +9,7 @@ does not count it as drift.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import errno
 import os
@@ -74,10 +75,8 @@ def write_atomic(path: str, data: bytes) -> bool:
         os.chmod(tmp, 0o755 if path.endswith(EXECUTABLE_SUFFIXES) else 0o644)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     return True
 

@@ -2,7 +2,7 @@
 
 `mode_steps` turns a mode's validated steps into flat operations (dicts of strings) that both
 implementations run: the generated `prepare.sh` (templates/prepare.sh.j2) and
-`tipcgen prepare` (fetch.py). Everything the two must agree on is computed here once: the
+`tipcgen prepare` (run/prepare/). Everything the two must agree on is computed here once: the
 normalized destination, the cache entry, the stamp's name.
 
 Cache layout (under $TIPC_CACHE, default ~/.cache/tipcgen):
@@ -48,7 +48,7 @@ def link_path(step: Link) -> str:
 
 def mode_steps(steps: list) -> list[dict]:
     """A mode's steps as flat operations (all values strings or lists of strings)."""
-    out = []
+    out: list[dict] = []
     for step in steps:
         if isinstance(step, Download):
             out.append(
@@ -130,6 +130,36 @@ def _ticks(items) -> str:
     return ", ".join(f"`{i}`" for i in items)
 
 
+def _describe_download(step: Download, w: dict[str, str]) -> str:
+    check = f"{w['verified']} `{step.sha256[:12]}…`" if step.sha256 else w["unverified"]
+    if step.kind == "file":
+        dest = posixpath.join(step.to, step.name) if step.name else step.to
+        line = f"{w['download']} `{step.url}` {w['to']} `{dest}`"
+    else:
+        line = f"{w['download']} `{step.url}` {w['extract_after']} `{step.to}`"
+        for old, new in step.rename.items():
+            line += w["rename"].format(f"`{old}`", f"`{new}`")
+    return line + w["sep"] + check
+
+
+def _describe_step(step: object, w: dict[str, str]) -> str | None:
+    """The human line for one step, or None for a kind that has none."""
+    if isinstance(step, Download):
+        return _describe_download(step, w)
+    if isinstance(step, Extract):
+        return f"{w['extract']} `{step.extract}` {w['to']} `{step.to}`"
+    if isinstance(step, Link):
+        return f"{w['link']} `{link_path(step)}` -> `{step.target}`"
+    if isinstance(step, Remove):
+        return f"{w['remove']} " + ", ".join(f"`{p}`" for p in step.remove)
+    if isinstance(step, Pip):
+        return f"{w['pip']} " + " ".join(f"`{p}`" for p in step.pip)
+    if isinstance(step, Run):
+        where = w["in_dir"].format(step.dir) if posixpath.normpath(step.dir) != "." else ""
+        return f"{w['run']} `{step.run}`{where}"
+    return None
+
+
 def describe_steps(steps: list, lang: str = "zh") -> list[str]:
     """One human line per prepare step (for the docs), then notes on the mirror and the cache."""
     w = _WORDS[lang]
@@ -137,30 +167,13 @@ def describe_steps(steps: list, lang: str = "zh") -> list[str]:
     mirrors: list[str] = []
     downloads = 0
     for step in steps:
+        line = _describe_step(step, w)
+        if line is not None:
+            out.append(line)
         if isinstance(step, Download):
             downloads += 1
-            check = f"{w['verified']} `{step.sha256[:12]}…`" if step.sha256 else w["unverified"]
-            if step.kind == "file":
-                dest = posixpath.join(step.to, step.name) if step.name else step.to
-                line = f"{w['download']} `{step.url}` {w['to']} `{dest}`"
-            else:
-                line = f"{w['download']} `{step.url}` {w['extract_after']} `{step.to}`"
-                for old, new in step.rename.items():
-                    line += w["rename"].format(f"`{old}`", f"`{new}`")
-            out.append(line + w["sep"] + check)
             if step.mirror and step.mirror not in mirrors:
                 mirrors.append(step.mirror)
-        elif isinstance(step, Extract):
-            out.append(f"{w['extract']} `{step.extract}` {w['to']} `{step.to}`")
-        elif isinstance(step, Link):
-            out.append(f"{w['link']} `{link_path(step)}` -> `{step.target}`")
-        elif isinstance(step, Remove):
-            out.append(f"{w['remove']} " + ", ".join(f"`{p}`" for p in step.remove))
-        elif isinstance(step, Pip):
-            out.append(f"{w['pip']} " + " ".join(f"`{p}`" for p in step.pip))
-        elif isinstance(step, Run):
-            where = w["in_dir"].format(step.dir) if posixpath.normpath(step.dir) != "." else ""
-            out.append(f"{w['run']} `{step.run}`{where}")
     if mirrors:
         out.append(w["mirror"].format(_ticks(mirrors)))
     if downloads:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 from tipcgen.dialects import Layout, get_layout
 from tipcgen.errors import Problem
@@ -30,6 +30,10 @@ def _joined(get: Callable[[Suite], list]) -> Callable[[Suite], Line]:
         return ("", "|".join(text(v) for v in items) if items else "null")
 
     return f
+
+
+def _inference_flag(name: str) -> Callable[[Suite], Line]:
+    return _flag(lambda s: getattr(s.inference, name))
 
 
 def _trainer(slot: str, part: str) -> Callable[[Suite], Line]:
@@ -84,7 +88,7 @@ for _name in (
     "extra",
     "extra2",
 ):
-    ROLES[f"inference.{_name}"] = (_flag(lambda s, n=_name: getattr(s.inference, n)), ("inference", _name))
+    ROLES[f"inference.{_name}"] = (_inference_flag(_name), ("inference", _name))
 
 
 def config_lines(suite: Suite, layout: Layout) -> list[str]:
@@ -92,23 +96,24 @@ def config_lines(suite: Suite, layout: Layout) -> list[str]:
     trivia = suite.trivia
     rows = layout.rows if trivia.core_lines is None else layout.rows[: trivia.core_lines]
     lines: list[str] = []
+    # Row's optional fields are set by kind (see dialects.base: H, SEP, F); cast() only says so.
     for index, row in enumerate(rows):
         if index in trivia.line_overrides:
             lines.append(trivia.line_overrides[index])
         elif row.kind == "header":
-            lines.append(suite.trivia.headers.get(row.name, row.text))
+            lines.append(suite.trivia.headers.get(cast(str, row.name), cast(str, row.text)))
         elif row.kind == "sep":
-            lines.append(row.text)
+            lines.append(cast(str, row.text))
         else:
-            key, value = ROLES[row.role][0](suite)
+            key, value = ROLES[cast(str, row.role)][0](suite)
             lines.append(f"{row.key if row.key is not None else key}:{value}")
     if trivia.tail is not None:
         lines.extend(trivia.tail)
         return lines
     for name, params in suite.sections.items():
         lines.append(trivia.headers.get(name, layout.section_header(name)))
-        for key, value in params.items():
-            lines.append(f"{key}:{text(value)}")
+        for param, setting in params.items():
+            lines.append(f"{param}:{text(setting)}")
     return lines
 
 

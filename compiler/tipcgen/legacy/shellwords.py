@@ -8,6 +8,7 @@ bash's `tipc_words` implements exactly this; tests hold the two together.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 
 def ifs_split(s: str, sep: str) -> list[str]:
@@ -29,7 +30,7 @@ def words(command: str) -> list[str] | None:
         return [w for w in _BLANKS.split(command) if w]  # the common case
     out: list[str] = []
     word: list[str] = []
-    have = False
+    have = False  # a word has started (it may be empty: '' and "" are words)
     i, n = 0, len(command)
     while i < n:
         c = command[i]
@@ -37,39 +38,60 @@ def words(command: str) -> list[str] | None:
             if have:
                 out.append("".join(word))
                 word, have = [], False
-        elif c == "'":
-            end = command.find("'", i + 1)
-            if end < 0:
-                return None
-            word.append(command[i + 1 : end])
-            have, i = True, end
-        elif c == '"':
             i += 1
-            while True:
-                if i >= n:
-                    return None
-                c = command[i]
-                if c == '"':
-                    break
-                if c == "\\" and i + 1 < n and command[i + 1] in '"\\':
-                    i += 1
-                    c = command[i]
-                word.append(c)
-                i += 1
-            have = True
-        elif c == "\\":
-            if i + 1 >= n:
-                return None
-            i += 1
-            word.append(command[i])
-            have = True
-        else:
-            word.append(c)
-            have = True
-        i += 1
+            continue
+        piece = _QUOTING.get(c, _plain)(command, i)
+        if piece is None:
+            return None
+        word.append(piece[0])
+        have, i = True, piece[1]
     if have:
         out.append("".join(word))
     return out
+
+
+# Each reads one piece of a word starting at command[i] -> (its text, the index after it),
+# or None when the piece never ends (an unclosed quote, a backslash at the very end).
+_Piece = Optional[tuple[str, int]]
+
+
+def _plain(command: str, i: int) -> _Piece:
+    """A character without special meaning."""
+    return command[i], i + 1
+
+
+def _single_quoted(command: str, i: int) -> _Piece:
+    """Single quotes: everything literal up to the next one."""
+    end = command.find("'", i + 1)
+    if end < 0:
+        return None
+    return command[i + 1 : end], end + 1
+
+
+def _double_quoted(command: str, i: int) -> _Piece:
+    """Double quotes: a backslash escapes only `"` and `\\` (no expansions: nothing else is special)."""
+    text: list[str] = []
+    i, n = i + 1, len(command)
+    while i < n:
+        c = command[i]
+        if c == '"':
+            return "".join(text), i + 1
+        if c == "\\" and i + 1 < n and command[i + 1] in '"\\':
+            i += 1
+            c = command[i]
+        text.append(c)
+        i += 1
+    return None
+
+
+def _escaped(command: str, i: int) -> _Piece:
+    """A backslash outside quotes: the next character, literally."""
+    if i + 1 >= len(command):
+        return None
+    return command[i + 1], i + 2
+
+
+_QUOTING = {"'": _single_quoted, '"': _double_quoted, "\\": _escaped}
 
 
 _UNARY = set(
@@ -143,26 +165,44 @@ def _test(args: list[str]) -> bool | None:
     if n == 1:
         return args[0] != ""
     if n == 2:
-        if args[0] == "!":
-            return args[1] == ""
-        if args[0] in _UNARY:
-            return _unary(args[0], args[1])
-        return None
+        return _test2(args[0], args[1])
     if n == 3:
-        if args[1] in _BINARY:
-            return _binary(args[0], args[1], args[2])
-        if args[0] == "!":
-            r = _test(args[1:])
-            return None if r is None else not r
-        if args[0] == "(" and args[2] == ")":
-            return args[1] != ""
-        return None
+        return _test3(args)
     if n == 4:
-        if args[0] == "!":
-            r = _test(args[1:])
-            return None if r is None else not r
-        if args[0] == "(" and args[3] == ")":
-            return _test(args[1:3])
+        return _test4(args)
+    return None
+
+
+def _not(args: list[str]) -> bool | None:
+    """`! EXPR`: the negation, a usage error staying one."""
+    r = _test(args)
+    return None if r is None else not r
+
+
+def _test2(op: str, arg: str) -> bool | None:
+    if op == "!":
+        return arg == ""
+    if op in _UNARY:
+        return _unary(op, arg)
+    return None
+
+
+def _test3(args: list[str]) -> bool | None:
+    """A binary operator wins over `!` and parentheses (`[ ! = x ]` compares)."""
+    if args[1] in _BINARY:
+        return _binary(args[0], args[1], args[2])
+    if args[0] == "!":
+        return _not(args[1:])
+    if args[0] == "(" and args[2] == ")":
+        return args[1] != ""
+    return None
+
+
+def _test4(args: list[str]) -> bool | None:
+    if args[0] == "!":
+        return _not(args[1:])
+    if args[0] == "(" and args[3] == ")":
+        return _test(args[1:3])
     return None
 
 

@@ -6,8 +6,9 @@ import os
 
 from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.errors import SpecError, UsageError
-from tipcgen.legacy.importer import decode
-from tipcgen.lint.rules import INFO, Finding, lint_text
+from tipcgen.legacy.importer.decode import decode, read_config
+from tipcgen.lint.checks import lint_text
+from tipcgen.lint.rules import INFO, Finding
 
 
 def _walk(paths: list[str]) -> list[str]:
@@ -25,8 +26,7 @@ def _walk(paths: list[str]) -> list[str]:
 
 
 def lint_config(path: str, layout: str = "auto") -> list[Finding]:
-    with open(path, "rb") as fh:
-        data = fh.read()
+    data = read_config(path)
     try:
         dec = decode(path, data)
     except SpecError as exc:

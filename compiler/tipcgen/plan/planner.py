@@ -5,73 +5,45 @@ its status lines, and the generated bash is tested against it. It follows the
 upstream scripts' semantics line by line (see docs/legacy-format.md), except
 where we deliberately differ (documented in README and the generated docs):
 gpu_list entries are parsed by structure, not string length.
+
+The functions below follow upstream's test_train_inference_python.sh (and the
+generated bash, templates/test_train_inference_python.sh.j2) block by block:
+the variables it reads up front (`_TrainParams`), its loop over gpu_list
+entries (`_read_entry`, `_launch_prefix`), the loop body per trainer
+(`_run_trainer` and its command builders) and `func_inference` (`_inference`).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import asdict, dataclass
-from typing import Optional
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
 
 from tipcgen.dialects import Layout
+from tipcgen.dialects.base import Dialect
 from tipcgen.errors import UsageError
 from tipcgen.legacy.configview import ConfigView
 from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test, words
+from tipcgen.plan.checks import CONTROL, MAX_MATRIX, check_bytes, check_view
+from tipcgen.plan.model import Plan, Step, skip_reason
 from tipcgen.spec.modes import MODES
 
+# Re-exported: callers import the Plan's types and checks from here too.
+__all__ = [
+    "AMP_FLAGS",
+    "CONTROL",
+    "CPU_PROCS",
+    "MAX_MATRIX",
+    "Plan",
+    "Step",
+    "check_bytes",
+    "check_view",
+    "gpu_entry",
+    "plan_config",
+    "skip_reason",
+]
+
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
-
-# What the runner refuses before it runs anything (the generated bash refuses the same configs,
-# with the same checks in common_func.sh: tipc_check_bytes, tipc_check_log_names, tipc_check_matrix).
-# Bytes no command can hold: bash drops a NUL, exec() refuses it; other controls are garbage.
-CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-# The real suites multiply to at most a few hundred; this keeps planning under a second or two.
-MAX_MATRIX = 4096
-
-
-@dataclass(frozen=True)
-class Step:
-    index: int
-    kind: str  # train | eval | export | infer
-    command: str  # the upstream command text, as the status line shows it
-    argv: Optional[tuple]  # None: the command's quotes do not balance, it cannot run
-    log: Optional[str]  # where stdout+stderr go (None: the terminal)
-    cuda_visible_devices: Optional[str]  # None: unset
-    # The train step whose failure skips this one (eval/export/infer of the same run). Upstream
-    # runs them into a second failure; a failed export does not skip inference (as upstream).
-    depends_on: Optional[int] = None
-    nodes: int = 1
-    group: str = ""  # e.g. "norm_train_gpus_0,1_autocast_fp32"
-    # Why this step is skipped even when its train succeeds: on a node other than the first of a
-    # multi-node run only trainer 0 saved the model ("not trainer 0").
-    skip: Optional[str] = None
-
-    def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None) -> str:
-        """The line results_python.log gets; `skipped` is the reason a step did not run."""
-        verdict = f"Run skipped ({skipped})" if skipped else "Run successfully" if ok else "Run failed"
-        return f"{verdict} with command - {model_name} - {self.command}!  "
-
-
-def skip_reason(step: Step, failed: set) -> Optional[str]:
-    """Why `step` is not run, given the indices of the steps that failed so far (None: run it)."""
-    if step.depends_on is not None and step.depends_on in failed:
-        return "train failed"
-    return step.skip
-
-
-@dataclass(frozen=True)
-class Plan:
-    layout: str
-    mode: str
-    model_name: str
-    log_dir: str
-    status_log: str
-    steps: tuple
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
-
 
 CPU_PROCS = re.compile(r"^cpux([1-9][0-9]?)$")
 
@@ -114,72 +86,70 @@ def _env_for(kind: str, gpus: str, first_gpu_on_multinode: bool) -> Optional[tup
     return ("set", first_id) if first_gpu_on_multinode else None
 
 
+def _launch_prefix(
+    kind: str, ips: str, gpus: str, device_flag: str, node_ip: Optional[str], start_port: Optional[str]
+) -> str:
+    """The `-m paddle.distributed.launch ...` the train command gets for a gpu_list entry's kind
+    ('' for one process: cpu and single)."""
+    if kind == "multi":
+        return f"-m paddle.distributed.launch {device_flag}={gpus} "
+    if kind == "multinode":
+        return f"-m paddle.distributed.launch --ips={ips} {device_flag}={gpus} "
+    if kind == "cpu_procs":
+        return f"-m paddle.distributed.launch --nproc_per_node={gpus[4:]} "  # gpus is `cpuxN`
+    if kind != "cpu_nodes":
+        return ""
+    launch = f"-m paddle.distributed.launch --ips={ips} --nproc_per_node={gpus[4:]} "
+    # tipcgen's multi-node CPU extension: the launcher cannot guess this node's address or port.
+    if node_ip:
+        launch += f"--host={node_ip} "
+    if start_port:
+        launch += f"--start_port={start_port} "
+    return launch
+
+
+class _Run(NamedTuple):
+    """Where a step sits in its training run: the train step whose failure skips it, the run's
+    node count and group, and why it is skipped even when the train succeeds."""
+
+    depends_on: Optional[int] = None
+    nodes: int = 1
+    group: str = ""
+    skip: Optional[str] = None
+
+
+_NO_RUN = _Run()  # whole_infer: steps outside any training run
+
+
 class _Builder:
-    def __init__(self, view: ConfigView, mode: str, cvd: Optional[str]):
+    """The steps so far, and the CUDA_VISIBLE_DEVICES the script's environment holds now."""
+
+    def __init__(
+        self,
+        view: ConfigView,
+        mode: str,
+        cvd: Optional[str],
+        node_ip: Optional[str] = None,
+        start_port: Optional[str] = None,
+    ):
         self.v = view
         self.mode = mode
         self.cvd = cvd
+        self.node_ip = node_ip  # TIPC_NODE_IP (None: unset or empty)
+        self.start_port = start_port  # FLAGS_START_PORT (None: unset or empty)
         self.steps: list[Step] = []
 
-    def add(self, kind, command, log, depends_on=None, nodes=1, group="", skip=None) -> int:
+    def add(self, kind: str, command: str, log: Optional[str], run: _Run = _NO_RUN) -> int:
         argv = words(command)
         idx = len(self.steps)
-        self.steps.append(
-            Step(
-                idx,
-                kind,
-                command + (f" > {log} 2>&1 " if log else ""),
-                tuple(argv) if argv is not None else None,
-                log,
-                self.cvd,
-                depends_on,
-                nodes,
-                group,
-                skip,
-            )
-        )
+        shown = command + (f" > {log} 2>&1 " if log else "")
+        self.steps.append(Step(idx, kind, shown, tuple(argv) if argv is not None else None, log, self.cvd, *run))
         return idx
 
-    def apply_env(self, env):
+    def apply_env(self, env: Optional[tuple]) -> None:
+        """Upstream's `eval ${env}` (see _env_for)."""
         if env is not None:
             self.cvd = env[1] if env[0] == "set" else None
-
-
-def check_bytes(text: str, source: str = "config") -> None:
-    """Refuse a config holding a NUL or a control character other than tab, CR and LF."""
-    m = CONTROL.search(text)
-    if m:
-        line = text.count("\n", 0, m.start()) + 1
-        what = "a NUL byte" if m.group() == "\x00" else f"control character {m.group()!r}"
-        raise UsageError(f"{source}: line {line}: {what}: refusing this config (no command can hold it)")
-
-
-def check_view(view: ConfigView, source: str = "config") -> None:
-    """Refuse a config whose log files would land outside test_tipc/output/<model_name>/, or
-    whose lists multiply into more than MAX_MATRIX combinations."""
-    dialect = view.layout.dialect
-    model_name = view.value("model_name")
-    if "/" in model_name or model_name in (".", ".."):
-        raise UsageError(
-            f"{source}: model_name {model_name!r} would put logs outside test_tipc/output/ "
-            "(it must be one plain name, without `/`)"
-        )
-    for role in dialect.log_name_roles:
-        value = view.value(role)
-        if "/" in value:
-            shown = value if len(value) <= 60 else value[:57] + "..."
-            raise UsageError(
-                f"{source}: {role} (`{view.key(role)}:{shown}`) holds a `/`, but its items "
-                f"name log files in test_tipc/output/{model_name}/"
-            )
-    size = 1
-    for role in dialect.matrix_roles:
-        size *= max(1, len(ifs_split(view.value(role), "|")))
-        if size > MAX_MATRIX:
-            raise UsageError(
-                f"{source}: its lists ({', '.join(dialect.matrix_roles)}) multiply to more "
-                f"than {MAX_MATRIX} combinations; refusing a matrix that large"
-            )
 
 
 def plan_config(
@@ -205,117 +175,139 @@ def plan_config(
     check_view(view, source)
     model_name = view.value("model_name")
     log_dir = f"./test_tipc/output/{model_name}/{mode}"
-    b = _Builder(view, mode, cuda_visible_devices)
-    b.node_ip, b.start_port = node_ip or None, start_port or None
-    family = layout.dialect.family
+    b = _Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None)
     if mode == "whole_infer":
         if gpuid:
             b.cvd = gpuid
-        (_whole_infer_ocr if family == "ocr" else _whole_infer_models)(b, log_dir)
+        (_whole_infer_ocr if layout.dialect.family == "ocr" else _whole_infer_models)(b, log_dir)
     else:
         _train_modes(b, log_dir, layout)
     return Plan(layout.name, mode, model_name, log_dir, f"{log_dir}/results_python.log", tuple(b.steps))
 
 
+# --- the training modes -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _TrainParams:
+    """The train/eval/export variables upstream's script reads before its loops (the `set_*`
+    ones already through func_set_params, epochs and batch size through func_parser_params)."""
+
+    ocr: bool  # the 51-line trainer-slot script; else the models tutorial script
+    python: str
+    device_key: str
+    device_values: list[str]
+    autocast_key: str
+    autocasts: list[str]
+    set_epoch: str
+    save_key: str
+    set_batch: str
+    pretrain_key: str
+    set_pretrain: str
+    model_file: str
+    infer_img_dir: str
+    set_extra: str
+    eval_py: str
+    set_eval_extra: str
+    save_infer_key: str
+    export_weight: str
+    inference_dir: str
+    trainers: list[str]
+
+    @classmethod
+    def read(cls, v: ConfigView, mode: str, d: Dialect) -> _TrainParams:
+        ocr = d.family == "ocr"
+        return cls(
+            ocr=ocr,
+            python=v.value("python"),
+            device_key=v.key("train.device"),
+            device_values=ifs_split(v.value("train.device"), "|"),
+            autocast_key=v.key("train.autocast"),
+            # models: no autocast line; str() spells a missing constant as the template does ("None").
+            autocasts=ifs_split(v.value("train.autocast"), "|") if ocr else [str(d.autocast_constant)],
+            set_epoch=set_param(v.key("train.epochs"), mode_value(v.value("train.epochs"), mode)),
+            save_key=v.key("train.save_dir"),
+            set_batch=set_param(v.key("train.batch_size"), mode_value(v.value("train.batch_size"), mode)),
+            pretrain_key=v.key("train.pretrained"),
+            set_pretrain=set_param(v.key("train.pretrained"), v.value("train.pretrained")),
+            model_file=v.value("train.model_file"),
+            infer_img_dir=v.value("train.infer_img_dir") if ocr else "",  # models: never defined upstream
+            set_extra=set_param(v.key("train.extra"), v.value("train.extra")),
+            eval_py=v.value("eval.command"),
+            set_eval_extra=set_param(v.key("eval.extra"), v.value("eval.extra")),
+            save_infer_key=v.key("export.save_dir"),
+            export_weight=v.key("export.weights"),
+            inference_dir=v.value("export.inference_dir"),
+            trainers=ifs_split(v.value("train.run"), "|"),
+        )
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One gpu_list entry, as the loop body uses it."""
+
+    kind: str  # see gpu_entry
+    ips: str
+    gpu: str  # the ids (or `cpuxN`) part, as log names show it
+    nodes: int
+    env: Optional[tuple]  # what `eval ${env}` does before eval and inference (see _env_for)
+    launch: str  # the train command's launcher prefix
+    use_gpu: str  # set_use_gpu: the train.device value at the entry's position (ocr)
+    not_first: bool  # this node is not the first of a multi-node run
+
+
+def _read_entry(b: _Builder, t: _TrainParams, count: int, entry: str) -> _Entry:
+    """Upstream's per-entry set-up: parse the entry, pick its device flag, env and launcher."""
+    d = b.v.layout.dialect
+    kind, ips, gpu, nodes = gpu_entry(entry)
+    # The device list is indexed by the entry's position; past its end the flag is dropped.
+    use_gpu = set_param(t.device_key, t.device_values[count] if count < len(t.device_values) else "")
+    # On a node other than the first only trainer 0's node has the model to eval/export/infer.
+    not_first = nodes > 1 and b.node_ip is not None and b.node_ip in ifs_split(ips, ",")[1:]
+    return _Entry(
+        kind,
+        ips,
+        gpu,
+        nodes,
+        env=_env_for(kind, gpu, d.multinode_env_first_gpu),
+        launch=_launch_prefix(kind, ips, gpu, d.launch_device_flag, b.node_ip, b.start_port),
+        use_gpu=use_gpu,
+        not_first=not_first,
+    )
+
+
 def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
-    v, mode = b.v, b.mode
-    d = layout.dialect
-    ocr = d.family == "ocr"
-    python = v.value("python")
-    device_key = v.key("train.device")
-    device_values = ifs_split(v.value("train.device"), "|")
-    autocast_key = v.key("train.autocast")
-    autocasts = ifs_split(v.value("train.autocast"), "|") if ocr else [d.autocast_constant]
-    epoch = set_param(v.key("train.epochs"), mode_value(v.value("train.epochs"), mode))
-    save_key = v.key("train.save_dir")
-    batch = set_param(v.key("train.batch_size"), mode_value(v.value("train.batch_size"), mode))
-    pretrain_key = v.key("train.pretrained")
-    pretrain = set_param(pretrain_key, v.value("train.pretrained"))
-    model_file = v.value("train.model_file")
-    infer_img_dir = v.value("train.infer_img_dir") if ocr else ""  # models: never defined upstream
-    extra = set_param(v.key("train.extra"), v.value("train.extra"))
-    eval_py = v.value("eval.command")
-    eval_extra = set_param(v.key("eval.extra"), v.value("eval.extra"))
-    save_infer_key = v.key("export.save_dir")
-    export_weight = v.key("export.weights")
-    inference_dir = v.value("export.inference_dir")
+    """The training modes: for each gpu_list entry, autocast and trainer: train, eval, export, infer."""
+    t = _TrainParams.read(b.v, b.mode, layout.dialect)
+    for count, entry in enumerate(ifs_split(b.v.value("gpu_list"), "|")):
+        e = _read_entry(b, t, count, entry)
+        for autocast in t.autocasts:
+            for trainer in t.trainers:
+                _run_trainer(b, t, e, log_dir, autocast, trainer)
 
-    for count, entry in enumerate(ifs_split(v.value("gpu_list"), "|")):
-        use_gpu = set_param(device_key, device_values[count] if count < len(device_values) else "")
-        kind, ips, gpu, nodes = gpu_entry(entry)
-        env = _env_for(kind, gpu, d.multinode_env_first_gpu)
-        # On a node other than the first only trainer 0's node has the model to eval/export/infer.
-        node_list = ifs_split(ips, ",")
-        not_first = nodes > 1 and b.node_ip is not None and b.node_ip in node_list[1:]
-        for autocast in autocasts:
-            amp = AMP_FLAGS if (ocr and autocast == "amp") else " "
-            for trainer in ifs_split(v.value("train.run"), "|"):
-                run_train, run_export, quant = _pick_trainer(v, trainer, ocr)
-                if unquoted_test(run_train, "=", "null"):
-                    continue
-                set_autocast = set_param(autocast_key, autocast)
-                stem = f"{trainer}_gpus_{gpu}_autocast_{autocast}"
-                if ocr:
-                    save_log = f"{log_dir}/{stem}_nodes_{nodes}" if nodes > 1 else f"{log_dir}/{stem}"
-                else:
-                    save_log = f"{log_dir}/{stem}_nodes_{nodes}.log"
-                save = set_param(save_key, save_log)
-                launch = ""
-                if kind == "multi":
-                    launch = f"-m paddle.distributed.launch {d.launch_device_flag}={gpu} "
-                elif kind == "multinode":
-                    launch = f"-m paddle.distributed.launch --ips={ips} {d.launch_device_flag}={gpu} "
-                elif kind == "cpu_procs":
-                    launch = f"-m paddle.distributed.launch --nproc_per_node={gpu[4:]} "
-                elif kind == "cpu_nodes":
-                    launch = f"-m paddle.distributed.launch --ips={ips} --nproc_per_node={gpu[4:]} "
-                    if b.node_ip:
-                        launch += f"--host={b.node_ip} "
-                    if b.start_port:
-                        launch += f"--start_port={b.start_port} "
-                if kind in ("cpu_procs", "cpu_nodes"):
-                    b.apply_env(env)
-                if ocr:
-                    if kind in ("cpu", "single"):
-                        cmd = f"{python} {run_train} {use_gpu}  {save} {epoch} {pretrain} {set_autocast} {batch} {extra} {amp} "
-                    elif kind in ("multi", "cpu_procs"):
-                        cmd = f"{python} {launch}{run_train} {use_gpu} {save} {epoch} {pretrain} {set_autocast} {batch} {extra} {amp}"
-                    else:
-                        cmd = f"{python} {launch}{run_train} {use_gpu} {save} {pretrain} {epoch} {set_autocast} {batch} {extra} {amp}"
-                else:
-                    cmd = f"{python} {launch}{run_train} {save} {epoch} {pretrain} {batch}"
-                group = stem + (f"_nodes_{nodes}" if nodes > 1 else "")
-                train_idx = b.add("train", cmd, None, None, nodes, group)
-                skip = "not trainer 0" if not_first else None
 
-                eval_pretrain = set_param(pretrain_key, f"{save_log}/{model_file}")
-                if unquoted_test(eval_py, "!=", "null"):
-                    b.apply_env(env)
-                    eval_log = f"{log_dir}/{stem}_nodes_{nodes}_eval.log"
-                    if ocr:
-                        eval_cmd = f"{python} {eval_py} {eval_pretrain} {use_gpu} {eval_extra}"
-                    else:
-                        eval_cmd = f"{python} {eval_py} {eval_pretrain}"
-                    b.add("eval", eval_cmd, eval_log, train_idx, nodes, group, skip)
-                if unquoted_test(run_export, "!=", "null"):
-                    export_log = f"{log_dir}/{stem}_nodes_{nodes}_export.log"
-                    weight = set_param(export_weight, f"{save_log}/{model_file}")
-                    save_infer = set_param(save_infer_key, save_log)
-                    b.add(
-                        "export",
-                        f"{python} {run_export} {weight} {save_infer}",
-                        export_log,
-                        train_idx,
-                        nodes,
-                        group,
-                        skip,
-                    )
-                    b.apply_env(env)
-                    model_dir = save_log
-                    if ocr and inference_dir not in ("null", "##"):
-                        model_dir = f"{save_log}/{inference_dir}"
-                    _inference(b, python, model_dir, log_dir, infer_img_dir, quant, ocr, train_idx, nodes, group, skip)
-                    b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
+def _run_trainer(b: _Builder, t: _TrainParams, e: _Entry, log_dir: str, autocast: str, trainer: str) -> None:
+    """The loop body for one trainer: train, then eval, export and inference of what it saved.
+    The order is upstream's: each step records the CUDA_VISIBLE_DEVICES set before it."""
+    run_train, run_export, quant = _pick_trainer(b.v, trainer, t.ocr)
+    if unquoted_test(run_train, "=", "null"):
+        return
+    stem = f"{trainer}_gpus_{e.gpu}_autocast_{autocast}"
+    save_log = _save_log(log_dir, stem, e.nodes, t.ocr)
+    if e.kind in ("cpu_procs", "cpu_nodes"):
+        b.apply_env(e.env)  # unset before the launch: the launcher would look for GPUs
+    group = stem + (f"_nodes_{e.nodes}" if e.nodes > 1 else "")
+    train_idx = b.add("train", _train_command(t, e, run_train, autocast, save_log), None, _Run(None, e.nodes, group))
+    run = _Run(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
+    step_log = f"{log_dir}/{stem}_nodes_{e.nodes}"  # eval/export logs name the nodes even when 1
+    if unquoted_test(t.eval_py, "!=", "null"):
+        b.apply_env(e.env)
+        b.add("eval", _eval_command(t, e, save_log), f"{step_log}_eval.log", run)
+    if unquoted_test(run_export, "!=", "null"):
+        b.add("export", _export_command(t, run_export, save_log), f"{step_log}_export.log", run)
+        b.apply_env(e.env)
+        _inference(b, t.python, _infer_model_dir(t, save_log), log_dir, t.infer_img_dir, quant, t.ocr, run)
+        b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
 
 
 def _pick_trainer(v: ConfigView, trainer: str, ocr: bool) -> tuple[str, str, str]:
@@ -331,6 +323,53 @@ def _pick_trainer(v: ConfigView, trainer: str, ocr: bool) -> tuple[str, str, str
     return v.value("trainer.norm.train"), v.value("trainer.norm.export"), "False"
 
 
+def _save_log(log_dir: str, stem: str, nodes: int, ocr: bool) -> str:
+    """Where the trainer saves its model (upstream's save_log, a directory despite its name)."""
+    if not ocr:
+        return f"{log_dir}/{stem}_nodes_{nodes}.log"
+    return f"{log_dir}/{stem}_nodes_{nodes}" if nodes > 1 else f"{log_dir}/{stem}"
+
+
+def _train_command(t: _TrainParams, e: _Entry, run_train: str, autocast: str, save_log: str) -> str:
+    """The train command as upstream assembles it per entry kind. Its blanks and argument order
+    are kept: the status line shows the command text."""
+    python, launch, save = t.python, e.launch, set_param(t.save_key, save_log)
+    if not t.ocr:
+        return f"{python} {launch}{run_train} {save} {t.set_epoch} {t.set_pretrain} {t.set_batch}"
+    amp = AMP_FLAGS if autocast == "amp" else " "
+    tail = f"{set_param(t.autocast_key, autocast)} {t.set_batch} {t.set_extra} {amp}"
+    if e.kind in ("cpu", "single"):
+        return f"{python} {run_train} {e.use_gpu}  {save} {t.set_epoch} {t.set_pretrain} {tail} "
+    if e.kind in ("multi", "cpu_procs"):
+        return f"{python} {launch}{run_train} {e.use_gpu} {save} {t.set_epoch} {t.set_pretrain} {tail}"
+    # multinode and cpu_nodes: upstream's multi-node branch puts the pretrained weights first.
+    return f"{python} {launch}{run_train} {e.use_gpu} {save} {t.set_pretrain} {t.set_epoch} {tail}"
+
+
+def _eval_command(t: _TrainParams, e: _Entry, save_log: str) -> str:
+    """Evaluate the weights the trainer saved."""
+    pretrain = set_param(t.pretrain_key, f"{save_log}/{t.model_file}")
+    if t.ocr:
+        return f"{t.python} {t.eval_py} {pretrain} {e.use_gpu} {t.set_eval_extra}"
+    return f"{t.python} {t.eval_py} {pretrain}"
+
+
+def _export_command(t: _TrainParams, run_export: str, save_log: str) -> str:
+    """Export the trained weights into the trainer's save directory."""
+    weight = set_param(t.export_weight, f"{save_log}/{t.model_file}")
+    return f"{t.python} {run_export} {weight} {set_param(t.save_infer_key, save_log)}"
+
+
+def _infer_model_dir(t: _TrainParams, save_log: str) -> str:
+    """Where the exported model is: ocr configs may name a subdirectory (export.inference_dir)."""
+    if t.ocr and t.inference_dir not in ("null", "##"):
+        return f"{save_log}/{t.inference_dir}"
+    return save_log
+
+
+# --- func_inference -----------------------------------------------------------------------------
+
+
 def _eq(a: str, b: str) -> bool:
     """`[ ${a} = "b" ]` where a holds no `|`: an empty `a` is a test error (false)."""
     return a != "" and a == b
@@ -338,6 +377,47 @@ def _eq(a: str, b: str) -> bool:
 
 def _ne(a: str, b: str) -> bool:
     return a != "" and a != b
+
+
+@dataclass(frozen=True)
+class _Infer:
+    """func_inference's arguments for one model, and the inference lines its loops share."""
+
+    python: str
+    script: str  # inference_py
+    use_gpu_key: str
+    batch_key: str
+    batches: list[str]
+    precision_key: str
+    precisions: list[str]
+    set_model: str
+    set_data: str
+    set_benchmark: str
+    set_save_log: str  # ocr: the save_log flag, always with an empty value (so a blank)
+    set_extra: str  # ocr
+    quant: str  # "True": a quantized model (pact trainer), only int8 runs on CPU
+    log_dir: str
+    run: _Run
+
+    @classmethod
+    def read(cls, v: ConfigView, python: str, model_dir: str, log_dir: str, data: str, quant: str, run: _Run) -> _Infer:
+        return cls(
+            python=python,
+            script=v.value("inference.script"),
+            use_gpu_key=v.key("inference.use_gpu"),
+            batch_key=v.key("inference.batch_size"),
+            batches=ifs_split(v.value("inference.batch_size"), "|"),
+            precision_key=v.key("inference.precision"),
+            precisions=ifs_split(v.value("inference.precision"), "|"),
+            set_model=set_param(v.key("inference.model_dir"), model_dir),
+            set_data=set_param(v.key("inference.data"), data),
+            set_benchmark=set_param(v.key("inference.benchmark"), v.value("inference.benchmark")),
+            set_save_log=set_param(v.key("inference.save_log"), ""),
+            set_extra=set_param(v.key("inference.extra"), v.value("inference.extra")),
+            quant=quant,
+            log_dir=log_dir,
+            run=run,
+        )
 
 
 def _inference(
@@ -348,77 +428,95 @@ def _inference(
     data: str,
     quant: str,
     ocr: bool,
-    depends_on: Optional[int],
-    nodes: int = 1,
-    group: str = "",
-    skip: Optional[str] = None,
+    run: _Run = _NO_RUN,
 ) -> None:
-    v = b.v
-    script = v.value("inference.script")
-    use_gpu_key = v.key("inference.use_gpu")
-    batch_key = v.key("inference.batch_size")
-    set_data = set_param(v.key("inference.data"), data)
-    bench = set_param(v.key("inference.benchmark"), v.value("inference.benchmark"))
-    set_model = set_param(v.key("inference.model_dir"), model_dir)
-    batches = ifs_split(v.value("inference.batch_size"), "|")
-    for use_gpu in ifs_split(v.value("inference.use_gpu"), "|"):
+    """func_inference: the inference matrix on one model, for each inference.use_gpu value."""
+    inf = _Infer.read(b.v, python, model_dir, log_dir, data, quant, run)
+    for use_gpu in ifs_split(b.v.value("inference.use_gpu"), "|"):
         cpu = _eq(use_gpu, "False") or _eq(use_gpu, "cpu")
         gpu = _eq(use_gpu, "True") or _eq(use_gpu, "gpu")
+        # Any other value: upstream says it "does not support hardware other than CPU and GPU".
         if not ocr:
-            if not (cpu or gpu):
-                continue
-            dev = "cpu" if cpu else "gpu"
-            for bs in batches:
-                log = f"{log_dir}/python_infer_{dev}_batchsize_{bs}.log"
-                cmd = f"{python} {script} {use_gpu_key}={use_gpu} {set_model} {set_param(batch_key, bs)} {set_data} {bench}"
-                b.add("infer", cmd, log, depends_on, nodes, group, skip)
-            continue
-        precisions = ifs_split(v.value("inference.precision"), "|")
-        precision_key = v.key("inference.precision")
-        save_log = set_param(v.key("inference.save_log"), "")
-        extra = set_param(v.key("inference.extra"), v.value("inference.extra"))
-        if cpu:
-            for mkldnn in ifs_split(v.value("inference.mkldnn"), "|"):
-                for threads in ifs_split(v.value("inference.threads"), "|"):
-                    for bs in batches:
-                        for precision in precisions:
-                            if _eq(mkldnn, "False") and _eq(precision, "fp16"):
-                                continue
-                            if _eq(quant, "True") and _ne(precision, "int8"):
-                                continue
-                            log = (
-                                f"{log_dir}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}"
-                                f"_precision_{precision}_batchsize_{bs}.log"
-                            )
-                            cmd = (
-                                f"{python} {script} {use_gpu_key}={use_gpu} "
-                                f"{set_param(v.key('inference.mkldnn'), mkldnn)} "
-                                f"{set_param(v.key('inference.threads'), threads)} {set_model} "
-                                f"{set_param(batch_key, bs)} {save_log} {set_data} {bench} "
-                                f"{set_param(precision_key, precision)} {extra}"
-                            )
-                            b.add("infer", cmd, log, depends_on, nodes, group, skip)
+            if cpu or gpu:
+                _infer_per_batch(b, inf, use_gpu, "cpu" if cpu else "gpu")
+        elif cpu:
+            _infer_cpu(b, inf, use_gpu)
         elif gpu:
-            for trt in ifs_split(v.value("inference.tensorrt"), "|"):
-                for precision in precisions:
-                    if quant == "False" and "int8" in precision:
+            _infer_gpu(b, inf, use_gpu)
+
+
+def _infer_per_batch(b: _Builder, inf: _Infer, use_gpu: str, device: str) -> None:
+    """The models script: one run per batch size (the device flag is passed as is, even blank)."""
+    for bs in inf.batches:
+        log = f"{inf.log_dir}/python_infer_{device}_batchsize_{bs}.log"
+        cmd = (
+            f"{inf.python} {inf.script} {inf.use_gpu_key}={use_gpu} {inf.set_model} "
+            f"{set_param(inf.batch_key, bs)} {inf.set_data} {inf.set_benchmark}"
+        )
+        b.add("infer", cmd, log, inf.run)
+
+
+def _cpu_skips(mkldnn: str, precision: str, quant: str) -> bool:
+    """The CPU combinations upstream skips: fp16 without mkldnn; a quantized model in other than int8."""
+    return (_eq(mkldnn, "False") and _eq(precision, "fp16")) or (_eq(quant, "True") and _ne(precision, "int8"))
+
+
+def _infer_cpu(b: _Builder, inf: _Infer, use_gpu: str) -> None:
+    """The ocr CPU loops: mkldnn x threads x batch size x precision."""
+    v = b.v
+    for mkldnn in ifs_split(v.value("inference.mkldnn"), "|"):
+        for threads in ifs_split(v.value("inference.threads"), "|"):
+            for bs in inf.batches:
+                for precision in inf.precisions:
+                    if _cpu_skips(mkldnn, precision, inf.quant):
                         continue
-                    if ("fp16" in precision or "int8" in precision) and _eq(trt, "False"):
-                        continue
-                    if (trt == "False" and "int8" in precision) and _eq(quant, "True"):
-                        continue
-                    for bs in batches:
-                        log = f"{log_dir}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{bs}.log"
-                        cmd = (
-                            f"{python} {script} {use_gpu_key}={use_gpu} "
-                            f"{set_param(v.key('inference.tensorrt'), trt)} "
-                            f"{set_param(precision_key, precision)} {set_model} {set_param(batch_key, bs)} "
-                            f"{set_data} {bench} {extra} {save_log}"
-                        )
-                        b.add("infer", cmd, log, depends_on, nodes, group, skip)
+                    log = (
+                        f"{inf.log_dir}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}"
+                        f"_precision_{precision}_batchsize_{bs}.log"
+                    )
+                    cmd = (
+                        f"{inf.python} {inf.script} {inf.use_gpu_key}={use_gpu} "
+                        f"{set_param(v.key('inference.mkldnn'), mkldnn)} "
+                        f"{set_param(v.key('inference.threads'), threads)} {inf.set_model} "
+                        f"{set_param(inf.batch_key, bs)} {inf.set_save_log} {inf.set_data} {inf.set_benchmark} "
+                        f"{set_param(inf.precision_key, precision)} {inf.set_extra}"
+                    )
+                    b.add("infer", cmd, log, inf.run)
+
+
+def _gpu_skips(trt: str, precision: str, quant: str) -> bool:
+    """The GPU combinations upstream skips. Its `[[ ]]` tests (plain ==, substring match) and
+    `[ ]` tests (word-split, empty is false) differ; each is kept as upstream wrote it."""
+    if quant == "False" and "int8" in precision:
+        return True  # int8 needs a quantized model
+    if ("fp16" in precision or "int8" in precision) and _eq(trt, "False"):
+        return True  # reduced precision needs TensorRT
+    return (trt == "False" and "int8" in precision) and _eq(quant, "True")
+
+
+def _infer_gpu(b: _Builder, inf: _Infer, use_gpu: str) -> None:
+    """The ocr GPU loops: TensorRT x precision x batch size."""
+    v = b.v
+    for trt in ifs_split(v.value("inference.tensorrt"), "|"):
+        for precision in inf.precisions:
+            if _gpu_skips(trt, precision, inf.quant):
+                continue
+            for bs in inf.batches:
+                log = f"{inf.log_dir}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{bs}.log"
+                cmd = (
+                    f"{inf.python} {inf.script} {inf.use_gpu_key}={use_gpu} "
+                    f"{set_param(v.key('inference.tensorrt'), trt)} "
+                    f"{set_param(inf.precision_key, precision)} {inf.set_model} {set_param(inf.batch_key, bs)} "
+                    f"{inf.set_data} {inf.set_benchmark} {inf.set_extra} {inf.set_save_log}"
+                )
+                b.add("infer", cmd, log, inf.run)
+
+
+# --- whole_infer --------------------------------------------------------------------------------
 
 
 def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
+    """Export (when listed) and infer each model of whole_infer.models, with its quant flag."""
     v = b.v
     python = v.value("python")
     exports = ifs_split(v.value("whole_infer.exports"), "|")
@@ -432,10 +530,11 @@ def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
             cmd = f"{python} {export} {set_param(export_weight, model)} {set_param(save_infer_key, model)}"
             b.add("export", cmd, f"{log_dir}/_export_{count}.log")
         quant = quants[count] if count < len(quants) else ""
-        _inference(b, python, model, log_dir, data, quant, True, None)
+        _inference(b, python, model, log_dir, data, quant, True)
 
 
 def _whole_infer_models(b: _Builder, log_dir: str) -> None:
+    """Export (when set) and infer the one model of the models script."""
     v = b.v
     python = v.value("python")
     export = v.value("whole_infer.exports")
@@ -444,4 +543,4 @@ def _whole_infer_models(b: _Builder, log_dir: str) -> None:
         weight = set_param(v.key("export.weights"), v.value("whole_infer.models"))
         cmd = f"{python} {export} {weight} {set_param(v.key('export.save_dir'), save_infer_dir)}"
         b.add("export", cmd, f"{log_dir}/_export_0.log")
-    _inference(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False, None)
+    _inference(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False)

@@ -89,7 +89,7 @@ def parse_autolog(text: str) -> Optional[dict]:
                 found = block
             section = name
             continue
-        if section is None:
+        if section is None or block is None:  # (a section is only set together with its block)
             continue
         message = _message(line)
         if not message.strip():

@@ -6,15 +6,17 @@ the same summary. On top of the bash: every step has a timeout, after which the 
 process group is killed (SIGTERM, then SIGKILL after a grace period), so that the workers
 `paddle.distributed.launch` spawns do not outlive the step.
 
-`run_plan(plan, timeout=...)` is the API; `tipcgen run` (commands_run.py) is a thin CLI over it.
+`run_plan(plan, timeout=...)` is the API; `tipcgen run` (cli/run.py) is a thin CLI over it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -87,11 +89,11 @@ def status_record(line: str) -> str:
     return f"\033[33m {line}\033[0m\n"
 
 
-def multinode_hint(step: Step, environ: Optional[dict] = None) -> str:
+def multinode_hint(step: Step, environ: Optional[Mapping[str, str]] = None) -> str:
     """The message for a multi-node train that did not finish: usually a peer never joined."""
-    environ = os.environ if environ is None else environ
+    env: Mapping[str, str] = os.environ if environ is None else environ
     ips = next((a.split("=", 1)[1] for a in (step.argv or ()) if a.startswith("--ips=")), "?")
-    port = environ.get("FLAGS_START_PORT")
+    port = env.get("FLAGS_START_PORT")
     return (
         f"the other {step.nodes - 1} node(s) did not join within the timeout, "
         f"or training outlasted it. Check that the ips in gpu_list ({ips}) include this machine "
@@ -103,7 +105,7 @@ def multinode_hint(step: Step, environ: Optional[dict] = None) -> str:
 
 def _proc_table() -> dict:
     """pid -> (ppid, pgrp, starttime, state) of every process, from /proc (empty elsewhere)."""
-    table = {}
+    table: dict[int, tuple[int, int, str, str]] = {}
     if not os.path.isdir("/proc"):
         return table
     for entry in os.listdir("/proc"):
@@ -157,16 +159,12 @@ class ProcessTree:
         ]
 
     def signal(self, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.root, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
         for pid in self.alive():
-            for target in (lambda: os.killpg(os.getpgid(pid), sig), lambda: os.kill(pid, sig)):
-                try:
+            for target in (lambda pid=pid: os.killpg(os.getpgid(pid), sig), lambda pid=pid: os.kill(pid, sig)):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     target()
-                except (ProcessLookupError, PermissionError):
-                    pass
 
 
 def kill_group(proc: subprocess.Popen, grace: float, tree: Optional[ProcessTree] = None) -> None:
@@ -182,10 +180,8 @@ def kill_group(proc: subprocess.Popen, grace: float, tree: Optional[ProcessTree]
         time.sleep(0.05)
     else:
         tree.signal(signal.SIGKILL)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):  # SIGKILL cannot be ignored: it does not expire
         proc.wait(timeout=max(grace, 1.0))
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
-        pass
 
 
 def _reap_leftovers(proc: subprocess.Popen, grace: float, tree: ProcessTree) -> None:

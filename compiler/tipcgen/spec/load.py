@@ -424,19 +424,17 @@ def _too_big(path: str, size: int) -> SpecError:
     )
 
 
-def read_text(path: str) -> str:
-    """Read a UTF-8 file or raise a located SpecError.
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """At most `limit` + 1 bytes of a regular file, or a located SpecError.
 
-    Only regular files of at most MAX_FILE_BYTES are read: a FIFO would block, /dev/zero or a
-    huge file would fill memory. The type is checked before opening (opening a device can
-    have effects) and again on the open file (the path may have changed); at most
-    MAX_FILE_BYTES + 1 bytes are read, whatever the file claims."""
+    A FIFO would block and /dev/zero or a huge file would fill memory, so only regular files are
+    read, their type checked before opening (opening a device can have effects) and again on the
+    open file (the path may have changed), and never more than `limit` + 1 bytes, whatever the
+    file claims. The caller decides what more than `limit` means."""
     try:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode):
             raise _not_regular(path, st.st_mode)
-        if st.st_size > MAX_FILE_BYTES:
-            raise _too_big(path, st.st_size)
         flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
         fd = os.open(path, flags)
         try:
@@ -444,8 +442,8 @@ def read_text(path: str) -> str:
             if not stat.S_ISREG(st.st_mode):
                 raise _not_regular(path, st.st_mode)
             chunks, got = [], 0
-            while got <= MAX_FILE_BYTES:
-                chunk = os.read(fd, MAX_FILE_BYTES + 1 - got)
+            while got <= limit:
+                chunk = os.read(fd, limit + 1 - got)
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -456,9 +454,18 @@ def read_text(path: str) -> str:
         raise SpecError([Problem(path, None, None, None, f"cannot read file: {exc.strerror or exc}")]) from None
     except ValueError as exc:  # e.g. a NUL byte in the path
         raise SpecError([Problem(path.replace("\x00", "\\0"), None, None, None, f"cannot read file: {exc}")]) from None
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+def read_text(path: str) -> str:
+    """Read a UTF-8 spec or config of at most MAX_FILE_BYTES, or raise a located SpecError."""
+    raw = read_bytes(path)
     if len(raw) > MAX_FILE_BYTES:
-        raise _too_big(path, len(raw))
+        try:
+            size = max(len(raw), os.stat(path).st_size)  # say how big, without reading it all
+        except OSError:
+            size = len(raw)
+        raise _too_big(path, size)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -1,0 +1,225 @@
+"""Import legacy configs into specs: typed fields where the text allows, trivia where it does not.
+
+The contract is exact bytes: `import` then `build` reproduces every input file. Each line is
+decoded into its role's field through the layout table; a line no typed field reproduces
+(a shifted key, a value the Spec rejects) is kept verbatim in `trivia.line_overrides`, and
+lint reports why. Several configs of one model become one spec with shared `defaults`.
+
+The jobs, one module each: `decode` (bytes -> lines), `fields` (one config -> a suite dict),
+`factor` (suites -> one spec: names and shared `defaults`), `yaml_out` (the spec's YAML text).
+This module runs them: one model directory in, a verified spec (or the reasons why not) out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Optional
+
+from tipcgen.dialects import LAYOUTS, detect, get_layout
+from tipcgen.errors import SpecError
+from tipcgen.legacy.importer.decode import (
+    HEADER,
+    MAX_BYTES,
+    Decoded,
+    ImportError_,
+    UnreadableFile,
+    _fail,
+    decode,
+    header_name,
+    read_config,
+)
+from tipcgen.legacy.importer.factor import factor_defaults, merge, model_dir_name, name_suites, suite_name
+from tipcgen.legacy.importer.fields import import_suite, raw_config
+from tipcgen.legacy.importer.yaml_out import spec_yaml
+from tipcgen.legacy.lower import config_text
+from tipcgen.spec.model import Suite
+from tipcgen.spec.policy import name_problem
+
+__all__ = [
+    "HEADER",
+    "MAX_BYTES",
+    "Decoded",
+    "GroupReport",
+    "ImportError_",
+    "ImportResult",
+    "UnreadableFile",
+    "attach_allowances",
+    "config_groups",
+    "decode",
+    "header_name",
+    "import_configs",
+    "import_group",
+    "import_suite",
+    "read_config",
+    "spec_yaml",
+    "suite_name",
+    "verify_roundtrip",
+]
+
+
+@dataclass
+class ImportResult:
+    spec: dict  # the spec as plain data (ready for YAML)
+    sources: dict = field(default_factory=dict)  # config file name -> source path
+    layouts: dict = field(default_factory=dict)  # config file name -> layout (or "raw")
+
+
+def import_configs(paths: list[str], layout: str = "auto", model: Optional[str] = None) -> ImportResult:
+    """Import the configs of one model into one spec."""
+    decoded, kinds = _read_configs(paths, layout)
+    train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
+    main_layout = Counter(k for _, k in train).most_common(1)[0][0] if train else "paddleocr"
+    suites: dict = {}
+    model_names = []
+    for dec, kind in train:
+        data = import_suite(dec, get_layout(kind), os.path.basename(dec.path))
+        if kind != main_layout:
+            data["layout"] = kind
+        model_names.append(str(data["model_name"]))
+        suites[os.path.basename(dec.path)] = data
+    named = name_suites(suites, model_names)
+    other = {os.path.basename(d.path): raw_config(d) for d in decoded if kinds[os.path.basename(d.path)] == "raw"}
+    spec: dict = {"tipcgen": 1, "model": model or model_dir_name(paths, model_names), "layout": main_layout}
+    defaults, named = factor_defaults(named)
+    if defaults:
+        spec["defaults"] = defaults
+    if named:
+        spec["suites"] = named
+    if other:
+        spec["other_configs"] = other
+    return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds)
+
+
+def _read_configs(paths: list[str], layout: str) -> tuple[list[Decoded], dict[str, str]]:
+    """Each config decoded, and {file name: its layout, or "raw" for a non-train config}."""
+    decoded: list[Decoded] = []
+    kinds: dict[str, str] = {}
+    for path in paths:
+        dec = decode(path, read_config(path))
+        name = os.path.basename(path)
+        problem = name_problem(name, ".txt")
+        if problem:
+            _fail(
+                path,
+                f"cannot import a config named {name!r}: {problem}",
+                hint="a config file name is ASCII letters, digits and `._+-`, ending in .txt; rename it",
+            )
+        kinds[name] = _config_kind(dec, layout)
+        if name in {os.path.basename(d.path) for d in decoded}:
+            _fail(path, f"two configs named {name} in one import; import each model's directory separately")
+        decoded.append(dec)
+    return decoded, kinds
+
+
+def _config_kind(dec: Decoded, layout: str) -> str:
+    """The layout that reads `dec` ("raw" for a non-train config): detected for "auto", else `layout`."""
+    if layout == "raw":
+        return "raw"
+    if layout != "auto":
+        if layout not in LAYOUTS:
+            _fail(dec.path, f"unknown layout {layout!r}", hint=f"layouts: {', '.join(LAYOUTS)}, raw")
+        return layout
+    detected, why = detect(dec.lines)
+    if detected is None and _looks_like_train(dec.lines):
+        _fail(dec.path, f"cannot tell this config's layout: {why}", hint=f"pass --layout ({', '.join(LAYOUTS)})")
+    return detected or "raw"
+
+
+def _looks_like_train(lines: list[str]) -> bool:
+    """A train_params header and a `trainer:` line: a train config, whatever its layout."""
+    return (
+        bool(lines) and header_name(lines[0]) == "train_params" and any(line.startswith("trainer:") for line in lines)
+    )
+
+
+# ---------------------------------------------------------------- lint -> allow, checks
+
+
+def attach_allowances(result: ImportResult) -> dict:
+    """Add each suite's error-level lint findings to its `allow` so the spec validates while
+    staying byte-identical; return {suite name: [findings]} for the YAML comments."""
+    from tipcgen.lint.checks import lint_text
+    from tipcgen.lint.rules import ERROR
+
+    spec = result.spec
+    found: dict = {}
+    defaults = spec.get("defaults", {})
+    for name, overlay in spec.get("suites", {}).items():
+        merged = merge(defaults, overlay)
+        layout = get_layout(overlay.get("layout", spec["layout"]))
+        suite = Suite.model_validate(merged)
+        findings = [
+            f
+            for f in lint_text(config_text(suite, layout), layout, overlay.get("file", suite.file))
+            if f.severity == ERROR
+        ]
+        if findings:
+            rules = sorted({f.rule for f in findings})
+            overlay["allow"] = rules
+            found[name] = findings
+    return found
+
+
+def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[str]:
+    """Build the imported spec from its YAML text; the names of inputs not reproduced exactly."""
+    from tipcgen.emit.files import config_files
+    from tipcgen.spec.load import load_spec_text
+
+    spec = load_spec_text(yaml_text, label)
+    files = {k: v.encode("utf-8") for k, v in config_files(spec).items()}
+    return [
+        name
+        for name, path in result.sources.items()
+        if files.get(f"test_tipc/configs/{spec.model}/{name}") != read_config(path)
+    ]
+
+
+# ---------------------------------------------------------------- folders and reports
+
+
+def config_groups(paths: list[str]) -> dict[str, list[str]]:
+    """Config files by directory (one spec per model directory); directories are walked."""
+    groups: dict = {}
+    for path in paths:
+        if os.path.isdir(path):
+            for dirpath, dirs, names in os.walk(path):
+                dirs.sort()
+                for name in sorted(names):
+                    if name.endswith(".txt"):
+                        groups.setdefault(dirpath, []).append(os.path.join(dirpath, name))
+        else:
+            groups.setdefault(os.path.dirname(path) or ".", []).append(path)
+    return {d: sorted(ps) for d, ps in sorted(groups.items())}
+
+
+@dataclass
+class GroupReport:
+    directory: str
+    files: int
+    exact: int
+    layouts: dict
+    failures: dict  # file -> reason
+    yaml: Optional[str] = None
+    model: Optional[str] = None
+
+
+def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = None) -> GroupReport:
+    """Import one model's configs, rebuild them from the YAML text, and report what round-trips."""
+    directory = os.path.dirname(paths[0]) or "."
+    try:
+        result = import_configs(paths, layout, model)
+        findings = attach_allowances(result)
+        text_ = spec_yaml(result, findings)
+        bad = verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
+    except UnreadableFile:
+        raise  # the file, not its import, is at fault: an error, not a report line
+    except SpecError as exc:
+        first = exc.problems[0] if exc.problems else None
+        reason = (first.message + (f" ({first.hint})" if first.hint else "")) if first else str(exc)
+        return GroupReport(directory, len(paths), 0, {}, {os.path.basename(p): reason for p in paths})
+    failures = {name: "rebuilt bytes differ" for name in bad}
+    return GroupReport(
+        directory, len(paths), len(paths) - len(bad), dict(result.layouts), failures, text_, result.spec["model"]
+    )

@@ -1,0 +1,50 @@
+"""What a Plan is: its steps, the status line each step gets, and when a step is skipped."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    kind: str  # train | eval | export | infer
+    command: str  # the upstream command text, as the status line shows it
+    argv: Optional[tuple]  # None: the command's quotes do not balance, it cannot run
+    log: Optional[str]  # where stdout+stderr go (None: the terminal)
+    cuda_visible_devices: Optional[str]  # None: unset
+    # The train step whose failure skips this one (eval/export/infer of the same run). Upstream
+    # runs them into a second failure; a failed export does not skip inference (as upstream).
+    depends_on: Optional[int] = None
+    nodes: int = 1
+    group: str = ""  # e.g. "norm_train_gpus_0,1_autocast_fp32"
+    # Why this step is skipped even when its train succeeds: on a node other than the first of a
+    # multi-node run only trainer 0 saved the model ("not trainer 0").
+    skip: Optional[str] = None
+
+    def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None) -> str:
+        """The line results_python.log gets; `skipped` is the reason a step did not run."""
+        verdict = f"Run skipped ({skipped})" if skipped else "Run successfully" if ok else "Run failed"
+        return f"{verdict} with command - {model_name} - {self.command}!  "
+
+
+def skip_reason(step: Step, failed: set) -> Optional[str]:
+    """Why `step` is not run, given the indices of the steps that failed so far (None: run it)."""
+    if step.depends_on is not None and step.depends_on in failed:
+        return "train failed"
+    return step.skip
+
+
+@dataclass(frozen=True)
+class Plan:
+    layout: str
+    mode: str
+    model_name: str
+    log_dir: str
+    status_log: str
+    steps: tuple
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False)

@@ -1,0 +1,229 @@
+"""Archive safety and extraction. Archives (tar, tar.gz, tgz, zip) are checked before anything is
+written: no absolute or `..` names, no links leading out of the directory, no members inside
+links, no devices, nothing in prepare's `.tipcgen` state; after extraction every link must still
+resolve inside the directory."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Optional
+
+from tipcgen.emit.prepare import STATE_DIR
+from tipcgen.run.prepare.options import FetchError
+
+CHUNK = 1 << 16
+
+
+class UnsafeArchive(FetchError):
+    pass
+
+
+def _clean(name: str) -> Optional[str]:
+    """NAME without empty and `.` components; None when it is absolute or has a `..` component."""
+    if name.startswith("/"):
+        return None
+    parts = []
+    for part in name.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            return None
+        parts.append(part)
+    return "/".join(parts)
+
+
+def _inside_link(clean: str, links: set) -> bool:
+    parts = clean.split("/")[:-1]
+    return any("/".join(parts[: i + 1]) in links for i in range(len(parts)))
+
+
+def link_inside(member: str, target: str, links: set) -> bool:
+    """The link MEMBER -> TARGET stays inside the extraction directory, with no `..` after a
+    component that is itself a link of the archive."""
+    if not target or target.startswith("/"):
+        return False
+    stack: list[str] = []
+    for part in member.split("/")[:-1] + target.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not stack:
+                return False
+            if any("/".join(stack[: i + 1]) in links for i in range(len(stack))):
+                return False
+            stack.pop()
+        else:
+            stack.append(part)
+    return True
+
+
+def _check_names(archive: str, names: list[str], links: set) -> None:
+    seen: set = set()
+    for name in names:
+        clean = _clean(name)
+        if clean is None:
+            raise UnsafeArchive(f"prepare: error: refusing {archive}: member {name!r} is absolute or contains '..'")
+        if not clean:
+            continue
+        if clean.split("/")[0] == STATE_DIR:
+            raise UnsafeArchive(
+                f"prepare: error: refusing {archive}: member {name!r} would overwrite prepare's .tipcgen state"
+            )
+        if _inside_link(clean, links):
+            raise UnsafeArchive(
+                f"prepare: error: refusing {archive}: member {name!r} lies inside a link of the archive"
+            )
+        if clean in seen and clean in links:
+            raise UnsafeArchive(f"prepare: error: refusing {archive}: {name!r} appears twice and once as a link")
+        seen.add(clean)
+
+
+def _check_links(archive: str, links: dict) -> None:
+    for clean, target in links.items():
+        if not link_inside(clean, target, set(links)):
+            raise UnsafeArchive(f"prepare: error: refusing {archive}: link {clean!r} -> {target!r} points outside")
+
+
+def check_tar(path: Path, label: Optional[str] = None) -> list:
+    """The members of a tarball, after refusing it when any would land outside its directory."""
+    label = label or str(path)
+    try:
+        with tarfile.open(path, "r:*") as tf:
+            members = tf.getmembers()
+    except (tarfile.TarError, OSError) as exc:
+        raise FetchError(f"prepare: error: cannot read {label} (not a tar archive?): {exc}") from exc
+    links: dict = {}
+    for m in members:
+        if "\n" in m.name:
+            raise UnsafeArchive(f"prepare: error: refusing {label}: member {m.name!r} has a newline in its name")
+        clean = _clean(m.name)
+        if clean is None:
+            raise UnsafeArchive(f"prepare: error: refusing {label}: member {m.name!r} is absolute or contains '..'")
+        if m.issym():
+            if not clean:
+                raise UnsafeArchive(
+                    f"prepare: error: refusing {label}: member {m.name!r} is a link to the extraction directory itself"
+                )
+            links[clean] = m.linkname
+        elif m.islnk():
+            if _clean(m.linkname) is None:
+                raise UnsafeArchive(
+                    f"prepare: error: refusing {label}: hard link {m.name!r} points outside ({m.linkname!r})"
+                )
+        elif not (m.isreg() or m.isdir()):
+            raise UnsafeArchive(
+                f"prepare: error: refusing {label}: member {m.name!r} is a device, fifo or other special file"
+            )
+    _check_names(label, [m.name for m in members], set(links))
+    _check_links(label, links)
+    return members
+
+
+def _zip_is_link(info: zipfile.ZipInfo) -> bool:
+    return info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16)
+
+
+def check_zip(path: Path, label: Optional[str] = None) -> list:
+    """The entries of a zip archive, after the same checks as check_tar."""
+    label = label or str(path)
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise FetchError(f"prepare: error: cannot read {label} (not a zip archive?): {exc}") from exc
+    with zf:
+        infos = zf.infolist()
+        links: dict = {}
+        for info in infos:
+            if "\\" in info.filename or "\n" in info.filename:
+                raise UnsafeArchive(
+                    f"prepare: error: refusing {label}: member {info.filename!r} has a backslash or newline in its name"
+                )
+            if _zip_is_link(info):
+                clean = _clean(info.filename)
+                if not clean:
+                    raise UnsafeArchive(
+                        f"prepare: error: refusing {label}: link {info.filename!r} is absolute or contains '..'"
+                    )
+                links[clean] = zf.read(info).decode("utf-8", "surrogateescape")
+        _check_names(label, [i.filename for i in infos], set(links))
+        _check_links(label, links)
+    return infos
+
+
+def _check_tree(root: Path, label: str) -> None:
+    """After extraction, every link under ROOT still resolves inside ROOT."""
+    real_root = os.path.realpath(root)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            if os.path.islink(path):
+                real = os.path.realpath(path)
+                if real != real_root and not real.startswith(real_root + os.sep):
+                    raise UnsafeArchive(
+                        f"prepare: error: refusing {label}: link {os.path.relpath(path, root)} "
+                        f"points outside ({os.readlink(path)})"
+                    )
+
+
+def _extract_tar(path: Path, dest: Path) -> None:
+    with tarfile.open(path, "r:*") as tf:
+        if hasattr(tarfile, "fully_trusted_filter"):  # checked by check_tar; extract like GNU tar
+            tf.extractall(dest, filter="fully_trusted")
+        else:  # pragma: no cover - Python < 3.12 without the backported filters
+            tf.extractall(dest)
+
+
+def _extract_zip(path: Path, dest: Path) -> None:
+    """Like `unzip -o`: links made on Unix become links, Unix permissions are kept."""
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            clean = _clean(info.filename)
+            if not clean:
+                continue
+            target = dest / clean
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.is_symlink() or target.is_file():
+                target.unlink()
+            if _zip_is_link(info):
+                os.symlink(zf.read(info).decode("utf-8", "surrogateescape"), target)
+                continue
+            with zf.open(info) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out, CHUNK)
+            mode = (info.external_attr >> 16) & 0o777
+            if info.create_system == 3 and mode:
+                os.chmod(target, mode)
+            mtime = time.mktime((*info.date_time, 0, 0, -1))
+            os.utime(target, (mtime, mtime))
+
+
+def check_archive(path: Path, fmt: str, label: str) -> None:
+    """Refuse the archive PATH of format FMT (tar, zip; a plain file needs no check) before extracting."""
+    if fmt == "tar":
+        check_tar(path, label)
+    elif fmt == "zip":
+        check_zip(path, label)
+
+
+def unpack(src: Path, dest: Path, file: str, fmt: str, label: str) -> None:
+    """Copy SRC to DEST/FILE (format `file`) or extract it into DEST, then check DEST's links."""
+    try:
+        if fmt == "file":
+            shutil.copyfile(src, dest / file)
+            shutil.copymode(src, dest / file)
+        elif fmt == "tar":
+            _extract_tar(src, dest)
+        else:
+            _extract_zip(src, dest)
+    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise FetchError(f"prepare: error: cannot extract {src}: {exc}") from exc
+    if fmt != "file":
+        _check_tree(dest, label)
