@@ -17,6 +17,7 @@ minute for the default 3 repeats). Needs paddlepaddle (CPU build is fine); CUDA_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -126,10 +127,8 @@ def kill_tree(proc: subprocess.Popen) -> None:
     pids = descendants(proc.pid, _tree()) if os.path.isdir("/proc") else []
     for target in [proc.pid, *pids]:
         for fn in (os.killpg, os.kill):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 fn(target, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
     proc.wait()
 
 

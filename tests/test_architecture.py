@@ -102,6 +102,8 @@ def test_only_the_cli_imports_typer():
 
 def test_cli_start_up_imports_no_heavy_library():
     code = "import sys, tipcgen.cli; print(' '.join(sorted(sys.modules)))"
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
     heavy = {"paddle", "httpx", "jinja2", "ruamel", "ruamel.yaml", "rich", "pydantic"}
     assert not heavy & loaded, f"`import tipcgen.cli` loads {sorted(heavy & loaded)}"

@@ -398,7 +398,7 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
         if reason:
             lines.append(step.status_line(plan.model_name, False, skipped=reason))
             continue
-        ok = bool(step.argv) and not (fail and any(fail in a for a in step.argv))
+        ok = bool(step.argv) and not (fail and any(fail in a for a in step.argv[1:]))  # as the recorder
         ran.append((step, ok))
         if not ok:
             failed.add(step.index)
@@ -408,26 +408,21 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     return ran, lines, logs
 
 
-def _pairs(argv: list) -> list:
-    """argv with each bare flag joined to the value that follows it (`-o` `epochs=2` ->
-    `-o epochs=2`), so an element only one side has reads as the option it is."""
-    out, i = [], 0
-    while i < len(argv):
-        t = argv[i]
-        if t.startswith("-") and "=" not in t and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-            out.append(f"{t} {argv[i + 1]}")
-            i += 2
-        else:
-            out.append(t)
-            i += 1
-    return out
+# Key prefixes of config lines (`-o Global.epochs`): as elements of their own they say nothing
+# about which option differs, so they are listed only when nothing else differs.
+_PREFIXES = ("-o", "-c", "-p")
 
 
 def _token_diff(a: list, b: list, norm: _Norm) -> tuple[list, list]:
-    """Shapes of the options only in a / only in b (multisets), in order of appearance."""
-    sa, sb = [norm.shape(t) for t in _pairs(a)], [norm.shape(t) for t in _pairs(b)]
+    """Shapes of the argv elements only in a / only in b (multisets), in order of appearance."""
+    sa, sb = [norm.shape(t) for t in a], [norm.shape(t) for t in b]
     only_a, only_b = Counter(sa) - Counter(sb), Counter(sb) - Counter(sa)
-    return [t for t in dict.fromkeys(sa) if only_a[t] > 0], [t for t in dict.fromkeys(sb) if only_b[t] > 0]
+    out_a = [t for t in dict.fromkeys(sa) if only_a[t] > 0]
+    out_b = [t for t in dict.fromkeys(sb) if only_b[t] > 0]
+    if any(t not in _PREFIXES for t in out_a + out_b):
+        out_a = [t for t in out_a if t not in _PREFIXES]
+        out_b = [t for t in out_b if t not in _PREFIXES]
+    return out_a, out_b
 
 
 def _brief(tokens: list, n: int = 4) -> str:
@@ -494,6 +489,22 @@ def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
             f"{' '.join(step.argv)}",
         )
     return None
+
+
+def _compare_cwd(up: list) -> Optional[Difference]:
+    """Commands upstream runs from another directory than the repo root (PaddleClas: deploy/),
+    wherever they are (the first difference may be an earlier one)."""
+    elsewhere = Counter(c.cwd for c in up if c.cwd != ".")
+    if not elsewhere:
+        return None
+    cwd, n = elsewhere.most_common(1)[0]
+    example = next(c for c in up if c.cwd == cwd)
+    return Difference(
+        "commands",
+        f"cwd: upstream runs commands from {cwd}/",
+        f"upstream runs {n} of its {len(up)} commands from {cwd}/, the plan all from the repo root; e.g. "
+        f"{' '.join(example.argv)}",
+    )
 
 
 def _compare_logs(up_logs: list, plan_logs: list, norm: _Norm) -> Optional[Difference]:
@@ -636,7 +647,9 @@ def compare(
     diff.plan = plan
     norm = _Norm(run.root, plan.model_name, mode)
     ran, lines, logs = _expected(plan, fail)
-    for found in (_compare_commands(run.commands, ran, norm), _compare_logs(run.logs, logs, norm)):
+    first = _compare_commands(run.commands, ran, norm)
+    cwd = None if first and "runs it from" in first.category else _compare_cwd(run.commands)
+    for found in (first, cwd, _compare_logs(run.logs, logs, norm)):
         if found:
             diff.differences.append(found)
     diff.differences.extend(_compare_status(run, plan, lines, norm))

@@ -9,6 +9,7 @@ import functools
 import glob
 import math
 import os
+from typing import Any
 
 import typer
 
@@ -136,5 +137,5 @@ LAYOUT_OPT = typer.Option(None, "--layout", help="Dialect of a legacy config (de
 GPUID_OPT = typer.Option(None, "--gpuid", help="GPUID argument of the runner (whole_infer).")
 
 
-def mode_option(default: object = ...) -> typer.models.OptionInfo:
+def mode_option(default: Any = ...) -> Any:  # typer options are typed Any, like typer.Option
     return typer.Option(default, "--mode", "-m", help=MODES_HELP)

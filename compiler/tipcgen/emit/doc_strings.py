@@ -75,8 +75,7 @@ ZH = {
     ),
     "h.differences": "#### 2.1.{n} 与上游脚本的差异",
     "diff.exit": (
-        "- 任一步骤失败时脚本以退出码 1 结束，并在最后打印步骤汇总（运行/成功/失败/跳过数）；"
-        "上游脚本总是返回 0。"
+        "- 任一步骤失败时脚本以退出码 1 结束，并在最后打印步骤汇总（运行/成功/失败/跳过数）；上游脚本总是返回 0。"
     ),
     "diff.skip": (
         "- 训练失败时，同一次训练的评估、导出与推理步骤记为`Run skipped (train failed)`而不再运行；"
@@ -160,8 +159,7 @@ EN = {
         "Paddle version, settings, model, data and performance figures."
     ),
     "failed": (
-        "A failed step prints `Run failed with command - ...` with its command, in the terminal and in the "
-        "status log."
+        "A failed step prints `Run failed with command - ...` with its command, in the terminal and in the status log."
     ),
     "h.differences": "#### 2.1.{n} Differences from the upstream script",
     "diff.exit": (
@@ -178,8 +176,7 @@ EN = {
         "so short IP lists are multi-node too."
     ),
     "diff.eval": (
-        "- Commands run without `eval`: quotes are removed as the shell would, but nothing is expanded or "
-        "globbed."
+        "- Commands run without `eval`: quotes are removed as the shell would, but nothing is expanded or globbed."
     ),
     "diff.trainer0": (
         "- In distributed training only trainer 0 (the first IP of `gpu_list`) saves the model: nodes with "
