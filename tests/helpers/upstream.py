@@ -66,6 +66,7 @@ MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_i
 # interpreter they take their "file absent" side. Differences they cause are environment, not
 # dialect, but they are reported as differences all the same.
 KNOWN_ENVIRONMENT = {
+    "PaddleOCR/head": "train status = exit of `cat <save_log>/train.log >> <save_log>.log` (absent here: Run failed)",
     "PaddleClas": "train status = exit of `cat <save_log>/<model>/train.log` (absent here: Run failed)",
     "PaddleSeg": "train_model_name falls back to iter_<epochs>/model.pdparams when the model file is absent",
     "PaddleVideo": "train status = exit of `cat train.log >> <save_log>.log` (always 0)",
