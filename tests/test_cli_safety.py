@@ -369,13 +369,13 @@ def test_huge_gpu_list_is_refused_fast(tmp_path, built):
     big.write_text(_config_text().replace("gpu_list:-1", "gpu_list:" + "|".join(["-1"] * 2048), 1))
     for args in (["plan", "huge.txt"], ["run", "huge.txt", "--mode", MODE, "--dry-run"]):
         started = time.monotonic()
-        refused(tipcgen(*args, cwd=repo, timeout=5), "huge.txt", "4096")
-        assert time.monotonic() - started < 5
+        refused(tipcgen(*args, cwd=repo, timeout=20), "huge.txt", "4096")
+        assert time.monotonic() - started < 20  # a hang guard; benchmarks/hostile_inputs.py times it
     for args in (["plan", "big.txt", "--format", "json"], ["run", "big.txt", "--mode", MODE, "--dry-run"]):
         started = time.monotonic()
-        proc = tipcgen(*args, cwd=repo, timeout=5)
+        proc = tipcgen(*args, cwd=repo, timeout=20)
         assert proc.returncode == 0, proc.stderr
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 20
     refused(
         run_bash(
             repo / "test_tipc/test_train_inference_python.sh", ["huge.txt", MODE], repo, dict(os.environ), timeout=10

@@ -16,7 +16,9 @@ from tipcgen.spec.load import MAX_FILE_BYTES, MAX_SUITES, clean_loc, load_spec
 from tipcgen.spec.model import SpecFile, Suite
 from tipcgen.spec.yamlpos import MAX_DEPTH, MAX_NODES, MAX_NUMBER_CHARS, load_yaml
 
-SECONDS = 5.0  # the bound on loading any input
+# A hang guard, not a speed target: the < 5 s figure for every hostile input is measured by
+# benchmarks/hostile_inputs.py (timed assertions in tests flake on a loaded machine).
+SECONDS = 20.0
 
 VALID = """\
 tipcgen: 1
