@@ -20,26 +20,8 @@ from tipcgen.spec.yamlpos import MAX_DEPTH, MAX_NODES, MAX_NUMBER_CHARS, load_ya
 # benchmarks/hostile_inputs.py (timed assertions in tests flake on a loaded machine).
 SECONDS = 20.0
 
-VALID = """\
-tipcgen: 1
-model: demo
-layout: paddleocr
-suites:
-  normal:
-    file: train_infer_python.txt
-    model_name: demo_rec
-    topology: [0, [0, 1]]
-    train:
-      device: {key: Global.use_gpu, values: [True, True]}
-      epochs: {key: Global.epoch_num, by_mode: {lite_train_lite_infer: 1}}
-      batch_size: {key: Train.loader.batch_size_per_card, by_mode: {lite_train_lite_infer: 2}}
-    trainers:
-      norm: {train: tools/train.py -c a.yml -o, export: tools/export_model.py -c a.yml -o}
-    inference:
-      script: tools/infer/predict_rec.py
-      use_gpu: {key: --use_gpu, values: [False]}
-      batch_size: {key: --rec_batch_num, values: [1]}
-"""
+from test_load import VALID  # the same minimal valid spec  # noqa: E402
+
 END = VALID.count("\n") + 1  # the line of anything appended to VALID
 SUITE_KEY = "    file: train_infer_python.txt\n"  # insert before it: a key of the suite, on line 6
 

@@ -139,3 +139,20 @@ GPUID_OPT = typer.Option(None, "--gpuid", help="GPUID argument of the runner (wh
 
 def mode_option(default: Any = ...) -> Any:  # typer options are typed Any, like typer.Option
     return typer.Option(default, "--mode", "-m", help=MODES_HELP)
+
+
+def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any) -> Any:
+    """The Plan of `plan` and `run`: the caller's CUDA_VISIBLE_DEVICES, TIPC_NODE_IP and
+    FLAGS_START_PORT are part of what the runner does."""
+    from tipcgen.plan.source import plan_source
+
+    return plan_source(
+        source,
+        mode,
+        suite=suite,
+        layout=layout,
+        gpuid=gpuid,
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        node_ip=os.environ.get("TIPC_NODE_IP"),
+        start_port=os.environ.get("FLAGS_START_PORT"),
+    )

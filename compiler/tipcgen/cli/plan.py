@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, choice, mode_option
+from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, choice, mode_option, plan_for
 
 
 @app.command()
@@ -20,19 +19,8 @@ def plan(
     fmt: str = typer.Option("text", "--format", help="text or json"),
 ):
     """Print the steps a config runs in MODE (argv, CUDA_VISIBLE_DEVICES, log)."""
-    from tipcgen.plan.source import plan_source
-
     choice("--format", fmt, ("text", "json"))
-    result = plan_source(
-        source,
-        mode,
-        suite=suite,
-        layout=layout,
-        gpuid=gpuid,
-        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
-        node_ip=os.environ.get("TIPC_NODE_IP"),
-        start_port=os.environ.get("FLAGS_START_PORT"),
-    )
+    result = plan_for(source, mode, suite, layout, gpuid)
     if fmt == "json":
         typer.echo(result.to_json())
         return

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 
-from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, mode_option, seconds
+from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, mode_option, plan_for, seconds
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -117,20 +116,9 @@ def run(
     Same argv, CUDA_VISIBLE_DEVICES, log files and status lines as the generated bash; a step
     whose training failed is skipped; exit 1 when any step failed or timed out.
     """
-    from tipcgen.plan.source import plan_source
-
     seconds("--step-timeout", step_timeout)
     seconds("--kill-grace", kill_grace, zero=True)
-    plan = plan_source(
-        source,
-        mode,
-        suite=suite,
-        layout=layout,
-        gpuid=gpuid,
-        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
-        node_ip=os.environ.get("TIPC_NODE_IP"),
-        start_port=os.environ.get("FLAGS_START_PORT"),
-    )
+    plan = plan_for(source, mode, suite, layout, gpuid)
     if dry_run:
         for step in plan.steps:
             typer.echo(step.command)
