@@ -26,20 +26,10 @@ MODELS_STEP6 = "models/tutorials/mobilenetv3_prod/Step6/mobilenet_v3_small"
 OCR_REC = "PaddleOCR/ch_PP-OCRv3_rec"
 
 # Known differences (config relative to the corpus, mode) -> what differs.
-MODELS_AMP = (
-    "upstream's amp_train runs are named autocast_True (it exports autocast=True for trainer "
-    "amp_train): --output-dir=$LOG/amp_train_gpus_0_autocast_True_nodes_1.log and the eval/export "
-    "log names; the models dialect names them autocast_False"
-)
-MODELS_WHOLE_INFER_EXPORT = (
-    "whole_infer's export log: upstream writes $LOG/export_0.log, the models dialect $LOG/_export_0.log "
-    "(so the status line's command text differs too)"
-)
 SEED_ERA_TRAILER = (
     "status lines: upstream's status_check ends a line with ` - ${log_path} ` (the seed-era script "
     "passes no log path, so ` -  `); ours end with `!  ` (the models script's form)"
 )
-KNOWN_MODELS = {f"{MODELS_STEP6}/train_amp_infer_python.txt": MODELS_AMP}
 KNOWN_SEED_ERA = {"status: trailer ' -  ' vs '!  '"}
 
 
@@ -99,10 +89,10 @@ def test_a_documented_deviation_is_seen(corpus, upstream):
 
 
 def test_models_dialect_runs_what_upstream_runs_in_the_train_modes(corpus, upstream):
-    """Every models train config but the known ones: identical argv, CUDA_VISIBLE_DEVICES, cwd,
-    log files and results_python.log, in the three train modes."""
-    configs = [c for c in train_configs(corpus, "models") if _rel(c, corpus) not in KNOWN_MODELS]
-    assert configs
+    """Every models train config: identical argv, CUDA_VISIBLE_DEVICES, cwd, log files and
+    results_python.log, in the three train modes."""
+    configs = train_configs(corpus, "models")
+    assert any(_rel(c, corpus) == f"{MODELS_STEP6}/train_amp_infer_python.txt" for c in configs)
     failures = []
     for config in configs:
         for mode in TRAIN_MODES:
@@ -112,28 +102,29 @@ def test_models_dialect_runs_what_upstream_runs_in_the_train_modes(corpus, upstr
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize(
-    "config", [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=r)) for c, r in KNOWN_MODELS.items()]
-)
-def test_models_known_config_differences(corpus, upstream, config):
-    diff = compare(corpus / config, "models", "lite_train_lite_infer", upstream=upstream)
+def test_models_amp_train_runs_are_named_autocast_true(corpus, upstream):
+    """Upstream's script sets autocast=True for the trainer amp_train (autocast=False otherwise):
+    the run's save directory and its eval/export logs say autocast_True, its commands do not change."""
+    config = corpus / MODELS_STEP6 / "train_amp_infer_python.txt"
+    diff = compare(config, "models", "lite_train_lite_infer", upstream=upstream)
     assert diff.identical, diff.describe()
+    assert diff.plan is not None
+    log = "./test_tipc/output/mobilenet_v3_small/lite_train_lite_infer"
+    train = diff.plan.steps[0]
+    assert train.kind == "train" and f"--output-dir={log}/amp_train_gpus_0_autocast_True_nodes_1.log" in train.argv
+    assert f"{log}/amp_train_gpus_0_autocast_True_nodes_1_eval.log" in {s.log for s in diff.plan.steps}
+    assert f"--output-dir={log}/amp_train_gpus_0_autocast_True_nodes_1.log" in diff.upstream.commands[0].argv
 
 
-@pytest.mark.xfail(strict=True, reason=MODELS_WHOLE_INFER_EXPORT)
 @pytest.mark.parametrize("gpuid", [None, "1"])
 def test_models_whole_infer(corpus, upstream, gpuid):
+    """whole_infer: the same commands, CUDA_VISIBLE_DEVICES, logs (the export's is export_0.log) and
+    status lines."""
     diff = compare(corpus / MODELS_STEP6 / "train_infer_python.txt", "models", "whole_infer", gpuid, upstream=upstream)
     assert diff.identical, diff.describe()
-
-
-def test_models_whole_infer_runs_the_same_commands(corpus, upstream):
-    """What does hold in whole_infer: the same commands, with the same CUDA_VISIBLE_DEVICES."""
-    for gpuid in (None, "1"):
-        diff = compare(
-            corpus / MODELS_STEP6 / "train_infer_python.txt", "models", "whole_infer", gpuid, upstream=upstream
-        )
-        assert diff.commands_identical, diff.describe()
+    assert diff.plan is not None
+    export = diff.plan.steps[0]
+    assert export.kind == "export" and export.log == "./test_tipc/output/mobilenet_v3_small/whole_infer/export_0.log"
 
 
 # ---- PaddleOCR at the time of seed document 000

@@ -34,6 +34,7 @@ __all__ = [
     "CONTROL",
     "CPU_PROCS",
     "MAX_MATRIX",
+    "MODELS_AMP_TRAINER",
     "Plan",
     "Step",
     "check_bytes",
@@ -44,6 +45,10 @@ __all__ = [
 ]
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
+
+# The models script names a run `autocast_True` when its trainer is this one, else
+# `autocast_<Dialect.autocast_constant>` (`False`); only the run's name changes, not its commands.
+MODELS_AMP_TRAINER = "amp_train"
 
 CPU_PROCS = re.compile(r"^cpux([1-9][0-9]?)$")
 
@@ -283,7 +288,13 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
         e = _read_entry(b, t, count, entry)
         for autocast in t.autocasts:
             for trainer in t.trainers:
-                _run_trainer(b, t, e, log_dir, autocast, trainer)
+                _run_trainer(b, t, e, log_dir, autocast if t.ocr else _models_autocast(autocast, trainer), trainer)
+
+
+def _models_autocast(default: str, trainer: str) -> str:
+    """The models script's per-trainer autocast (upstream: `autocast=False` then
+    `if [ ${trainer} = "amp_train" ]; then export autocast=True; fi`, IFS='|')."""
+    return "True" if unquoted_test(trainer, "=", MODELS_AMP_TRAINER) else default
 
 
 def _run_trainer(b: _Builder, t: _TrainParams, e: _Entry, log_dir: str, autocast: str, trainer: str) -> None:
@@ -542,5 +553,5 @@ def _whole_infer_models(b: _Builder, log_dir: str) -> None:
     if unquoted_test(export, "!=", "null"):
         weight = set_param(v.key("export.weights"), v.value("whole_infer.models"))
         cmd = f"{python} {export} {weight} {set_param(v.key('export.save_dir'), save_infer_dir)}"
-        b.add("export", cmd, f"{log_dir}/_export_0.log")
+        b.add("export", cmd, f"{log_dir}/export_0.log")  # upstream: export_${Count}.log, Count=0
     _inference(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False)

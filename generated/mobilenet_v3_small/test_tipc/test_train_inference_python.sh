@@ -206,7 +206,7 @@ if [[ $MODE == whole_infer ]]; then
     if tipc_test_unquoted "$infer_export" != null; then
         tipc_set_param set_export_weight "$export_weight" "$infer_model_dir"
         tipc_set_param set_save_infer_key "$save_infer_key" "$save_infer_dir"
-        run_step "${python} ${infer_export} ${set_export_weight} ${set_save_infer_key}" "${LOG_PATH}/_export_0.log"
+        run_step "${python} ${infer_export} ${set_export_weight} ${set_save_infer_key}" "${LOG_PATH}/export_0.log"
     fi
     run_inference "$save_infer_dir" "$infer_img_dir"
     summary
@@ -259,6 +259,11 @@ for count in "${!gpus_list[@]}"; do
     for autocast in "${autocasts[@]}"; do
         for trainer in "${trainers[@]}"; do
             run_train=$norm_trainer run_export=$norm_export
+            # Upstream names the run autocast_True for the trainer amp_train (the Plan's MODELS_AMP_TRAINER).
+            autocast=False
+            if tipc_test_unquoted "$trainer" = amp_train; then
+                autocast=True
+            fi
             if tipc_test_unquoted "$run_train" = null; then
                 continue
             fi
