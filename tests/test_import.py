@@ -34,9 +34,10 @@ def _manifest_entries(corpus: Path) -> list[str]:
     return [row.split("\t")[0] for row in rows if row.strip()]
 
 
-# The layout each repo's train-type configs must land in (PaddleDetection gets its own dialect later).
+# The layout each repo's train-type configs must land in.
 _REPO_LAYOUT = {
     "PaddleClas": "paddleclas",
+    "PaddleDetection": "paddledetection",
     "PaddleSeg": "paddleseg",
     "PaddleVideo": "paddlevideo",
     "models": "models",
@@ -105,10 +106,7 @@ def test_lint_finds_the_known_defects(corpus_findings):
     fasle = [(rel, f) for rel, f in corpus_findings if f.rule == "TIPC001"]
     assert len(fasle) > 0
     assert all(rel.startswith("PaddleClas/") and "infer_quant" in f.message for rel, f in fasle)
-    # PaddleDetection configs are read with the PaddleOCR table until their own dialect exists
-    shifted = sorted(
-        {rel for rel, f in corpus_findings if f.rule == "TIPC005" and not rel.startswith("PaddleDetection/")}
-    )
+    shifted = sorted({rel for rel, f in corpus_findings if f.rule == "TIPC005"})
     assert shifted == [
         "PaddleSeg/contrib/PanopticSeg/mask2former/train_infer_python.txt",
         "PaddleSeg/contrib/PanopticSeg/panoptic_deeplab/train_infer_python.txt",

@@ -93,7 +93,7 @@ CASES = [
         "suites.normal.model_name",
         "letters, digits",
     ),
-    ("unknown_layout", ("layout: paddleocr", "layout: paddledetection"), 3, "layout", "paddleocr"),
+    ("unknown_layout", ("layout: paddleocr", "layout: paddlenlp"), 3, "layout", "paddleocr"),
     (
         "shell_meta_command",
         ("norm: {train: tools/train.py -c a.yml -o,", "norm: {train: tools/train.py $(whoami),"),

@@ -30,12 +30,13 @@ from typing import Optional
 from tipcgen.dialects.base import Layout, Signature
 from tipcgen.dialects.models import MODELS
 from tipcgen.dialects.paddleclas import PADDLECLAS
+from tipcgen.dialects.paddledetection import PADDLEDETECTION
 from tipcgen.dialects.paddleocr import PADDLEOCR
 from tipcgen.dialects.paddleseg import PADDLESEG
 from tipcgen.dialects.paddlevideo import PADDLEVIDEO
 from tipcgen.errors import UsageError
 
-_REGISTRY: tuple[Layout, ...] = (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, MODELS)
+_REGISTRY: tuple[Layout, ...] = (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, PADDLEDETECTION, MODELS)
 
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _REGISTRY}
 NAMES: tuple[str, ...] = tuple(LAYOUTS)
