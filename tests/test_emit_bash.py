@@ -10,7 +10,7 @@ from conftest import SEED_000_INFER, SEED_000_TRAIN, SPECS, run_bash
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import build_files
 from tipcgen.legacy.lower import config_text
-from tipcgen.plan.planner import plan_config, skip_reason
+from tipcgen.plan import plan_config, skip_reason
 from tipcgen.spec.load import load_spec
 from tipcgen.spec.modes import MODES
 

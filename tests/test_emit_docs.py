@@ -6,7 +6,7 @@ from conftest import SPECS
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import build_files
 from tipcgen.legacy.lower import config_text
-from tipcgen.plan.planner import plan_config
+from tipcgen.plan import plan_config
 from tipcgen.spec.load import load_spec
 
 

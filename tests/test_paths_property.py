@@ -20,7 +20,7 @@ from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import TipcError
 from tipcgen.legacy.lower import config_text
-from tipcgen.plan.planner import plan_config
+from tipcgen.plan import plan_config
 from tipcgen.spec.model import Suite
 
 runner = CliRunner()

@@ -16,7 +16,7 @@ from tipcgen.dialects import detect, get_layout
 from tipcgen.errors import UsageError
 from tipcgen.legacy.importer import decode, header_name
 from tipcgen.legacy.lower import config_text
-from tipcgen.plan.planner import plan_config
+from tipcgen.plan import plan_config
 from tipcgen.spec.model import Suite
 from tipcgen.spec.modes import MODES
 

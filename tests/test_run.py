@@ -29,7 +29,7 @@ from conftest import (
     run_bash,
 )
 from tipcgen.dialects import get_layout
-from tipcgen.plan.planner import Plan, Step, plan_config, skip_reason
+from tipcgen.plan import Plan, Step, plan_config, skip_reason
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import FAILED, PASSED, TIMED_OUT, run_plan
 from tipcgen.spec.load import load_spec
@@ -459,7 +459,7 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     import sys as _sys
     import time as _time
 
-    from tipcgen.plan.planner import Step
+    from tipcgen.plan import Step
     from tipcgen.run.executor import _execute
 
     pidfile = tmp_path / "worker.pid"

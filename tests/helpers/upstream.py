@@ -388,7 +388,7 @@ class _Norm:
 
 def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     """What running the Plan gives: ([(step, ok)] run, [status line], [log path])."""
-    from tipcgen.plan.planner import skip_reason
+    from tipcgen.plan import skip_reason
 
     ran: list = []
     lines: list = []

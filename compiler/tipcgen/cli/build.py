@@ -75,12 +75,7 @@ def check(
 @app.command()
 def validate(specs: list[str] = SPECS_ARG):
     """Validate specs: every problem as file:line:col with the field; exit 2 if any."""
-    from tipcgen.emit.files import check_suites, config_files
-
-    loaded = _load_all(specs)
-    for spec in loaded:
-        check_suites(spec, config_files(spec))  # what the generated runner would refuse
-    for spec in loaded:
+    for spec in _load_all(specs):
         typer.echo(f"{spec.source}: ok ({len(spec.suites)} suites: {', '.join(spec.suites)})")
 
 

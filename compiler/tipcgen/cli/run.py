@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from tipcgen.plan.planner import Plan, Step
+    from tipcgen.plan import Plan, Step
     from tipcgen.run.executor import StepResult
 
 

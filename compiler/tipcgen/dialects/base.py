@@ -76,6 +76,8 @@ class Dialect:
     autocast_constant: Optional[str] = None
     # models family: GPU ids exported for eval/inference of a multi-node run.
     multinode_env_first_gpu: bool = False
+    # models family: a run of this trainer is named `autocast_True` (only the names change).
+    amp_trainer: Optional[str] = None
     # The generated bash's variables: (shell variable, "key"|"value", role), named as upstream's.
     reads: tuple = ()
     # Lists whose items become part of log file names (a `/` in one would leave test_tipc/output/).

@@ -12,6 +12,7 @@ MODELS_RUNNER = Dialect(
     family="models",
     autocast_constant="False",
     multinode_env_first_gpu=True,
+    amp_trainer="amp_train",
     reads=(
         *COMMON_READS,
         ("save_infer_dir", "value", "export.save_dir"),

@@ -186,6 +186,47 @@ EN = {
 }
 
 STRINGS = {"zh": ZH, "en": EN}
+
+# The words of the prepare-step list (emit/prepare.py describe_steps), per language.
+PREPARE_WORDS = {
+    "zh": dict(
+        download="下载",
+        extract_after="并解压到",
+        to="到",
+        unverified="未校验（未提供 sha256）",
+        verified="sha256 校验",
+        extract="解压",
+        link="创建软链接",
+        remove="删除",
+        pip="pip 安装",
+        run="运行",
+        in_dir="（在 `{}` 中）",
+        rename="，并把 {} 重命名为 {}",
+        sep="，",
+        mirror="设置 `TIPC_MIRROR=<镜像地址>` 时，{} 下的文件改从镜像下载（路径不变）",
+        cache="下载的文件缓存在 `$TIPC_CACHE`（默认 `~/.cache/tipcgen`），再次运行不会重复下载或解压；"
+        "`TIPC_OFFLINE=1` 时只使用缓存，并列出缺少的文件",
+    ),
+    "en": dict(
+        download="download",
+        extract_after="and extract into",
+        to="into",
+        unverified="unverified (no sha256)",
+        verified="sha256-checked",
+        extract="extract",
+        link="symlink",
+        remove="remove",
+        pip="pip install",
+        run="run",
+        in_dir=" (in `{}`)",
+        rename=", renaming {} to {}",
+        sep=", ",
+        mirror="with `TIPC_MIRROR=<base URL>` set, files under {} are fetched from the mirror instead (same paths)",
+        cache="downloads are cached in `$TIPC_CACHE` (default `~/.cache/tipcgen`), so a second run "
+        "fetches and extracts nothing; `TIPC_OFFLINE=1` uses only the cache and lists what is missing",
+    ),
+}
+
 LANGUAGES = tuple(STRINGS)
 
 

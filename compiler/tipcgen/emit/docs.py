@@ -8,7 +8,7 @@ from tipcgen.dialects import Layout, get_layout
 from tipcgen.emit.doc_strings import translator
 from tipcgen.emit.prepare import describe_steps
 from tipcgen.legacy.lower import config_text
-from tipcgen.plan.planner import gpu_entry, plan_config
+from tipcgen.plan import gpu_entry, plan_config
 from tipcgen.spec.model import Spec, text
 from tipcgen.spec.modes import MODES
 

@@ -22,6 +22,7 @@ import hashlib
 import posixpath
 
 from tipcgen.dialects import Layout
+from tipcgen.emit.doc_strings import PREPARE_WORDS
 from tipcgen.spec.model import Spec
 from tipcgen.spec.modes import MODES
 from tipcgen.spec.prepare import Download, Extract, Link, Pip, Remove, Run, url_basename
@@ -86,46 +87,6 @@ def mode_steps(steps: list) -> list[dict]:
     return out
 
 
-_WORDS = {
-    "zh": dict(
-        download="下载",
-        extract_after="并解压到",
-        to="到",
-        unverified="未校验（未提供 sha256）",
-        verified="sha256 校验",
-        extract="解压",
-        link="创建软链接",
-        remove="删除",
-        pip="pip 安装",
-        run="运行",
-        in_dir="（在 `{}` 中）",
-        rename="，并把 {} 重命名为 {}",
-        sep="，",
-        mirror="设置 `TIPC_MIRROR=<镜像地址>` 时，{} 下的文件改从镜像下载（路径不变）",
-        cache="下载的文件缓存在 `$TIPC_CACHE`（默认 `~/.cache/tipcgen`），再次运行不会重复下载或解压；"
-        "`TIPC_OFFLINE=1` 时只使用缓存，并列出缺少的文件",
-    ),
-    "en": dict(
-        download="download",
-        extract_after="and extract into",
-        to="into",
-        unverified="unverified (no sha256)",
-        verified="sha256-checked",
-        extract="extract",
-        link="symlink",
-        remove="remove",
-        pip="pip install",
-        run="run",
-        in_dir=" (in `{}`)",
-        rename=", renaming {} to {}",
-        sep=", ",
-        mirror="with `TIPC_MIRROR=<base URL>` set, files under {} are fetched from the mirror instead (same paths)",
-        cache="downloads are cached in `$TIPC_CACHE` (default `~/.cache/tipcgen`), so a second run "
-        "fetches and extracts nothing; `TIPC_OFFLINE=1` uses only the cache and lists what is missing",
-    ),
-}
-
-
 def _ticks(items) -> str:
     return ", ".join(f"`{i}`" for i in items)
 
@@ -162,7 +123,7 @@ def _describe_step(step: object, w: dict[str, str]) -> str | None:
 
 def describe_steps(steps: list, lang: str = "zh") -> list[str]:
     """One human line per prepare step (for the docs), then notes on the mirror and the cache."""
-    w = _WORDS[lang]
+    w = PREPARE_WORDS[lang]
     out = []
     mirrors: list[str] = []
     downloads = 0

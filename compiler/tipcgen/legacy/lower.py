@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, cast
+from typing import Any, Callable, cast, get_args
 
 from tipcgen.dialects import Layout, get_layout
 from tipcgen.errors import Problem
@@ -191,6 +191,7 @@ def check_spec(spec: Spec, pos) -> list[Problem]:
             )
         docs.setdefault(doc, name)
         problems += _check_trivia(spec, pos, name, suite)
+        problems += _check_runner(spec, pos, name, suite)
     for file in spec.other_configs:
         if file in files:
             where = pos.locate(("other_configs", file), prefer_key=True) or (None, None)
@@ -205,6 +206,24 @@ def check_spec(spec: Spec, pos) -> list[Problem]:
                 )
             )
     return problems
+
+
+def _check_runner(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:
+    """What the generated runner would refuse at run time (plan/checks.py: control bytes, logs
+    outside test_tipc/output/, a step matrix too large), refused here instead."""
+    from tipcgen.errors import UsageError
+    from tipcgen.legacy.configview import ConfigView
+    from tipcgen.plan.checks import check_bytes, check_view
+
+    layout = get_layout(spec.layout)  # the layout the generated bash reads every config with
+    text_ = config_text(suite, get_layout(spec.suite_layout(name)))
+    label = f"[suite {name}: {suite.file}]"
+    try:
+        check_bytes(text_, label)
+        check_view(ConfigView.parse(text_, layout), label)
+    except UsageError as exc:
+        return [_problem(spec, pos, name, ("file",), str(exc), "the generated runner refuses this config")]
+    return []
 
 
 def _check_trivia(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:
@@ -294,3 +313,22 @@ def check_expressible(spec: Spec, pos) -> list[Problem]:
                     )
                 )
     return problems
+
+
+def roles_typed(kind: type) -> frozenset[str]:
+    """Roles whose suite field is a `kind` (e.g. ListFlag, ModeFlag), read off the Spec's types
+    so the importer and lint cannot disagree with the model about what a line holds."""
+    out = set()
+    for role, (_, path) in ROLES.items():
+        model: Any = Suite
+        for part in path:
+            fields = getattr(model, "model_fields", {})
+            if part not in fields:
+                model = None
+                break
+            annotation = fields[part].annotation
+            args = [a for a in get_args(annotation) if a is not type(None)]
+            model = args[0] if len(args) == 1 else annotation
+        if model is kind:
+            out.add(role)
+    return frozenset(out)

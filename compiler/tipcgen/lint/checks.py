@@ -12,7 +12,9 @@ from typing import Optional
 
 from tipcgen.dialects import Layout
 from tipcgen.legacy.configview import split_line
+from tipcgen.legacy.lower import roles_typed
 from tipcgen.lint.rules import ERROR, WARNING, Finding
+from tipcgen.spec.model import ListFlag, ModeFlag
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import MAX_GPU_ID, SECTION_META, SHELL_META, char_name, first_control
 
@@ -29,24 +31,13 @@ _SWITCH_ROLES = {
     "inference.benchmark",
     "whole_infer.quant",
 }
-# Lines whose value is a `|`-separated list the scripts split before use (gpu_list also has `;`).
-_LIST_ROLES = {
-    "gpu_list",
-    "train.device",
-    "train.autocast",
-    "train.epochs",
-    "train.batch_size",
-    "train.run",
-    "whole_infer.models",
-    "whole_infer.exports",
-    "whole_infer.quant",
-    "inference.use_gpu",
-    "inference.mkldnn",
-    "inference.threads",
-    "inference.batch_size",
-    "inference.tensorrt",
-    "inference.precision",
-}
+# Lines whose value is a `|`-separated list the scripts split before use (gpu_list also has `;`):
+# the list- and mode-table-typed fields of the Spec, plus the lines it models as lists itself.
+_LIST_ROLES = (
+    roles_typed(ListFlag)
+    | roles_typed(ModeFlag)
+    | {"gpu_list", "train.run", "whole_infer.models", "whole_infer.exports", "whole_infer.quant"}
+)
 
 
 def _physical_numbers(text: str) -> list[int]:

@@ -24,31 +24,11 @@ from tipcgen.dialects.base import Dialect
 from tipcgen.errors import UsageError
 from tipcgen.legacy.configview import ConfigView
 from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test, words
-from tipcgen.plan.checks import CONTROL, MAX_MATRIX, check_bytes, check_view
-from tipcgen.plan.model import Plan, Step, skip_reason
+from tipcgen.plan.checks import check_bytes, check_view
+from tipcgen.plan.model import Plan, Step
 from tipcgen.spec.modes import MODES
 
-# Re-exported: callers import the Plan's types and checks from here too.
-__all__ = [
-    "AMP_FLAGS",
-    "CONTROL",
-    "CPU_PROCS",
-    "MAX_MATRIX",
-    "MODELS_AMP_TRAINER",
-    "Plan",
-    "Step",
-    "check_bytes",
-    "check_view",
-    "gpu_entry",
-    "plan_config",
-    "skip_reason",
-]
-
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
-
-# The models script names a run `autocast_True` when its trainer is this one, else
-# `autocast_<Dialect.autocast_constant>` (`False`); only the run's name changes, not its commands.
-MODELS_AMP_TRAINER = "amp_train"
 
 CPU_PROCS = re.compile(r"^cpux([1-9][0-9]?)$")
 
@@ -288,13 +268,16 @@ def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
         e = _read_entry(b, t, count, entry)
         for autocast in t.autocasts:
             for trainer in t.trainers:
-                _run_trainer(b, t, e, log_dir, autocast if t.ocr else _models_autocast(autocast, trainer), trainer)
+                _run_trainer(b, t, e, log_dir, _run_autocast(layout.dialect, autocast, trainer), trainer)
 
 
-def _models_autocast(default: str, trainer: str) -> str:
-    """The models script's per-trainer autocast (upstream: `autocast=False` then
-    `if [ ${trainer} = "amp_train" ]; then export autocast=True; fi`, IFS='|')."""
-    return "True" if unquoted_test(trainer, "=", MODELS_AMP_TRAINER) else default
+def _run_autocast(dialect: Dialect, autocast: str, trainer: str) -> str:
+    """The autocast a run is named with: the models script's `autocast=False` then
+    `if [ ${trainer} = "amp_train" ]; then export autocast=True; fi` (IFS='|'), where the
+    dialect names such a trainer; else the autocast being looped over."""
+    if dialect.amp_trainer and unquoted_test(trainer, "=", dialect.amp_trainer):
+        return "True"
+    return autocast
 
 
 def _run_trainer(b: _Builder, t: _TrainParams, e: _Entry, log_dir: str, autocast: str, trainer: str) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from tipcgen.plan.planner import Plan, Step, skip_reason
+from tipcgen.plan import Plan, Step, skip_reason
 
 DEFAULT_TIMEOUT = 7200.0  # seconds per step; real training runs can be long
 DEFAULT_GRACE = 10.0  # seconds between SIGTERM and SIGKILL

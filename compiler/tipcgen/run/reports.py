@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from typing import Optional
 
 from tipcgen import __version__
-from tipcgen.plan.planner import Plan
+from tipcgen.plan import Plan
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import SKIPPED, TIMED_OUT, StepResult, summarize
 

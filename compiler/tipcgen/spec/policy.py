@@ -183,11 +183,15 @@ def check_doc_text(value: str) -> str:
     return value
 
 
+def _refuse_non_finite(value, hint: str = "") -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a finite number (.inf and .nan are not allowed){hint}")
+
+
 @policy
 def check_scalar(value):
     """A legacy value (bool, int, float or text) that becomes config text."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value!r} is not a finite number (.inf and .nan are not allowed); quote it to mean the text")
+    _refuse_non_finite(value, "; quote it to mean the text")
     if isinstance(value, str):
         check_config_text(value)
     return value
@@ -195,8 +199,7 @@ def check_scalar(value):
 
 @policy
 def check_section_scalar(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{value!r} is not a finite number (.inf and .nan are not allowed)")
+    _refuse_non_finite(value)
     if isinstance(value, str):
         check_section_text(value)
     return value

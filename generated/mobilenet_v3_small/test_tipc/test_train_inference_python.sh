@@ -259,7 +259,7 @@ for count in "${!gpus_list[@]}"; do
     for autocast in "${autocasts[@]}"; do
         for trainer in "${trainers[@]}"; do
             run_train=$norm_trainer run_export=$norm_export
-            # Upstream names the run autocast_True for the trainer amp_train (the Plan's MODELS_AMP_TRAINER).
+            # Upstream names the run autocast_True for the trainer amp_train.
             autocast=False
             if tipc_test_unquoted "$trainer" = amp_train; then
                 autocast=True

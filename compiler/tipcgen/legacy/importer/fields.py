@@ -17,28 +17,17 @@ from tipcgen.dialects.base import Row
 from tipcgen.errors import Problem, SpecError
 from tipcgen.legacy.configview import split_line
 from tipcgen.legacy.importer.decode import Decoded, _fail, header_name
-from tipcgen.legacy.lower import ROLES, config_text
+from tipcgen.legacy.lower import ROLES, config_text, roles_typed
 from tipcgen.spec.load import clean_loc
-from tipcgen.spec.model import TRAINER_SLOTS, RawConfig, Suite, text
+from tipcgen.spec.model import TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite, text
 from tipcgen.spec.modes import TRAIN_MODES
 from tipcgen.spec.policy import is_name
 
 INT = re.compile(r"^(0|-?[1-9][0-9]*)$")
 
 # Roles whose line is a `|`-separated list of values, and those whose value is a mode table.
-_LIST_FLAG_ROLES = frozenset(
-    {
-        "train.device",
-        "train.autocast",
-        "inference.use_gpu",
-        "inference.mkldnn",
-        "inference.threads",
-        "inference.batch_size",
-        "inference.tensorrt",
-        "inference.precision",
-    }
-)
-_MODE_FLAG_ROLES = ("train.epochs", "train.batch_size")
+_LIST_FLAG_ROLES = roles_typed(ListFlag)
+_MODE_FLAG_ROLES = roles_typed(ModeFlag)
 _WHOLE_INFER_ROLES = ("whole_infer.models", "whole_infer.exports", "whole_infer.quant")
 
 
