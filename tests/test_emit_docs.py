@@ -34,7 +34,7 @@ def test_fleet_doc_has_seed_structure_and_computed_lines():
     layout = get_layout(spec.layout)
     plan = plan_config(config_text(suite, layout), layout, "lite_train_lite_infer")
     for step in plan.steps:
-        assert " " + step.status_line(plan.model_name, True).rstrip() in doc
+        assert " " + plan.status_line(step, True).rstrip() in doc
     assert f"共 {len(plan.steps)} 条" in doc
     assert "rec_inference.tar" in doc and "未校验" in doc  # what prepare fetches, and that it is unchecked
 

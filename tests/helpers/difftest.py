@@ -30,6 +30,7 @@ class Case:
     fail: Optional[str] = None  # argv substring the recorder fails on
     node_ip: Optional[str] = None  # TIPC_NODE_IP
     start_port: Optional[str] = None  # FLAGS_START_PORT
+    runner: Optional[str] = None  # one of the layout's runners (None: its default)
 
 
 class Harness:
@@ -44,20 +45,21 @@ class Harness:
         self.workers = workers
         self.scripts: dict = {}
 
-    def script(self, layout: str) -> Path:
-        if layout not in self.scripts:
-            d = self.root / "runners" / layout / "test_tipc"
+    def script(self, layout: str, runner: Optional[str] = None) -> Path:
+        key = (layout, runner)
+        if key not in self.scripts:
+            d = self.root / "runners" / f"{layout}-{runner or 'default'}" / "test_tipc"
             d.mkdir(parents=True, exist_ok=True)
-            script, common = runner_script(get_layout(layout), "differential test")
+            script, common = runner_script(get_layout(layout), "differential test", runner)
             (d / "test_train_inference_python.sh").write_text(script)
             (d / "common_func.sh").write_text(common)
-            self.scripts[layout] = d / "test_train_inference_python.sh"
-        return self.scripts[layout]
+            self.scripts[key] = d / "test_train_inference_python.sh"
+        return self.scripts[key]
 
     def run(self, cases: list[Case]) -> list[str]:
         """Mismatch descriptions (empty: bash and plan agree on every case)."""
-        for layout in {c.layout for c in cases}:
-            self.script(layout)
+        for layout, runner in {(c.layout, c.runner) for c in cases}:
+            self.script(layout, runner)
         with ThreadPoolExecutor(self.workers) as pool:
             results = pool.map(self._one, enumerate(cases))
         return [r for r in results if r]
@@ -66,6 +68,7 @@ class Harness:
         n, case = item
         work = self.root / f"w{n}"
         work.mkdir()
+        (work / "deploy").mkdir()  # a checkout's directories a runner may run steps from
         record = work / "record.bin"
         env = {
             k: v
@@ -81,7 +84,9 @@ class Harness:
             env["CUDA_VISIBLE_DEVICES"] = case.cuda
         if case.fail:
             env["TIPC_RECORD_FAIL"] = case.fail
-        args = ["bash", str(self.scripts[case.layout]), case.config, case.mode] + ([case.gpuid] if case.gpuid else [])
+        args = ["bash", str(self.scripts[(case.layout, case.runner)]), case.config, case.mode] + (
+            [case.gpuid] if case.gpuid else []
+        )
         try:
             proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=120)
             with open(case.config, "rb") as fh:
@@ -95,23 +100,31 @@ class Harness:
                     cuda_visible_devices=case.cuda,
                     node_ip=case.node_ip,
                     start_port=case.start_port,
+                    runner=case.runner,
+                    root=str(work),
                 )
             except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
-                return _compare_refused(case, exc, proc, _records(record), work)
-            return _compare(case, plan, proc, _records(record), work)
+                return _compare_refused(case, exc, proc, _records(record, work), work)
+            return _compare(case, plan, proc, _records(record, work), work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _records(path: Path) -> list:
+def _records(path: Path, work: Path) -> list:
+    """(CUDA_VISIBLE_DEVICES, cwd relative to the work dir, argv[1:]) of each recorded command."""
     if not path.exists():
         return []
     out = []
     for rec in path.read_bytes().decode("utf-8").split("\x1e"):
         if rec:
-            flag, cvd, _cwd, *argv = rec.split("\x1f")
-            out.append((cvd if flag == "set" else None, argv))
+            flag, cvd, cwd, *argv = rec.split("\x1f")
+            out.append((cvd if flag == "set" else None, os.path.relpath(cwd, work), argv))
     return out
+
+
+def _run_argv(argv: tuple) -> tuple:
+    """The interpreter's argv of a step: a leading `timeout DURATION` runs the rest."""
+    return tuple(argv[2:]) if len(argv) > 2 and argv[0] == "timeout" else tuple(argv)
 
 
 def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path) -> Optional[str]:
@@ -131,23 +144,29 @@ def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
-            lines.append(step.status_line(plan.model_name, False, skipped=reason))
+            lines.append(plan.status_line(step, False, skipped=reason))
             continue
-        ok = step.argv is not None and len(step.argv) > 0 and not (case.fail and any(case.fail in a for a in step.argv))
-        if step.argv and step.argv[0] not in PYTHONS:
+        argv = _run_argv(step.argv) if step.argv is not None else None
+        ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
+        if argv and argv[0] not in PYTHONS:
             ok = False  # the interpreter named by the config is not on PATH
         ran.append(step)
         if not ok:
             failed.add(step.index)
-        lines.append(step.status_line(plan.model_name, ok))
-    want = [(s.cuda_visible_devices, list(s.argv[1:])) for s in ran if s.argv and s.argv[0] in PYTHONS]
+        lines.append(plan.status_line(step, ok))
+    want = [
+        (s.cuda_visible_devices, s.cwd or ".", list(_run_argv(s.argv)[1:]))
+        for s in ran
+        if s.argv and _run_argv(s.argv)[0] in PYTHONS
+    ]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):
             if a != b:
                 return f"{case}: step {i}: bash ran {a}, plan says {b}"
         return f"{case}: bash ran {len(records)} commands, plan says {len(want)}"
     status = work / plan.status_log
-    expected = "".join(f"\033[33m {line}\033[0m\n" for line in lines)
+    expected = "".join(f"{line}\n" for line in plan.preamble)
+    expected += "".join(f"\033[33m {line}\033[0m\n" for line in lines)
     got = status.read_text() if status.exists() else ""
     if got != expected:
         return f"{case}: results_python.log differs:\n--- bash\n{got[:800]}\n--- plan\n{expected[:800]}"

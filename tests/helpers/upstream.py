@@ -60,6 +60,9 @@ REPOS: dict[str, Optional[str]] = {
     "models": "models",
 }
 
+# Upstream folder -> the runner of its dialect that follows it (absent: the dialect's default).
+RUNNERS: dict[str, str] = {}
+
 MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
 
 # Branches of upstream scripts that depend on files a real training writes; with a recording
@@ -397,7 +400,7 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
-            lines.append(step.status_line(plan.model_name, False, skipped=reason))
+            lines.append(plan.status_line(step, False, skipped=reason))
             continue
         ok = bool(step.argv) and not (fail and any(fail in a for a in step.argv[1:]))  # as the recorder
         ran.append((step, ok))
@@ -405,7 +408,7 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
             failed.add(step.index)
         if step.log:
             logs.append(step.log)
-        lines.append(step.status_line(plan.model_name, ok))
+        lines.append(plan.status_line(step, ok))
     return ran, lines, logs
 
 
@@ -432,7 +435,7 @@ def _brief(tokens: list, n: int = 4) -> str:
 
 
 def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
-    want = [(tuple(step.argv), step.cuda_visible_devices, ".", step) for step, _ok in ran]
+    want = [(_recorded_argv(step.argv), step.cuda_visible_devices, step.cwd or ".", step) for step, _ok in ran]
     got = [(tuple(norm.text(a, "argv") for a in c.argv), c.cuda_visible_devices, c.cwd) for c in up]
     for i, (g, w) in enumerate(zip(got, want)):
         argv_u, cvd_u, cwd_u = g
@@ -471,7 +474,7 @@ def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
             return Difference(
                 "commands",
                 f"{step.kind}: upstream runs it from {cwd_u}/",
-                f"{where}: upstream runs it from {cwd_u}/, the plan from the repo root: {' '.join(argv_p)}",
+                f"{where}: upstream runs it from {cwd_u}/, the plan from {cwd_p}/: {' '.join(argv_p)}",
             )
     if len(got) != len(want):
         n = min(len(got), len(want))
@@ -492,10 +495,19 @@ def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
     return None
 
 
-def _compare_cwd(up: list) -> Optional[Difference]:
-    """Commands upstream runs from another directory than the repo root (PaddleClas: deploy/),
-    wherever they are (the first difference may be an earlier one)."""
-    elsewhere = Counter(c.cwd for c in up if c.cwd != ".")
+def _recorded_argv(argv: tuple) -> tuple:
+    """What the recorder sees of a step's argv: a leading `timeout DURATION` (PaddleDetection's
+    `timeout 5m`) runs the rest, as the harness's timeout shim does."""
+    if len(argv) > 2 and argv[0] == "timeout":
+        return tuple(argv[2:])
+    return tuple(argv)
+
+
+def _compare_cwd(up: list, ran: list) -> Optional[Difference]:
+    """Commands upstream runs from another directory than the plan's step does (PaddleClas:
+    deploy/), wherever they are (the first difference may be an earlier one)."""
+    plan_cwds = [step.cwd or "." for step, _ok in ran]
+    elsewhere = Counter(c.cwd for i, c in enumerate(up) if c.cwd != (plan_cwds[i] if i < len(plan_cwds) else "."))
     if not elsewhere:
         return None
     cwd, n = elsewhere.most_common(1)[0]
@@ -617,6 +629,7 @@ def compare(
     *,
     upstream: Optional[Path] = None,
     layout: Optional[str] = None,
+    runner: Optional[str] = None,
     timeout: float = 120,
     run: Optional[UpstreamRun] = None,
 ) -> Diff:
@@ -632,6 +645,7 @@ def compare(
 
     base = Path(upstream) if upstream is not None else upstream_dir()
     layout = layout if layout is not None else REPOS.get(repo)
+    runner = runner if runner is not None else RUNNERS.get(repo)
     if run is None:
         run = run_upstream(base / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout)
     diff = Diff(repo, str(config), mode, gpuid, layout, run)
@@ -641,7 +655,7 @@ def compare(
         diff.differences.append(Difference("plan", "no dialect", f"{repo} has no dialect: upstream only"))
         return diff
     try:
-        plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None)
+        plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
     except UsageError as exc:
         diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
         return diff
@@ -649,7 +663,7 @@ def compare(
     norm = _Norm(run.root, plan.model_name, mode)
     ran, lines, logs = _expected(plan, fail)
     first = _compare_commands(run.commands, ran, norm)
-    cwd = None if first and "runs it from" in first.category else _compare_cwd(run.commands)
+    cwd = None if first and "runs it from" in first.category else _compare_cwd(run.commands, ran)
     for found in (first, cwd, _compare_logs(run.logs, logs, norm)):
         if found:
             diff.differences.append(found)

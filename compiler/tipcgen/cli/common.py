@@ -134,6 +134,9 @@ SOURCE_ARG = typer.Argument(..., help="A spec (with --suite) or a legacy config 
 LANG_OPT = typer.Option("zh", "--lang", help="Docs language: zh (default) or en.")
 SUITE_OPT = typer.Option(None, "--suite", help="Suite of a spec (default: the first).")
 LAYOUT_OPT = typer.Option(None, "--layout", help="Dialect of a legacy config (default: detected).")
+RUNNER_OPT = typer.Option(
+    None, "--runner", help="Runner of the dialect to follow (default: the spec's, else the dialect's first)."
+)
 GPUID_OPT = typer.Option(None, "--gpuid", help="GPUID argument of the runner (whole_infer).")
 
 
@@ -141,7 +144,7 @@ def mode_option(default: Any = ...) -> Any:  # typer options are typed Any, like
     return typer.Option(default, "--mode", "-m", help=MODES_HELP)
 
 
-def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any) -> Any:
+def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any, runner: Any = None) -> Any:
     """The Plan of `plan` and `run`: the caller's CUDA_VISIBLE_DEVICES, TIPC_NODE_IP and
     FLAGS_START_PORT are part of what the runner does."""
     from tipcgen.plan.source import plan_source
@@ -152,6 +155,8 @@ def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any) -> Any
         suite=suite,
         layout=layout,
         gpuid=gpuid,
+        runner=runner,
+        root=os.getcwd(),
         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
         node_ip=os.environ.get("TIPC_NODE_IP"),
         start_port=os.environ.get("FLAGS_START_PORT"),

@@ -6,7 +6,17 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, choice, mode_option, plan_for
+from tipcgen.cli.common import (
+    GPUID_OPT,
+    LAYOUT_OPT,
+    RUNNER_OPT,
+    SOURCE_ARG,
+    SUITE_OPT,
+    app,
+    choice,
+    mode_option,
+    plan_for,
+)
 
 
 @app.command()
@@ -15,12 +25,13 @@ def plan(
     mode: str = mode_option("lite_train_lite_infer"),
     suite: Optional[str] = SUITE_OPT,
     layout: Optional[str] = LAYOUT_OPT,
+    runner: Optional[str] = RUNNER_OPT,
     gpuid: Optional[str] = GPUID_OPT,
     fmt: str = typer.Option("text", "--format", help="text or json"),
 ):
     """Print the steps a config runs in MODE (argv, CUDA_VISIBLE_DEVICES, log)."""
     choice("--format", fmt, ("text", "json"))
-    result = plan_for(source, mode, suite, layout, gpuid)
+    result = plan_for(source, mode, suite, layout, gpuid, runner)
     if fmt == "json":
         typer.echo(result.to_json())
         return

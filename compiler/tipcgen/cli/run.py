@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 import typer
 
-from tipcgen.cli.common import GPUID_OPT, LAYOUT_OPT, SOURCE_ARG, SUITE_OPT, app, mode_option, plan_for, seconds
+from tipcgen.cli.common import (
+    GPUID_OPT,
+    LAYOUT_OPT,
+    RUNNER_OPT,
+    SOURCE_ARG,
+    SUITE_OPT,
+    app,
+    mode_option,
+    plan_for,
+    seconds,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -98,6 +108,7 @@ def run(
     mode: str = mode_option(),
     suite: Optional[str] = SUITE_OPT,
     layout: Optional[str] = LAYOUT_OPT,
+    runner: Optional[str] = RUNNER_OPT,
     gpuid: Optional[str] = GPUID_OPT,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each step's command; run and write nothing."),
     step_timeout: float = typer.Option(
@@ -118,7 +129,7 @@ def run(
     """
     seconds("--step-timeout", step_timeout)
     seconds("--kill-grace", kill_grace, zero=True)
-    plan = plan_for(source, mode, suite, layout, gpuid)
+    plan = plan_for(source, mode, suite, layout, gpuid, runner)
     if dry_run:
         for step in plan.steps:
             typer.echo(step.command)

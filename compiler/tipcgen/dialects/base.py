@@ -71,6 +71,9 @@ class Dialect:
     """
 
     family: str  # "ocr": 51-line trainer-slot script; "models": tutorial script
+    # The runners (plan/runners/<name>.py + its template) a suite of this dialect can target;
+    # the first is the default (a spec's `runner:` or `--runner` picks another).
+    runners: tuple = ("ocr",)
     launch_device_flag: str = "--gpus"
     # models family: no autocast line; the log names carry this constant instead.
     autocast_constant: Optional[str] = None

@@ -9,6 +9,7 @@ from typing import Optional
 from tipcgen.dialects.base import COMMON_READS, SEP, Dialect, F, H, Layout, Signature
 
 MODELS_RUNNER = Dialect(
+    runners=("models",),
     family="models",
     autocast_constant="False",
     multinode_env_first_gpu=True,

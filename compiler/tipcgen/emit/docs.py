@@ -37,9 +37,9 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
         ]
     batches = [text(v) for v in (suite.inference.batch_size.values if suite.inference.batch_size else [])]
 
-    plans = {mode: plan_config(cfg_text, layout, mode) for mode in MODES}
+    plans = {mode: plan_config(cfg_text, layout, mode, runner=spec.runner) for mode in MODES}
     lite = plans["lite_train_lite_infer"]
-    expected = [" " + step.status_line(lite.model_name, True).rstrip() for step in lite.steps]
+    expected = [" " + lite.status_line(step, True).rstrip() for step in lite.steps]
     counts = []
     for mode, plan in plans.items():
         per_kind = {k: sum(1 for s in plan.steps if s.kind == k) for k in ("train", "eval", "export", "infer")}

@@ -6,6 +6,11 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Optional
 
+# Status-line formats ({verdict} {model} {command} {log}), as each family's status_check prints
+# them: the models tutorial (and seed document 000) end `!  `, the repos' common_func.sh name the
+# step's log after a dash, with one or two trailing blanks or ` ! `.
+STATUS_BANG = "{verdict} with command - {model} - {command}!  "
+
 
 @dataclass(frozen=True)
 class Step:
@@ -23,11 +28,17 @@ class Step:
     # Why this step is skipped even when its train succeeds: on a node other than the first of a
     # multi-node run only trainer 0 saved the model ("not trainer 0").
     skip: Optional[str] = None
+    # The log path the status line names (upstream's status_check 5th argument; None: none).
+    status_path: Optional[str] = None
+    # Where the command runs, relative to the repo root (None: the root), e.g. PaddleClas's deploy/.
+    cwd: Optional[str] = None
+    # How the output reaches `log`: "log" (`> log 2>&1`) or "tee" (`2>&1 | tee log`: also shown).
+    output: str = "log"
 
-    def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None) -> str:
+    def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None, fmt: str = STATUS_BANG) -> str:
         """The line results_python.log gets; `skipped` is the reason a step did not run."""
         verdict = f"Run skipped ({skipped})" if skipped else "Run successfully" if ok else "Run failed"
-        return f"{verdict} with command - {model_name} - {self.command}!  "
+        return fmt.format(verdict=verdict, model=model_name, command=self.command, log=self.status_path or "")
 
 
 def skip_reason(step: Step, failed: set) -> Optional[str]:
@@ -45,6 +56,12 @@ class Plan:
     log_dir: str
     status_log: str
     steps: tuple
+    status_format: str = STATUS_BANG
+    # Lines the runner appends to the status log before any step (e.g. PaddleSeg's mode banner).
+    preamble: tuple = ()
+
+    def status_line(self, step: Step, ok: bool, skipped: Optional[str] = None) -> str:
+        return step.status_line(self.model_name, ok, skipped, self.status_format)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, ensure_ascii=False)

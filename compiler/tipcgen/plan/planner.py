@@ -8,16 +8,17 @@ gpu_list entries are parsed by structure, not string length.
 
 The functions below follow upstream's test_train_inference_python.sh (and the
 generated bash, templates/test_train_inference_python.sh.j2) block by block:
-the variables it reads up front (`_TrainParams`), its loop over gpu_list
-entries (`_read_entry`, `_launch_prefix`), the loop body per trainer
-(`_run_trainer` and its command builders) and `func_inference` (`_inference`).
+the variables it reads up front (`TrainParams`), its loop over gpu_list
+entries (`read_entry`, `launch_prefix`), the loop body per trainer
+(`_run_trainer` and its command builders) and `func_inference` (`inference_matrix`).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple, Optional
+from importlib import import_module
+from typing import Any, NamedTuple, Optional
 
 from tipcgen.dialects import Layout
 from tipcgen.dialects.base import Dialect
@@ -26,7 +27,6 @@ from tipcgen.legacy.configview import ConfigView
 from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test, words
 from tipcgen.plan.checks import check_bytes, check_view
 from tipcgen.plan.model import Plan, Step
-from tipcgen.spec.modes import MODES
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
 
@@ -56,7 +56,7 @@ def gpu_entry(entry: str) -> tuple[str, str, str, int]:
     return ("multi" if len(ids) > 1 else "single"), "", entry, 1
 
 
-def _env_for(kind: str, gpus: str, first_gpu_on_multinode: bool) -> Optional[tuple]:
+def env_for(kind: str, gpus: str, first_gpu_on_multinode: bool) -> Optional[tuple]:
     """What the script exports before eval/inference: None = nothing, ("set", id), ("unset",)."""
     if kind == "cpu":
         return None
@@ -71,7 +71,7 @@ def _env_for(kind: str, gpus: str, first_gpu_on_multinode: bool) -> Optional[tup
     return ("set", first_id) if first_gpu_on_multinode else None
 
 
-def _launch_prefix(
+def launch_prefix(
     kind: str, ips: str, gpus: str, device_flag: str, node_ip: Optional[str], start_port: Optional[str]
 ) -> str:
     """The `-m paddle.distributed.launch ...` the train command gets for a gpu_list entry's kind
@@ -93,7 +93,7 @@ def _launch_prefix(
     return launch
 
 
-class _Run(NamedTuple):
+class Run(NamedTuple):
     """Where a step sits in its training run: the train step whose failure skips it, the run's
     node count and group, and why it is skipped even when the train succeeds."""
 
@@ -103,11 +103,15 @@ class _Run(NamedTuple):
     skip: Optional[str] = None
 
 
-_NO_RUN = _Run()  # whole_infer: steps outside any training run
+NO_RUN = Run()  # whole_infer: steps outside any training run
 
 
-class _Builder:
-    """The steps so far, and the CUDA_VISIBLE_DEVICES the script's environment holds now."""
+class Builder:
+    """The steps so far, and the CUDA_VISIBLE_DEVICES the script's environment holds now.
+
+    A runner module (plan/runners/) fills it: `add` a step, `apply_env` what the script exports,
+    `preamble` lines written to the status log first; `log_dir`/`status_log` may be changed by a
+    runner whose script logs elsewhere."""
 
     def __init__(
         self,
@@ -116,23 +120,48 @@ class _Builder:
         cvd: Optional[str],
         node_ip: Optional[str] = None,
         start_port: Optional[str] = None,
+        gpuid: Optional[str] = None,
+        root: Optional[str] = None,
     ):
         self.v = view
         self.mode = mode
         self.cvd = cvd
         self.node_ip = node_ip  # TIPC_NODE_IP (None: unset or empty)
         self.start_port = start_port  # FLAGS_START_PORT (None: unset or empty)
+        self.gpuid = gpuid  # the script's 3rd argument (None: not given)
+        self.root = root  # the repo root's absolute path, for runners whose scripts use $(pwd)
         self.steps: list[Step] = []
+        self.preamble: list[str] = []
+        self.log_dir = f"./test_tipc/output/{view.value('model_name')}/{mode}"
+        self.status_log = f"{self.log_dir}/results_python.log"
 
-    def add(self, kind: str, command: str, log: Optional[str], run: _Run = _NO_RUN) -> int:
+    def add(
+        self,
+        kind: str,
+        command: str,
+        log: Optional[str],
+        run: Run = NO_RUN,
+        *,
+        shown: Optional[str] = None,
+        status_path: Optional[str] = None,
+        cwd: Optional[str] = None,
+        output: str = "log",
+    ) -> int:
+        """Add a step running `command` (split as bash would); `shown` is the status line's
+        command text (default: the command and its redirect, as the OCR family shows it)."""
         argv = words(command)
         idx = len(self.steps)
-        shown = command + (f" > {log} 2>&1 " if log else "")
-        self.steps.append(Step(idx, kind, shown, tuple(argv) if argv is not None else None, log, self.cvd, *run))
+        if shown is None:
+            shown = command + (f" > {log} 2>&1 " if log else "")
+        step = Step(
+            idx, kind, shown, tuple(argv) if argv is not None else None, log, self.cvd, *run,
+            status_path=status_path, cwd=cwd, output=output,
+        )  # fmt: skip
+        self.steps.append(step)
         return idx
 
     def apply_env(self, env: Optional[tuple]) -> None:
-        """Upstream's `eval ${env}` (see _env_for)."""
+        """Upstream's `eval ${env}` (see env_for)."""
         if env is not None:
             self.cvd = env[1] if env[0] == "set" else None
 
@@ -146,35 +175,56 @@ def plan_config(
     node_ip: Optional[str] = None,
     start_port: Optional[str] = None,
     source: str = "config",
+    runner: Optional[str] = None,
+    root: Optional[str] = None,
 ) -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
     The rest is the caller's environment: CUDA_VISIBLE_DEVICES (None: unset), TIPC_NODE_IP
     (this node's address in a multi-node gpu_list) and FLAGS_START_PORT. `source` names the
-    config in error messages.
+    config in error messages; `runner` picks one of the dialect's runners (default: its first);
+    `root` is the repo root's absolute path (runners whose script builds `$(pwd)/...` paths).
     """
-    if mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+    r = runner_for(layout, runner)
+    if mode not in r.MODES:
+        raise UsageError(f"unknown mode {mode!r}; modes are {', '.join(r.MODES)}")
     check_bytes(text, source)
     view = ConfigView.parse(text, layout)
     check_view(view, source)
-    model_name = view.value("model_name")
-    log_dir = f"./test_tipc/output/{model_name}/{mode}"
-    b = _Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None)
-    if mode == "whole_infer":
-        if gpuid:
-            b.cvd = gpuid
-        (_whole_infer_ocr if layout.dialect.family == "ocr" else _whole_infer_models)(b, log_dir)
+    b = Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None, gpuid or None, root)
+    r.plan(b)
+    return Plan(
+        layout.name, mode, view.value("model_name"), b.log_dir, b.status_log, tuple(b.steps),
+        status_format=r.STATUS_FORMAT, preamble=tuple(b.preamble),
+    )  # fmt: skip
+
+
+def runner_for(layout: Layout, name: Optional[str] = None) -> Any:
+    """The runner module (plan/runners/<name>.py) of a layout: `name` or the dialect's default."""
+    names = layout.dialect.runners
+    if name is None:
+        name = names[0]
+    if name not in names:
+        raise UsageError(f"layout {layout.name} has no runner {name!r}; its runners are {', '.join(names)}")
+    return import_module(f"tipcgen.plan.runners.{name}")
+
+
+def plan_classic(b: Builder) -> None:
+    """The seed-era PaddleOCR script and the models tutorial script (plan/runners/ocr.py, models.py)."""
+    log_dir = b.log_dir
+    if b.mode == "whole_infer":
+        if b.gpuid:
+            b.cvd = b.gpuid
+        (_whole_infer_ocr if b.v.layout.dialect.family == "ocr" else _whole_infer_models)(b, log_dir)
     else:
-        _train_modes(b, log_dir, layout)
-    return Plan(layout.name, mode, model_name, log_dir, f"{log_dir}/results_python.log", tuple(b.steps))
+        _train_modes(b, log_dir, b.v.layout)
 
 
 # --- the training modes -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _TrainParams:
+class TrainParams:
     """The train/eval/export variables upstream's script reads before its loops (the `set_*`
     ones already through func_set_params, epochs and batch size through func_parser_params)."""
 
@@ -200,7 +250,7 @@ class _TrainParams:
     trainers: list[str]
 
     @classmethod
-    def read(cls, v: ConfigView, mode: str, d: Dialect) -> _TrainParams:
+    def read(cls, v: ConfigView, mode: str, d: Dialect) -> TrainParams:
         ocr = d.family == "ocr"
         return cls(
             ocr=ocr,
@@ -228,20 +278,20 @@ class _TrainParams:
 
 
 @dataclass(frozen=True)
-class _Entry:
+class Entry:
     """One gpu_list entry, as the loop body uses it."""
 
     kind: str  # see gpu_entry
     ips: str
     gpu: str  # the ids (or `cpuxN`) part, as log names show it
     nodes: int
-    env: Optional[tuple]  # what `eval ${env}` does before eval and inference (see _env_for)
+    env: Optional[tuple]  # what `eval ${env}` does before eval and inference (see env_for)
     launch: str  # the train command's launcher prefix
     use_gpu: str  # set_use_gpu: the train.device value at the entry's position (ocr)
     not_first: bool  # this node is not the first of a multi-node run
 
 
-def _read_entry(b: _Builder, t: _TrainParams, count: int, entry: str) -> _Entry:
+def read_entry(b: Builder, t: TrainParams, count: int, entry: str) -> Entry:
     """Upstream's per-entry set-up: parse the entry, pick its device flag, env and launcher."""
     d = b.v.layout.dialect
     kind, ips, gpu, nodes = gpu_entry(entry)
@@ -249,23 +299,23 @@ def _read_entry(b: _Builder, t: _TrainParams, count: int, entry: str) -> _Entry:
     use_gpu = set_param(t.device_key, t.device_values[count] if count < len(t.device_values) else "")
     # On a node other than the first only trainer 0's node has the model to eval/export/infer.
     not_first = nodes > 1 and b.node_ip is not None and b.node_ip in ifs_split(ips, ",")[1:]
-    return _Entry(
+    return Entry(
         kind,
         ips,
         gpu,
         nodes,
-        env=_env_for(kind, gpu, d.multinode_env_first_gpu),
-        launch=_launch_prefix(kind, ips, gpu, d.launch_device_flag, b.node_ip, b.start_port),
+        env=env_for(kind, gpu, d.multinode_env_first_gpu),
+        launch=launch_prefix(kind, ips, gpu, d.launch_device_flag, b.node_ip, b.start_port),
         use_gpu=use_gpu,
         not_first=not_first,
     )
 
 
-def _train_modes(b: _Builder, log_dir: str, layout: Layout) -> None:
+def _train_modes(b: Builder, log_dir: str, layout: Layout) -> None:
     """The training modes: for each gpu_list entry, autocast and trainer: train, eval, export, infer."""
-    t = _TrainParams.read(b.v, b.mode, layout.dialect)
+    t = TrainParams.read(b.v, b.mode, layout.dialect)
     for count, entry in enumerate(ifs_split(b.v.value("gpu_list"), "|")):
-        e = _read_entry(b, t, count, entry)
+        e = read_entry(b, t, count, entry)
         for autocast in t.autocasts:
             for trainer in t.trainers:
                 _run_trainer(b, t, e, log_dir, _run_autocast(layout.dialect, autocast, trainer), trainer)
@@ -280,7 +330,7 @@ def _run_autocast(dialect: Dialect, autocast: str, trainer: str) -> str:
     return autocast
 
 
-def _run_trainer(b: _Builder, t: _TrainParams, e: _Entry, log_dir: str, autocast: str, trainer: str) -> None:
+def _run_trainer(b: Builder, t: TrainParams, e: Entry, log_dir: str, autocast: str, trainer: str) -> None:
     """The loop body for one trainer: train, then eval, export and inference of what it saved.
     The order is upstream's: each step records the CUDA_VISIBLE_DEVICES set before it."""
     run_train, run_export, quant = _pick_trainer(b.v, trainer, t.ocr)
@@ -291,8 +341,8 @@ def _run_trainer(b: _Builder, t: _TrainParams, e: _Entry, log_dir: str, autocast
     if e.kind in ("cpu_procs", "cpu_nodes"):
         b.apply_env(e.env)  # unset before the launch: the launcher would look for GPUs
     group = stem + (f"_nodes_{e.nodes}" if e.nodes > 1 else "")
-    train_idx = b.add("train", _train_command(t, e, run_train, autocast, save_log), None, _Run(None, e.nodes, group))
-    run = _Run(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
+    train_idx = b.add("train", _train_command(t, e, run_train, autocast, save_log), None, Run(None, e.nodes, group))
+    run = Run(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
     step_log = f"{log_dir}/{stem}_nodes_{e.nodes}"  # eval/export logs name the nodes even when 1
     if unquoted_test(t.eval_py, "!=", "null"):
         b.apply_env(e.env)
@@ -300,7 +350,7 @@ def _run_trainer(b: _Builder, t: _TrainParams, e: _Entry, log_dir: str, autocast
     if unquoted_test(run_export, "!=", "null"):
         b.add("export", _export_command(t, run_export, save_log), f"{step_log}_export.log", run)
         b.apply_env(e.env)
-        _inference(b, t.python, _infer_model_dir(t, save_log), log_dir, t.infer_img_dir, quant, t.ocr, run)
+        inference_matrix(b, t.python, _infer_model_dir(t, save_log), log_dir, t.infer_img_dir, quant, t.ocr, run)
         b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
 
 
@@ -324,7 +374,7 @@ def _save_log(log_dir: str, stem: str, nodes: int, ocr: bool) -> str:
     return f"{log_dir}/{stem}_nodes_{nodes}" if nodes > 1 else f"{log_dir}/{stem}"
 
 
-def _train_command(t: _TrainParams, e: _Entry, run_train: str, autocast: str, save_log: str) -> str:
+def _train_command(t: TrainParams, e: Entry, run_train: str, autocast: str, save_log: str) -> str:
     """The train command as upstream assembles it per entry kind. Its blanks and argument order
     are kept: the status line shows the command text."""
     python, launch, save = t.python, e.launch, set_param(t.save_key, save_log)
@@ -340,7 +390,7 @@ def _train_command(t: _TrainParams, e: _Entry, run_train: str, autocast: str, sa
     return f"{python} {launch}{run_train} {e.use_gpu} {save} {t.set_pretrain} {t.set_epoch} {tail}"
 
 
-def _eval_command(t: _TrainParams, e: _Entry, save_log: str) -> str:
+def _eval_command(t: TrainParams, e: Entry, save_log: str) -> str:
     """Evaluate the weights the trainer saved."""
     pretrain = set_param(t.pretrain_key, f"{save_log}/{t.model_file}")
     if t.ocr:
@@ -348,13 +398,13 @@ def _eval_command(t: _TrainParams, e: _Entry, save_log: str) -> str:
     return f"{t.python} {t.eval_py} {pretrain}"
 
 
-def _export_command(t: _TrainParams, run_export: str, save_log: str) -> str:
+def _export_command(t: TrainParams, run_export: str, save_log: str) -> str:
     """Export the trained weights into the trainer's save directory."""
     weight = set_param(t.export_weight, f"{save_log}/{t.model_file}")
     return f"{t.python} {run_export} {weight} {set_param(t.save_infer_key, save_log)}"
 
 
-def _infer_model_dir(t: _TrainParams, save_log: str) -> str:
+def _infer_model_dir(t: TrainParams, save_log: str) -> str:
     """Where the exported model is: ocr configs may name a subdirectory (export.inference_dir)."""
     if t.ocr and t.inference_dir not in ("null", "##"):
         return f"{save_log}/{t.inference_dir}"
@@ -364,17 +414,17 @@ def _infer_model_dir(t: _TrainParams, save_log: str) -> str:
 # --- func_inference -----------------------------------------------------------------------------
 
 
-def _eq(a: str, b: str) -> bool:
+def shell_eq(a: str, b: str) -> bool:
     """`[ ${a} = "b" ]` where a holds no `|`: an empty `a` is a test error (false)."""
     return a != "" and a == b
 
 
-def _ne(a: str, b: str) -> bool:
+def shell_ne(a: str, b: str) -> bool:
     return a != "" and a != b
 
 
 @dataclass(frozen=True)
-class _Infer:
+class InferParams:
     """func_inference's arguments for one model, and the inference lines its loops share."""
 
     python: str
@@ -391,10 +441,12 @@ class _Infer:
     set_extra: str  # ocr
     quant: str  # "True": a quantized model (pact trainer), only int8 runs on CPU
     log_dir: str
-    run: _Run
+    run: Run
 
     @classmethod
-    def read(cls, v: ConfigView, python: str, model_dir: str, log_dir: str, data: str, quant: str, run: _Run) -> _Infer:
+    def read(
+        cls, v: ConfigView, python: str, model_dir: str, log_dir: str, data: str, quant: str, run: Run
+    ) -> InferParams:
         return cls(
             python=python,
             script=v.value("inference.script"),
@@ -414,32 +466,32 @@ class _Infer:
         )
 
 
-def _inference(
-    b: _Builder,
+def inference_matrix(
+    b: Builder,
     python: str,
     model_dir: str,
     log_dir: str,
     data: str,
     quant: str,
     ocr: bool,
-    run: _Run = _NO_RUN,
+    run: Run = NO_RUN,
 ) -> None:
     """func_inference: the inference matrix on one model, for each inference.use_gpu value."""
-    inf = _Infer.read(b.v, python, model_dir, log_dir, data, quant, run)
+    inf = InferParams.read(b.v, python, model_dir, log_dir, data, quant, run)
     for use_gpu in ifs_split(b.v.value("inference.use_gpu"), "|"):
-        cpu = _eq(use_gpu, "False") or _eq(use_gpu, "cpu")
-        gpu = _eq(use_gpu, "True") or _eq(use_gpu, "gpu")
+        cpu = shell_eq(use_gpu, "False") or shell_eq(use_gpu, "cpu")
+        gpu = shell_eq(use_gpu, "True") or shell_eq(use_gpu, "gpu")
         # Any other value: upstream says it "does not support hardware other than CPU and GPU".
         if not ocr:
             if cpu or gpu:
                 _infer_per_batch(b, inf, use_gpu, "cpu" if cpu else "gpu")
         elif cpu:
-            _infer_cpu(b, inf, use_gpu)
+            infer_cpu(b, inf, use_gpu)
         elif gpu:
-            _infer_gpu(b, inf, use_gpu)
+            infer_gpu(b, inf, use_gpu)
 
 
-def _infer_per_batch(b: _Builder, inf: _Infer, use_gpu: str, device: str) -> None:
+def _infer_per_batch(b: Builder, inf: InferParams, use_gpu: str, device: str) -> None:
     """The models script: one run per batch size (the device flag is passed as is, even blank)."""
     for bs in inf.batches:
         log = f"{inf.log_dir}/python_infer_{device}_batchsize_{bs}.log"
@@ -452,10 +504,12 @@ def _infer_per_batch(b: _Builder, inf: _Infer, use_gpu: str, device: str) -> Non
 
 def _cpu_skips(mkldnn: str, precision: str, quant: str) -> bool:
     """The CPU combinations upstream skips: fp16 without mkldnn; a quantized model in other than int8."""
-    return (_eq(mkldnn, "False") and _eq(precision, "fp16")) or (_eq(quant, "True") and _ne(precision, "int8"))
+    return (shell_eq(mkldnn, "False") and shell_eq(precision, "fp16")) or (
+        shell_eq(quant, "True") and shell_ne(precision, "int8")
+    )
 
 
-def _infer_cpu(b: _Builder, inf: _Infer, use_gpu: str) -> None:
+def infer_cpu(b: Builder, inf: InferParams, use_gpu: str) -> None:
     """The ocr CPU loops: mkldnn x threads x batch size x precision."""
     v = b.v
     for mkldnn in ifs_split(v.value("inference.mkldnn"), "|"):
@@ -483,12 +537,12 @@ def _gpu_skips(trt: str, precision: str, quant: str) -> bool:
     `[ ]` tests (word-split, empty is false) differ; each is kept as upstream wrote it."""
     if quant == "False" and "int8" in precision:
         return True  # int8 needs a quantized model
-    if ("fp16" in precision or "int8" in precision) and _eq(trt, "False"):
+    if ("fp16" in precision or "int8" in precision) and shell_eq(trt, "False"):
         return True  # reduced precision needs TensorRT
-    return (trt == "False" and "int8" in precision) and _eq(quant, "True")
+    return (trt == "False" and "int8" in precision) and shell_eq(quant, "True")
 
 
-def _infer_gpu(b: _Builder, inf: _Infer, use_gpu: str) -> None:
+def infer_gpu(b: Builder, inf: InferParams, use_gpu: str) -> None:
     """The ocr GPU loops: TensorRT x precision x batch size."""
     v = b.v
     for trt in ifs_split(v.value("inference.tensorrt"), "|"):
@@ -509,7 +563,7 @@ def _infer_gpu(b: _Builder, inf: _Infer, use_gpu: str) -> None:
 # --- whole_infer --------------------------------------------------------------------------------
 
 
-def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
+def _whole_infer_ocr(b: Builder, log_dir: str) -> None:
     """Export (when listed) and infer each model of whole_infer.models, with its quant flag."""
     v = b.v
     python = v.value("python")
@@ -524,10 +578,10 @@ def _whole_infer_ocr(b: _Builder, log_dir: str) -> None:
             cmd = f"{python} {export} {set_param(export_weight, model)} {set_param(save_infer_key, model)}"
             b.add("export", cmd, f"{log_dir}/_export_{count}.log")
         quant = quants[count] if count < len(quants) else ""
-        _inference(b, python, model, log_dir, data, quant, True)
+        inference_matrix(b, python, model, log_dir, data, quant, True)
 
 
-def _whole_infer_models(b: _Builder, log_dir: str) -> None:
+def _whole_infer_models(b: Builder, log_dir: str) -> None:
     """Export (when set) and infer the one model of the models script."""
     v = b.v
     python = v.value("python")
@@ -537,4 +591,4 @@ def _whole_infer_models(b: _Builder, log_dir: str) -> None:
         weight = set_param(v.key("export.weights"), v.value("whole_infer.models"))
         cmd = f"{python} {export} {weight} {set_param(v.key('export.save_dir'), save_infer_dir)}"
         b.add("export", cmd, f"{log_dir}/export_0.log")  # upstream: export_${Count}.log, Count=0
-    _inference(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False)
+    inference_matrix(b, python, save_infer_dir, log_dir, v.value("inference.data"), "False", False)

@@ -20,6 +20,8 @@ def plan_source(
     cuda_visible_devices: Optional[str] = None,
     node_ip: Optional[str] = None,
     start_port: Optional[str] = None,
+    runner: Optional[str] = None,
+    root: Optional[str] = None,
 ) -> Plan:
     if source.endswith((".yml", ".yaml")):
         from tipcgen.spec.load import load_spec
@@ -30,6 +32,7 @@ def plan_source(
             raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
         lay = get_layout(spec.layout)
         text = config_text(spec.suites[name], lay)
+        runner = runner or spec.runner
     else:
         text = read_text(source)
         # The same detector import and lint use, so `plan CONFIG` runs what `import` would describe.
@@ -44,4 +47,6 @@ def plan_source(
         node_ip=node_ip,
         start_port=start_port,
         source=label,
+        runner=runner,
+        root=root,
     )

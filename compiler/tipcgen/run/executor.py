@@ -15,6 +15,8 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -204,15 +206,41 @@ def _open_log(cwd: str, log: Optional[str]) -> tuple:
         return None, f"tipc: {log}: {exc.strerror or exc}"
 
 
+def _tee(proc: subprocess.Popen, out) -> threading.Thread:
+    """`2>&1 | tee LOG`: copy the step's output to its log and to our stdout as it comes."""
+
+    def copy() -> None:
+        pipe = proc.stdout
+        assert pipe is not None
+        for chunk in iter(lambda: os.read(pipe.fileno(), 65536), b""):
+            out.write(chunk)
+            sys.stdout.buffer.write(chunk)
+            sys.stdout.flush()
+
+    thread = threading.Thread(target=copy, daemon=True)
+    thread.start()
+    return thread
+
+
+def _close(copier: Optional[threading.Thread], out, grace: float) -> None:
+    if copier:
+        copier.join(timeout=grace)
+    if out:
+        out.close()
+
+
 def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> tuple[str, Optional[int], Optional[str]]:
     """Run one step -> (status, returncode, reason)."""
     if step.argv is None:
         return FAILED, None, "cannot split the command (a quote is not closed)"
     if not step.argv:
         return FAILED, 127, "empty command"
+    cwd = os.path.join(cwd, step.cwd) if step.cwd else cwd
     out, why = _open_log(cwd, step.log)
     if why:
         return FAILED, 1, why
+    tee = out is not None and step.output == "tee"
+    copier: Optional[threading.Thread] = None
     try:
         try:
             proc = subprocess.Popen(
@@ -220,7 +248,7 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
-                stdout=out,
+                stdout=subprocess.PIPE if tee else out,
                 stderr=subprocess.STDOUT if out else None,
                 start_new_session=True,
             )
@@ -231,6 +259,7 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
                 out.write(msg.encode())
             return FAILED, code, msg.strip()
         tree = ProcessTree(proc.pid)
+        copier = _tee(proc, out) if tee else None
         deadline = time.monotonic() + timeout
         try:
             while True:  # wait in slices, noting what the step starts (launchers detach workers)
@@ -250,8 +279,7 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
         _reap_leftovers(proc, grace, tree)
         return (PASSED if code == 0 else FAILED), code, None
     finally:
-        if out:
-            out.close()
+        _close(copier, out, grace)
 
 
 def run_plan(
@@ -271,14 +299,15 @@ def run_plan(
     base = dict(os.environ if environ is None else environ)
     os.makedirs(os.path.join(cwd, plan.log_dir), exist_ok=True)
     status_path = os.path.join(cwd, plan.status_log)
+    if plan.preamble:
+        with open(status_path, "a", encoding="utf-8") as fh:
+            fh.write("".join(f"{line}\n" for line in plan.preamble))
     failed: set = set()
     results: list[StepResult] = []
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
-            result = StepResult(
-                step, SKIPPED, reason=reason, status_line=step.status_line(plan.model_name, False, skipped=reason)
-            )
+            result = StepResult(step, SKIPPED, reason=reason, status_line=plan.status_line(step, False, skipped=reason))
         else:
             if on_event:
                 on_event("start", step, None)
@@ -287,7 +316,7 @@ def run_plan(
             seconds = time.monotonic() - started
             if status == TIMED_OUT and step.kind == "train" and step.nodes > 1:
                 why = f"{why}: {multinode_hint(step, base)}"
-            result = StepResult(step, status, code, seconds, why, step.status_line(plan.model_name, status == PASSED))
+            result = StepResult(step, status, code, seconds, why, plan.status_line(step, status == PASSED))
             if result.counts_as_failed:
                 failed.add(step.index)
         with open(status_path, "a", encoding="utf-8") as fh:

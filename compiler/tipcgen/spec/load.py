@@ -321,6 +321,7 @@ def load_spec_text(text: str, filename: str) -> Spec:
         source=filename,
         model=top.model,
         layout=top.layout,
+        runner=top.runner,
         docs=top.docs,
         prepare=top.prepare,
         suites=suites,

@@ -460,6 +460,9 @@ class SpecFile(Model):
     tipcgen: Literal[1] = 1
     model: Name
     layout: LayoutName
+    # Which of the layout's runners the generated script follows (default: the dialect's first;
+    # e.g. paddleocr: `ocr`, the seed-era script, or `ocr_head`, today's).
+    runner: Optional[Name] = None
     docs: DocsMeta = DocsMeta()
     prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)  # keys: checked by _prepare_modes
     # Keys are checked when each merged suite is validated (unknown keys are errors there).
@@ -473,6 +476,17 @@ class SpecFile(Model):
         for mode in v:
             check_mode(mode)
         return v
+
+    @model_validator(mode="after")
+    def _known_runner(self):
+        from tipcgen.dialects import get_layout
+
+        runners = get_layout(self.layout).dialect.runners
+        if self.runner is not None and self.runner not in runners:
+            raise ValueError(
+                f"runner {self.runner!r} is not one of layout {self.layout}'s runners: " + ", ".join(runners)
+            )
+        return self
 
     @model_validator(mode="after")
     def _has_configs(self):
@@ -489,6 +503,7 @@ class Spec(Model):
     layout: str
     docs: DocsMeta
     prepare: dict[ModeName, list[PrepareStep]]
+    runner: Optional[Name] = None
     suites: dict[SuiteName, Suite]
     other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
 

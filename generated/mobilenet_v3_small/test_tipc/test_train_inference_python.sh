@@ -5,7 +5,7 @@
 #   MODE: lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer
 #
 # Reads CONFIG by line position like upstream's script for the models layout
-# (PaddlePaddle/models tutorial train-type config (32 lines)), runs the same steps with the same argv and log
+# (PaddlePaddle/models tutorial train-type config (32 lines); runner models), runs the same steps with the same argv and log
 # files, and appends the same status lines to
 # test_tipc/output/<model_name>/<MODE>/results_python.log.
 # Unlike upstream it exits 1 when any step failed (after a summary), runs
@@ -83,18 +83,9 @@ tipc_check_matrix "$FILENAME" 4096 \
     "$use_gpu_list" \
     "$batch_size_list" || exit 2
 
-# Results of the tipc_* helpers, which assign through the variable name they are given.
-epoch_num="" train_batch_value="" set_epoch="" set_batchsize="" set_pretrain=""
-set_save_model="" set_eval_pretrain="" set_export_weight="" set_save_infer_key=""
-kind="" ips="" gpu="" nodes=1
-
 LOG_PATH="./test_tipc/output/${model_name}/${MODE}"
 mkdir -p "$LOG_PATH" || exit 2
 status_log="${LOG_PATH}/results_python.log"
-
-# tipcgen's multi-node extras: this node's address in gpu_list, and the launcher's first port.
-node_ip=${TIPC_NODE_IP:-}
-start_port=${FLAGS_START_PORT:-}
 
 steps_run=0
 steps_passed=0
@@ -111,17 +102,33 @@ status() {
     printf '\033[33m %s\033[0m\n' "$1" >>"$status_log"
 }
 
-# run_step COMMAND LOG: run one step (stdout+stderr to LOG unless LOG is
-# empty), then append upstream's status line for it.
+# run_step [--shown TEXT] [--status-path PATH] [--cwd DIR] [--tee] COMMAND LOG: run one step
+# (stdout+stderr to LOG unless LOG is empty; --tee also shows them) in DIR (default: here), then
+# append upstream's status line for it: TEXT (default: COMMAND and its redirect) and PATH.
 run_step() {
-    local cmd=$1 log=$2 shown=$1 line
+    local shown="" shown_set=0 status_path="" dir="" output=log cmd log line verdict
     local -a argv=()
-    if [[ -n $log ]]; then
-        shown="$cmd > $log 2>&1 "
+    # shellcheck disable=SC2034 # status_path: read by the status formats that name the log
+    while [[ $# -gt 2 ]]; do
+        case $1 in
+        --shown) shown=$2 shown_set=1 && shift 2 ;;
+        --status-path) status_path=$2 && shift 2 ;;
+        --cwd) dir=$2 && shift 2 ;;
+        --tee) output="tee" && shift ;;
+        *) break ;;
+        esac
+    done
+    cmd=$1 log=$2
+    if [[ $shown_set == 0 ]]; then
+        shown=$cmd
+        if [[ -n $log ]]; then
+            shown="$cmd > $log 2>&1 "
+        fi
     fi
     if [[ -n $skip_reason ]]; then
         steps_skipped=$((steps_skipped + 1))
-        line="Run skipped (${skip_reason}) with command - ${model_name} - ${shown}!  "
+        verdict="Run skipped (${skip_reason})"
+        line="${verdict} with command - ${model_name} - ${shown}!  "
         status "$line"
         return 0
     fi
@@ -131,23 +138,54 @@ run_step() {
     elif [[ ${#argv[@]} -eq 0 ]]; then
         echo "tipc: empty command" >&2
         last_status=127
-    elif [[ -n $log ]]; then
-        "${argv[@]}" >"$log" 2>&1
+    elif [[ -n $dir ]]; then
+        (cd -- "$dir" && tipc_exec "$log" "$output" "${argv[@]}")
         last_status=$?
     else
-        "${argv[@]}"
+        tipc_exec "$log" "$output" "${argv[@]}"
         last_status=$?
     fi
     steps_run=$((steps_run + 1))
     if [[ $last_status -eq 0 ]]; then
         steps_passed=$((steps_passed + 1))
-        line="Run successfully with command - ${model_name} - ${shown}!  "
+        verdict="Run successfully"
     else
         steps_failed=$((steps_failed + 1))
-        line="Run failed with command - ${model_name} - ${shown}!  "
+        verdict="Run failed"
     fi
+    line="${verdict} with command - ${model_name} - ${shown}!  "
     status "$line"
 }
+
+# tipc_exec LOG OUTPUT ARGV...: run ARGV, its output to LOG (OUTPUT tee: to LOG and the terminal).
+tipc_exec() {
+    local log=$1 output=$2
+    shift 2
+    if [[ -z $log ]]; then
+        "$@"
+    elif [[ $output == tee ]]; then
+        "$@" 2>&1 | tee -- "$log"
+    else
+        "$@" >"$log" 2>&1
+    fi
+}
+
+summary() {
+    echo "tipc: ${steps_run} steps run, ${steps_passed} passed, ${steps_failed} failed, ${steps_skipped} skipped (status lines in ${status_log})"
+    if [[ $steps_failed -gt 0 ]]; then
+        exit 1
+    fi
+    exit 0
+}
+
+# Results of the tipc_* helpers, which assign through the variable name they are given.
+epoch_num="" train_batch_value="" set_epoch="" set_batchsize="" set_pretrain=""
+set_save_model="" set_eval_pretrain="" set_export_weight="" set_save_infer_key=""
+kind="" ips="" gpu="" nodes=1
+
+# tipcgen's multi-node extras: this node's address in gpu_list, and the launcher's first port.
+node_ip=${TIPC_NODE_IP:-}
+start_port=${FLAGS_START_PORT:-}
 
 # apply_env: what upstream's `eval ${env}` does before eval and inference
 # (env_set: 0 nothing, 1 export the id, 2 unset for CPU launches).
@@ -187,14 +225,6 @@ run_inference() {
             if [[ -z $skip_reason ]]; then cat -- "$log" 2>/dev/null; fi
         done
     done
-}
-
-summary() {
-    echo "tipc: ${steps_run} steps run, ${steps_passed} passed, ${steps_failed} failed, ${steps_skipped} skipped (status lines in ${status_log})"
-    if [[ $steps_failed -gt 0 ]]; then
-        exit 1
-    fi
-    exit 0
 }
 
 env_set=0

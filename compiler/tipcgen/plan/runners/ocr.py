@@ -1,0 +1,12 @@
+"""PaddleOCR's runner at the time of seed document 000 (the default for `paddleocr` and the runner
+the other OCR-family dialects share until they have their own). Status lines end `!  `, as the
+seed document's expected output shows them."""
+
+from tipcgen.plan.model import STATUS_BANG
+from tipcgen.plan.planner import plan_classic as plan
+from tipcgen.spec.modes import MODES
+
+TEMPLATE = "test_train_inference_python.sh.j2"
+STATUS_FORMAT = STATUS_BANG
+
+__all__ = ["MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
