@@ -80,9 +80,13 @@ def test_a_documented_deviation_is_seen(corpus, upstream):
     """README: after a failed train we skip that run's eval/export/inference; upstream runs them."""
     config = corpus / MODELS_STEP6 / "train_infer_python.txt"
     diff = compare(config, "models", "lite_train_lite_infer", fail="--output-dir", upstream=upstream)
-    assert not diff.commands_identical, diff.describe()  # upstream runs the eval, we do not
+    # Upstream runs the eval, we skip it: the commands are compared all the same (they are the
+    # same), the status line says what happened, and the runner's deviation explains it.
+    assert diff.commands_identical, diff.describe()
     categories = [d.category for d in diff.differences]
     assert "status: eval verdict upstream 'Run successfully' vs plan 'Run skipped (train failed)'" in categories
+    assert not diff.identical and diff.faithful, diff.describe()
+    assert diff.explained_by() == ["skip-after-failed-train"]
 
 
 # ---- models: the dialect of seed document 001

@@ -329,6 +329,7 @@ class Diff:
     plan: object = None  # tipcgen Plan (None: no dialect for the repo, or the plan refused)
     differences: list = field(default_factory=list)  # [Difference], commands first
     notes: list = field(default_factory=list)  # normalisations applied
+    runner: Optional[str] = None  # the runner the plan followed (None: the dialect's default)
 
     @property
     def identical(self) -> bool:
@@ -340,6 +341,36 @@ class Diff:
     @property
     def commands_identical(self) -> bool:
         return self.plan is not None and not self.aspect("commands") and not self.aspect("plan")
+
+    def unexplained(self) -> list:
+        """The differences no deliberate deviation of the plan's runner explains (see
+        tipcgen.plan.runners.Deviation); empty: the run is faithful."""
+        if self.plan is None:
+            return list(self.differences)
+        from tipcgen.dialects import get_layout
+        from tipcgen.plan.planner import runner_for
+
+        module = runner_for(get_layout(self.layout), self.runner)
+        patterns = [re.compile(p) for dev in module.DEVIATIONS for p in dev.categories]
+        return [d for d in self.differences if not any(p.search(d.category) for p in patterns)]
+
+    def explained_by(self) -> list:
+        """Names of the deviations that explain some difference of this run."""
+        if self.plan is None:
+            return []
+        from tipcgen.dialects import get_layout
+        from tipcgen.plan.planner import runner_for
+
+        module = runner_for(get_layout(self.layout), self.runner)
+        return [
+            dev.name
+            for dev in module.DEVIATIONS
+            if any(re.search(p, d.category) for p in dev.categories for d in self.differences)
+        ]
+
+    @property
+    def faithful(self) -> bool:
+        return self.plan is not None and not self.unexplained()
 
     @property
     def first(self) -> Optional[Difference]:
@@ -390,7 +421,7 @@ class _Norm:
 
 
 def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
-    """What running the Plan gives: ([(step, ok)] run, [status line], [log path])."""
+    """What running the Plan gives: ([(step, ok)] run (ok None: skipped), [status line], [log path])."""
     from tipcgen.plan import skip_reason
 
     ran: list = []
@@ -400,7 +431,12 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
+            # Upstream runs what we skip (a deliberate difference: its status line says so); its
+            # command and log are still compared, so the skip is the only difference it makes.
             lines.append(plan.status_line(step, False, skipped=reason))
+            ran.append((step, None))
+            if step.log:
+                logs.append(step.log)
             continue
         ok = bool(step.argv) and not (fail and any(fail in a for a in step.argv[1:]))  # as the recorder
         ran.append((step, ok))
@@ -648,7 +684,7 @@ def compare(
     runner = runner if runner is not None else RUNNERS.get(repo)
     if run is None:
         run = run_upstream(base / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout)
-    diff = Diff(repo, str(config), mode, gpuid, layout, run)
+    diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     if run.timed_out:
         diff.differences.append(Difference("upstream", "upstream timed out", f"upstream ran over {timeout} s"))
     if layout is None:

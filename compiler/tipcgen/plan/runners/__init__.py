@@ -5,8 +5,40 @@
   in the order that repo's script runs them (argv, CUDA_VISIBLE_DEVICES, logs, status paths);
 - `TEMPLATE`: the bash template under templates/ that generates the same script;
 - `STATUS_FORMAT`: its status_check line ({verdict} {model} {command} {log});
-- `MODES`: the modes its script accepts.
+- `MODES`: the modes its script accepts;
+- `DEVIATIONS`: its deliberate differences from that script (`Deviation`, below).
 
 The generated bash of a runner and its `plan` are held equal by tests/test_plan_differential.py;
 each runner and its repo's real script by the upstream oracle (tests/helpers/upstream.py).
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A deliberate difference between a runner and its repo's own script (README's table lists
+    them all, with the number of corpus configs each touches).
+
+    `categories` are regular expressions over the upstream oracle's difference categories
+    (tests/helpers/upstream.py) that this deviation explains: a run of the oracle whose every
+    difference matches a deviation of its runner counts as faithful."""
+
+    name: str
+    what: str  # what we do
+    why: str  # why we differ
+    categories: tuple = ()
+
+
+# Deviations of every runner: the improvements all generated scripts share.
+COMMON_DEVIATIONS = (
+    Deviation(
+        "skip-after-failed-train",
+        "after a failed train, that run's eval, export and inference are skipped "
+        "(status line `Run skipped (train failed)`)",
+        "upstream runs them on weights that were never written, burying the real failure",
+        (r"^status: \w+ verdict upstream 'Run (successfully|failed)' vs plan 'Run skipped \(train failed\)'",),
+    ),
+)

@@ -2,9 +2,12 @@
 
 from tipcgen.plan.model import STATUS_BANG
 from tipcgen.plan.planner import plan_classic as plan
+from tipcgen.plan.runners import COMMON_DEVIATIONS
 from tipcgen.spec.modes import MODES
 
 TEMPLATE = "test_train_inference_python.sh.j2"
 STATUS_FORMAT = STATUS_BANG
 
-__all__ = ["MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+DEVIATIONS = COMMON_DEVIATIONS
+
+__all__ = ["DEVIATIONS", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
