@@ -7,7 +7,9 @@ train-type configs, in the 4 modes plus whole_infer with a GPUID (tests/helpers/
                                            [--json FILE] [--show K]
 
 Prints, per upstream folder: configs x modes compared, how many are identical (commands: argv,
-CUDA_VISIBLE_DEVICES and cwd of every step; fully: also the log files and results_python.log),
+CUDA_VISIBLE_DEVICES and cwd of every step; fully: also the log files and results_python.log) and
+faithful (every difference explained by a deliberate deviation of the runner, which are listed
+with the runs and configs they explain),
 the top categories of the first difference of each run (the first differing argv element
 patterns), the top categories per aspect (commands, logs, status lines), and timing.
 PaddleDetection has no dialect yet: its table shows what upstream ran (commands and status lines
@@ -49,7 +51,7 @@ def _one(case):
         layout = ARGS.det_layout
     t0 = time.perf_counter()
     try:
-        diff = compare(config, repo, mode, gpuid=gpuid, timeout=ARGS.timeout, layout=layout)
+        diff = compare(config, repo, mode, gpuid=gpuid, fail=ARGS.fail, timeout=ARGS.timeout, layout=layout)
     except Exception as exc:  # a harness error is a result too, not a crash of the whole table
         return case, None, f"{type(exc).__name__}: {exc}", time.perf_counter() - t0
     return case, diff, None, time.perf_counter() - t0
@@ -103,7 +105,9 @@ def _upstream_only(results: list) -> list:
 def _compared(results: list, show: int) -> list:
     out = []
     diffs = [r[1] for r in results if r[1] is not None]
-    out.append(f"   {'mode':<26}{'runs':>6}{'cmd-identical':>15}{'identical':>11}   top first difference")
+    out.append(
+        f"   {'mode':<26}{'runs':>6}{'cmd-identical':>15}{'identical':>11}{'faithful':>10}   top unexplained difference"
+    )
     by_mode = defaultdict(list)
     for case, d, _e, _t in results:
         if d is not None:
@@ -112,16 +116,18 @@ def _compared(results: list, show: int) -> list:
         ds = by_mode.get(label, [])
         if not ds:
             continue
-        first = Counter(d.first.category for d in ds if d.first)
+        first = Counter(d.unexplained()[0].category for d in ds if d.unexplained())
         top = first.most_common(1)[0] if first else ("-", 0)
         out.append(
             f"   {label:<26}{len(ds):>6}{sum(d.commands_identical for d in ds):>15}{sum(d.identical for d in ds):>11}"
-            f"   {top[1]}x {top[0][:90]}"
+            f"{sum(d.faithful for d in ds):>10}   {top[1]}x {top[0][:90]}"
         )
     total = len(diffs)
     out.append(
         f"   {'all':<26}{total:>6}{sum(d.commands_identical for d in diffs):>15}{sum(d.identical for d in diffs):>11}"
+        f"{sum(d.faithful for d in diffs):>10}"
     )
+    out.extend(_deviations(results))
     first = Counter(d.first.category for d in diffs if d.first)
     out.append(f"   first differences (top {show} of {len(first)} categories, by runs):")
     for cat, k in first.most_common(show):
@@ -144,6 +150,27 @@ def _compared(results: list, show: int) -> list:
     return out
 
 
+def _deviations(results: list) -> list:
+    """Per deliberate deviation: the runs and the corpus configs whose differences it explains."""
+    runs: Counter = Counter()
+    configs: dict = defaultdict(set)
+    for case, d, _e, _t in results:
+        if d is not None:
+            for name in d.explained_by():
+                runs[name] += 1
+                configs[name].add(case[1])
+    if not runs:
+        return []
+    out = ["   deliberate deviations (runs / configs they explain a difference of):"]
+    for name, k in runs.most_common():
+        out.append(f"     {k:>5} runs {len(configs[name]):>5} configs  {name}")
+        DEVIATION_COUNTS[(results[0][0][0], name)] = len(configs[name])
+    return out
+
+
+DEVIATION_COUNTS: dict = {}
+
+
 def main() -> int:
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -155,6 +182,7 @@ def main() -> int:
     parser.add_argument("--show", type=int, default=8, help="categories listed per repo")
     parser.add_argument("--json", help="write every run's differences to this file")
     parser.add_argument("--det-layout", default="paddleocr", help="dialect to read PaddleDetection with, or none")
+    parser.add_argument("--fail", help="the recording interpreter fails commands with this in an argument")
     ARGS = parser.parse_args()
 
     corpus, upstream = corpus_dir(), upstream_dir()
@@ -197,6 +225,10 @@ def main() -> int:
                     }
                 )
     print(f"total {time.perf_counter() - t_all:.1f} s")
+    if DEVIATION_COUNTS:
+        print("\ndeliberate deviations, corpus configs each touches (README table):")
+        for (repo, name), k in sorted(DEVIATION_COUNTS.items()):
+            print(f"  {repo:<20} {name:<32} {k}")
     if ARGS.json:
         Path(ARGS.json).write_text(json.dumps(records, indent=1, ensure_ascii=False))
     return 0
