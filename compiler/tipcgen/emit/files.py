@@ -42,10 +42,28 @@ def render(template: str, **ctx) -> str:
     return _env().get_template(template).render(**ctx)
 
 
+# What marks a project's root: the spec is named relative to it in generated headers.
+_ROOT_MARKERS = (".git", "pyproject.toml", "setup.py")
+
+
 def spec_label(path: str) -> str:
-    """The spec's path as the generated headers name it: stable across machines."""
-    rel = os.path.relpath(path) if os.path.isabs(path) else path
-    return os.path.basename(path) if rel.startswith("..") else rel.replace(os.sep, "/")
+    """The spec's path as the generated headers name it: relative to its project's root (the
+    nearest ancestor holding .git, pyproject.toml or setup.py), else `<its folder>/<file>`. It
+    depends neither on the caller's working directory nor on where the checkout lives."""
+    spec = os.path.abspath(path)
+    folder = os.path.dirname(spec)
+    here = folder
+    while True:
+        if any(os.path.exists(os.path.join(here, m)) for m in _ROOT_MARKERS):
+            return os.path.relpath(spec, here).replace(os.sep, "/")
+        parent = os.path.dirname(here)
+        if parent == here:
+            return (
+                f"{os.path.basename(folder)}/{os.path.basename(spec)}"
+                if os.path.basename(folder)
+                else os.path.basename(spec)
+            )
+        here = parent
 
 
 def banner(spec: Spec) -> str:
