@@ -107,3 +107,18 @@ def test_cli_start_up_imports_no_heavy_library():
     )
     heavy = {"paddle", "httpx", "jinja2", "ruamel", "ruamel.yaml", "rich", "pydantic"}
     assert not heavy & loaded, f"`import tipcgen.cli` loads {sorted(heavy & loaded)}"
+
+
+def test_the_wheel_lists_every_package():
+    """pyproject's explicit package list ships in the wheel: a package missing there imports in an
+    editable checkout but not in an installed tipcgen."""
+    import re
+
+    text = (PKG.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    block = re.search(r"^packages = \[(.*?)\]", text, re.S | re.M)
+    assert block is not None
+    listed = set(re.findall(r'"([\w.]+)"', block.group(1)))
+    found = {".".join(("tipcgen", *init.parent.relative_to(PKG).parts)) for init in PKG.rglob("__init__.py")}
+    assert found | {"tipcgen.templates"} == listed, (
+        f"missing: {found - listed}; stale: {listed - found - {'tipcgen.templates'}}"
+    )

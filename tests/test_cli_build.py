@@ -148,3 +148,15 @@ def test_cli_import_does_not_import_paddle():
     code = "import sys, tipcgen.cli, tipcgen.emit, tipcgen.plan; print('paddle' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_version_and_short_help():
+    from tipcgen import __version__
+
+    for args in (["--version"], ["-V"], ["version"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and result.output.strip() == __version__, args
+    top = runner.invoke(app, ["-h"])
+    assert top.exit_code == 0 and "--version" in top.output and "Commands:" in top.output
+    sub = runner.invoke(app, ["plan", "-h"])
+    assert sub.exit_code == 0 and "--runner" in sub.output and "-h, --help" in sub.output

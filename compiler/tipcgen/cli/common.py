@@ -59,8 +59,26 @@ app = _App(
     pretty_exceptions_enable=False,
     # plain help: rich formatting costs ~50 ms of start-up and a pre-commit hook should feel instant
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="Compile typed TIPC specs into PaddlePaddle's legacy test suites.",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from tipcgen import __version__
+
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _top(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Compile typed TIPC specs into PaddlePaddle's legacy test suites."""
 
 
 def seconds(option: str, value: float, zero: bool = False) -> float:
