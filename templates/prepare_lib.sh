@@ -29,6 +29,11 @@ MIRROR=${MIRROR%/}
 if [[ -n $MIRROR && ! $MIRROR =~ ^(https?|file):// ]]; then
     usage_error "TIPC_MIRROR must be an http(s) or file URL, not '$MIRROR'"
 fi
+MIRROR_LAYOUT=${TIPC_MIRROR_LAYOUT:-base}
+case $MIRROR_LAYOUT in
+base | host) ;;
+*) usage_error "TIPC_MIRROR_LAYOUT must be base or host, not '$MIRROR_LAYOUT'" ;;
+esac
 if [[ -n ${TIPC_CACHE:-} ]]; then
     CACHE=$TIPC_CACHE
 elif [[ -n ${HOME:-} ]]; then
@@ -85,13 +90,21 @@ tipc_http_status() {
     done <"$2"
 }
 
-# tipc_source OUT URL BASE: where to fetch URL from: under TIPC_MIRROR when it is set and URL
-# lies under the step's mirror BASE, else URL itself.
+# tipc_source OUT URL BASE: where to fetch URL from. With TIPC_MIRROR set: layout base swaps the
+# step's mirror BASE for it (URL itself when BASE is empty or not a prefix, with a warning);
+# layout host fetches every URL as $TIPC_MIRROR/<host>/<path>.
 tipc_source() {
     local -n _src_out=$1
     _src_out=$2
-    if [[ -n $MIRROR && -n $3 && $2 == "$3"/* ]]; then
+    if [[ -z $MIRROR ]]; then
+        return 0
+    fi
+    if [[ $MIRROR_LAYOUT == host && $2 == *://* ]]; then
+        _src_out=$MIRROR/${2#*://}
+    elif [[ -n $3 && $2 == "$3"/* ]]; then
         _src_out=$MIRROR${2#"$3"}
+    else
+        echo "prepare: warning: TIPC_MIRROR is set but $2 declares no \`mirror\` base it lies under, so it is fetched from its origin; declare \`mirror:\` on the step, or set TIPC_MIRROR_LAYOUT=host to fetch every URL as \$TIPC_MIRROR/<host>/<path>" >&2
     fi
 }
 

@@ -280,6 +280,9 @@ def test_bash_and_python_build_identical_trees_then_cache_and_offline(server, tm
     rc, out = sh.run(bash_tool, sh_env)
     assert rc == 0, out
     assert "unverified" in out and "mirror of http://127.0.0.1:9/origin/pkg/mirrored.tar" in out
+    # TIPC_MIRROR cannot redirect the three steps without a `mirror` base: each is named, once.
+    for path in FULL_URLS[:3]:
+        assert out.count(f"TIPC_MIRROR is set but {server.url(path)} declares no `mirror` base") == 1, out
     # The Python side as a real process, from the model repo root like prepare.sh.
     proc = subprocess.run(
         [sys.executable, "-c", "from tipcgen.cli import main; main()", "prepare", str(py.spec_path), "--mode", MODE],
@@ -580,6 +583,36 @@ def test_hash_prints_sha256_and_size_and_primes_the_cache(server, tmp_path):
     assert missing.exit_code == 2 and "no such file" in missing.output
     gone = runner.invoke(app, ["hash", server.url("/hash/gone.bin")], env=env)
     assert gone.exit_code == 1 and "HTTP 404" in gone.output
+
+
+def test_mirror_host_layout_redirects_every_url_in_bash_python_and_hash(server, tmp_path, impl):
+    """TIPC_MIRROR_LAYOUT=host: any URL is fetched as $TIPC_MIRROR/<host>/<path>, a step's base
+    or not; the origin (a closed port) is never contacted. `tipcgen hash` follows the same rule."""
+    data = os.urandom(5_000)
+    origin = "http://127.0.0.1:9/origin/w/weights.pdparams"
+    server.add("/hosts/127.0.0.1:9/origin/w/weights.pdparams", data)
+    prepare = {MODE: [{"url": origin, "to": "./pretrain_models", "sha256": sha(data)}]}
+    model = Model(tmp_path / "m", spec_text(prepare))
+    env = clean_env(tmp_path, TIPC_MIRROR=server.url("/hosts"), TIPC_MIRROR_LAYOUT="host")
+    rc, out = model.run(impl, env)
+    assert rc == 0, out
+    assert f"mirror of {origin}" in out and "declares no `mirror` base" not in out
+    assert (model.root / "pretrain_models" / "weights.pdparams").read_bytes() == data
+    hashed = CliRunner().invoke(app, ["hash", origin], env=clean_env(tmp_path / "h", **{k: env[k] for k in (
+        "TIPC_MIRROR", "TIPC_MIRROR_LAYOUT")}))  # fmt: skip
+    assert hashed.exit_code == 0, hashed.output
+    assert f"sha256: {sha(data)}" in hashed.output
+    bad = model.run(impl, {**env, "TIPC_MIRROR_LAYOUT": "everything"})
+    assert bad[0] == 2 and "TIPC_MIRROR_LAYOUT must be base or host" in bad[1]
+
+
+def test_hash_warns_when_the_mirror_cannot_redirect(server, tmp_path):
+    data = os.urandom(1_000)
+    url = server.add("/plain/x.bin", data)
+    result = CliRunner().invoke(app, ["hash", url], env=clean_env(tmp_path, TIPC_MIRROR=server.url("/nowhere")))
+    assert result.exit_code == 0, result.output
+    assert f"TIPC_MIRROR is set but {url} declares no `mirror` base" in result.output
+    assert f"sha256: {sha(data)}" in result.output
 
 
 BAD_STEPS = [

@@ -27,7 +27,7 @@ from typing import Callable
 from tipcgen.emit.prepare import mode_steps
 from tipcgen.errors import UsageError
 from tipcgen.run.prepare.archive import UnsafeArchive, check_tar, check_zip, link_inside
-from tipcgen.run.prepare.http import cache_fill, download, sha256_file, source_url
+from tipcgen.run.prepare.http import cache_fill, download, mirror_missed, sha256_file, source_url
 from tipcgen.run.prepare.install import (
     UnsafeDestination,
     command_step,
@@ -158,8 +158,10 @@ def hash_target(target: str, opts: Options) -> tuple[str, int]:
     os.close(fd)
     part = Path(name)
     part.unlink()
+    src = source_url(target, "", opts.mirror, opts.mirror_layout)
+    mirror_missed(target, src, opts)
     try:
-        download(target, part, opts)
+        download(src, part, opts)
         sha, size = sha256_file(part), part.stat().st_size
         final = opts.cache / "sha256" / sha / url_basename(target)
         final.parent.mkdir(parents=True, exist_ok=True)

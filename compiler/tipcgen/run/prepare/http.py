@@ -34,11 +34,28 @@ class _Permanent(Exception):
     pass
 
 
-def source_url(url: str, base: str, mirror: str) -> str:
-    """URL, or its copy under the mirror when one is set and URL lies under the step's base."""
-    if mirror and base and url.startswith(base + "/"):
+def source_url(url: str, base: str, mirror: str, layout: str = "base") -> str:
+    """Where to fetch URL from. With TIPC_MIRROR set: layout "base" swaps the step's declared
+    mirror base for it (URL unchanged when the step declares none, or URL is not under it);
+    layout "host" mirrors every URL as MIRROR/<host>/<path> (a mirror holding a copy per host)."""
+    if not mirror:
+        return url
+    if layout == "host":
+        scheme_rest = url.split("://", 1)
+        return f"{mirror}/{scheme_rest[1]}" if len(scheme_rest) == 2 else url
+    if base and url.startswith(base + "/"):
         return mirror + url[len(base) :]
     return url
+
+
+def mirror_missed(url: str, src: str, opts: Options) -> None:
+    """Say so when TIPC_MIRROR is set but could not redirect URL (it is fetched from its origin)."""
+    if opts.mirror and src == url:
+        opts.warn(
+            f"prepare: warning: TIPC_MIRROR is set but {url} declares no `mirror` base it lies under, "
+            "so it is fetched from its origin; declare `mirror:` on the step, or set "
+            "TIPC_MIRROR_LAYOUT=host to fetch every URL as $TIPC_MIRROR/<host>/<path>"
+        )
 
 
 def _progress(opts: Options, label: str, total: Optional[int], done: int) -> Optional[tuple[Any, Any]]:
@@ -163,7 +180,8 @@ def cache_fill(url: str, base: str, sha: str, size: str, cfile: Path, opts: Opti
         raise FetchError(f"prepare: error: offline (TIPC_OFFLINE=1) and not in the cache {opts.cache}: {url}")
     cfile.parent.mkdir(parents=True, exist_ok=True)
     part = cfile.with_name(cfile.name + ".part")
-    src = source_url(url, base, opts.mirror)
+    src = source_url(url, base, opts.mirror, opts.mirror_layout)
+    mirror_missed(url, src, opts)
     opts.echo(f"prepare: downloading {url}" if src == url else f"prepare: downloading {src} (mirror of {url})")
     download(src, part, opts)
 

@@ -60,6 +60,7 @@ class Options:
 
     cache: Path
     mirror: str = ""
+    mirror_layout: str = "base"  # TIPC_MIRROR_LAYOUT: base | host (see http.source_url)
     offline: bool = False
     retries: int = 3
     backoff: float = 1.0
@@ -79,9 +80,13 @@ class Options:
         mirror = environ.get("TIPC_MIRROR", "").rstrip("/")
         if mirror and not mirror.startswith(("http://", "https://", "file://")):
             raise UsageError(f"TIPC_MIRROR must be an http(s) or file URL, not {mirror!r}")
+        layout = environ.get("TIPC_MIRROR_LAYOUT", "") or "base"
+        if layout not in ("base", "host"):
+            raise UsageError(f"TIPC_MIRROR_LAYOUT must be base or host, not {layout!r}")
         opts = cls(
             cache=Path(_cache_dir(environ)),
             mirror=mirror,
+            mirror_layout=layout,
             offline=offline,
             retries=retries,
             backoff=backoff,
