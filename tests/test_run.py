@@ -486,3 +486,43 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     else:
         os.kill(worker, 9)
         raise AssertionError("the detached worker survived the timeout")
+
+
+def test_dry_run_and_plan_text_show_env_directory_and_skips(tmp_path):
+    """What a step runs with is visible before running: `run --dry-run` prefixes the
+    CUDA_VISIBLE_DEVICES a step gets (and `env -u` when the caller's one is dropped), and
+    `plan` names a step's skip (a node other than trainer 0's) as its JSON does."""
+    from tipcgen.plan.source import plan_source
+
+    spec = str(SPECS / "mobilenet_v3_small.yml")
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_NODE_IP")}
+    proc = _tipcgen(["run", spec, "--mode", MODE, "--dry-run"], tmp_path, env)
+    assert proc.returncode == 0, proc.stderr
+    plan = plan_source(spec, MODE)
+    want = [
+        (f"CUDA_VISIBLE_DEVICES={s.cuda_visible_devices} " if s.cuda_visible_devices is not None else "") + s.command
+        for s in plan.steps
+    ]
+    assert proc.stdout.splitlines() == want
+    assert any(line.startswith("CUDA_VISIBLE_DEVICES=0 ") for line in want)
+    # With the caller's CUDA_VISIBLE_DEVICES=3: inherited where the script keeps it, dropped
+    # (`env -u`) once the script has unset it (after a run's inference).
+    caller = _tipcgen(["run", spec, "--mode", MODE, "--dry-run"], tmp_path, {**env, "CUDA_VISIBLE_DEVICES": "3"})
+    inherited = plan_source(spec, MODE, cuda_visible_devices="3")
+    want = [
+        (
+            f"CUDA_VISIBLE_DEVICES={s.cuda_visible_devices} "
+            if s.cuda_visible_devices is not None
+            else "env -u CUDA_VISIBLE_DEVICES "
+        )
+        + s.command
+        for s in inherited.steps
+    ]
+    assert caller.stdout.splitlines() == want
+    assert want[0].startswith("CUDA_VISIBLE_DEVICES=3 ") and any(w.startswith("env -u ") for w in want)
+
+    fleet = _tipcgen(["plan", spec, "--suite", "fleet"], tmp_path, {**env, "TIPC_NODE_IP": "192.168.0.2"})
+    assert fleet.returncode == 0, fleet.stderr
+    assert "skipped: not trainer 0" in fleet.stdout
+    skipped = [s for s in plan_source(spec, MODE, suite="fleet", node_ip="192.168.0.2").steps if s.skip]
+    assert skipped and fleet.stdout.count("skipped: not trainer 0") == len(skipped)

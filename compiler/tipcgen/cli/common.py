@@ -9,7 +9,8 @@ import functools
 import glob
 import math
 import os
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Optional
 
 import typer
 
@@ -160,6 +161,24 @@ GPUID_OPT = typer.Option(None, "--gpuid", help="GPUID argument of the runner (wh
 
 def mode_option(default: Any = ...) -> Any:  # typer options are typed Any, like typer.Option
     return typer.Option(default, "--mode", "-m", help=MODES_HELP)
+
+
+def step_shell(step: Any, environ: Optional[Mapping[str, str]] = None) -> str:
+    """A step as one shell line a user could paste: its directory, its CUDA_VISIBLE_DEVICES as it
+    differs from the caller's environment, and its status-line command (with the redirect)."""
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    cvd = step.cuda_visible_devices
+    prefix = ""
+    if cvd is not None:
+        prefix = f"CUDA_VISIBLE_DEVICES={cvd} "
+    elif "CUDA_VISIBLE_DEVICES" in env:
+        prefix = "env -u CUDA_VISIBLE_DEVICES "
+    line = prefix + step.command
+    if step.cwd:
+        line = f"(cd {step.cwd} && {line})"
+    if step.skip:
+        line += f"  # skipped: {step.skip}"
+    return line
 
 
 def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any, runner: Any = None) -> Any:

@@ -38,7 +38,10 @@ def plan(
     for step in result.steps:
         cvd = step.cuda_visible_devices
         env = f"CUDA_VISIBLE_DEVICES={cvd} " if cvd is not None else ""
-        typer.echo(f"[{step.index}] {step.kind:<6} {env}{' '.join(step.argv or ('<unsplittable>',))}")
+        where = f"(in {step.cwd}/) " if step.cwd else ""
+        typer.echo(f"[{step.index}] {step.kind:<6} {where}{env}{' '.join(step.argv or ('<unsplittable>',))}")
         if step.log:
             typer.echo(f"         log: {step.log}")
+        if step.skip:
+            typer.echo(f"         skipped: {step.skip} (the status line says `Run skipped ({step.skip})`)")
     typer.echo(f"{len(result.steps)} steps; status lines -> {result.status_log}")

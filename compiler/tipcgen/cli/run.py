@@ -17,6 +17,7 @@ from tipcgen.cli.common import (
     mode_option,
     plan_for,
     seconds,
+    step_shell,
 )
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def run(
     plan = plan_for(source, mode, suite, layout, gpuid, runner)
     if dry_run:
         for step in plan.steps:
-            typer.echo(step.command)
+            typer.echo(step_shell(step))
         return
 
     from rich.console import Console
