@@ -10,6 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from tipcgen.cli import app
+from tipcgen.errors import SpecError
+from tipcgen.spec.load import load_spec
 
 VALID = """\
 tipcgen: 1
@@ -218,3 +220,21 @@ def test_one_bad_spec_among_good_ones_writes_nothing(tmp_path):
     result = CliRunner().invoke(app, ["build", str(good), str(bad), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert not (tmp_path / "out").exists()
+
+
+def test_an_error_in_defaults_is_reported_once_at_its_own_line(tmp_path):
+    """A bad value in `defaults` is named `defaults.<field>` at its line, once, not once per
+    suite that inherits it; the same value set in a suite is still named there."""
+    path = tmp_path / "d.yml"
+    path.write_text(
+        "tipcgen: 1\nmodel: demo\nlayout: models\ndefaults:\n  train:\n"
+        "    epochs: {by_mode: {lite_train_lite_infer: abc}}\n"
+        "suites:\n  a:\n    file: a.txt\n    topology: [0]\n  b:\n    file: b.txt\n    topology: [0]\n"
+        "  c:\n    file: c.txt\n    topology: [0]\n    train:\n      epochs: {by_mode: {lite_train_lite_infer: xyz}}\n"
+    )
+    with pytest.raises(SpecError) as info:
+        load_spec(str(path))
+    lines = [p.render() for p in info.value.problems]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{path}:6:") and "field `defaults.train.epochs.by_mode`" in lines[0]
+    assert "field `suites.c.train.epochs.by_mode`" in lines[1] and "'xyz'" in lines[1]

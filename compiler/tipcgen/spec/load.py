@@ -243,9 +243,14 @@ def _problems(
         if err["type"] == "missing" and loc in suggested:
             continue  # the misspelt key already explains it
         msg, hint, at_key = _message(err, model, loc, dropped)
-        where = pos.locate(to_source(loc), prefer_key=at_key)
+        source = to_source(loc)
+        where = pos.locate(source, prefer_key=at_key)
         line, col = where if where else (None, None)
-        problems.append(Problem(filename, line, col, _dotted(field_prefix + loc) or None, msg, hint))
+        # A value set in `defaults` is named there (and reported once, not once per suite).
+        prefix = ("defaults",) if source[:1] == ("defaults",) else field_prefix
+        problem = Problem(filename, line, col, _dotted(prefix + loc) or None, msg, hint)
+        if problem not in problems:
+            problems.append(problem)
     return problems
 
 
@@ -312,7 +317,8 @@ def load_spec_text(text: str, filename: str) -> Spec:
             suites[name] = Suite.model_validate(merged)
         except ValidationError as exc:
             limit = MAX_PROBLEMS - len(problems)
-            problems.extend(_problems(exc, Suite, filename, pos, to_source, ("suites", name), limit))
+            found = _problems(exc, Suite, filename, pos, to_source, ("suites", name), limit)
+            problems.extend(p for p in found if p not in problems)
             hidden += max(0, exc.error_count() - max(0, limit))
     if problems:
         raise SpecError(_sorted(problems, hidden))
