@@ -238,3 +238,24 @@ def test_an_error_in_defaults_is_reported_once_at_its_own_line(tmp_path):
     assert len(lines) == 2, lines
     assert lines[0].startswith(f"{path}:6:") and "field `defaults.train.epochs.by_mode`" in lines[0]
     assert "field `suites.c.train.epochs.by_mode`" in lines[1] and "'xyz'" in lines[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "says"),
+    [
+        ("tipcgen: 1\nlayout: models\nsuites:\n  a: {file: a.txt, topology: [0]}\n", ":1:1:",
+         "field `model`: required field is missing (add `model: ...`)"),
+        ("tipcgen: 1\nmodel: m\nlayout: models\nsuites:\n  a:\n    file: a.txt\n    topology: 0\n", ":7:15:",
+         "expected a list (`[a, b]`, or one `- item` per line), got the number 0"),
+        ("tipcgen: 1\nmodel: m\nlayout: models\nsuites:\n  a:\n    file: a.txt\n    topology: [0]\n    train: x\n",
+         ":8:12:", "field `suites.a.train`: expected a mapping (`key: value` lines), got the text 'x'"),
+    ],
+)  # fmt: skip
+def test_common_mistakes_are_worded_for_yaml_authors(tmp_path, text, where, says):
+    path = tmp_path / "s.yml"
+    path.write_text(text)
+    with pytest.raises(SpecError) as info:
+        load_spec(str(path))
+    rendered = [p.render() for p in info.value.problems]
+    assert any(where in r and says in r for r in rendered), rendered
+    assert not any("Input should be" in r for r in rendered), rendered

@@ -212,12 +212,44 @@ def _message(err: Any, model: type, loc: tuple, dropped: list) -> tuple[str, str
             return f'keys must be text, but key {key} is a number (quote it: "{key}")', None, True
         return f"key {_short(key)}: {msg}", None, True
     if err["type"] == "missing":
-        return "required field is missing", None, False
+        name = loc[-1] if loc else "?"
+        return "required field is missing", f"add `{name}: ...`" if len(loc) == 1 else None, False
+    got = _kind_of(err.get("input"))
     if any(isinstance(p, str) and p in _UNION_TAGS for p in dropped):
-        got = type(err.get("input")).__name__
-        got = {"list": "a list", "dict": "a mapping", "NoneType": "null"}.get(got, got)
         return f"expected a single value (text, number or true/false), got {got}", None, False
+    if err["type"] in _EXPECTED:
+        return f"expected {_EXPECTED[err['type']]}, got {got}", None, False
     return msg, None, False
+
+
+# pydantic's error types a YAML author meets most, in the words of YAML (not of Python).
+_EXPECTED = {
+    "list_type": "a list (`[a, b]`, or one `- item` per line)",
+    "dict_type": "a mapping (`key: value` lines)",
+    "model_type": "a mapping (`key: value` lines)",
+    "model_attributes_type": "a mapping (`key: value` lines)",
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+}
+
+
+def _kind_of(value: Any) -> str:
+    """How a YAML author would call a value's type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the text {_short(value)}"
+    return {"list": "a list", "dict": "a mapping"}.get(type(value).__name__, type(value).__name__)
 
 
 def _problems(
@@ -246,6 +278,8 @@ def _problems(
         source = to_source(loc)
         where = pos.locate(source, prefer_key=at_key)
         line, col = where if where else (None, None)
+        if line is None and err["type"] == "missing" and len(loc) == 1 and not field_prefix:
+            line, col = 1, 1  # a top-level key is missing: point at the document's start
         # A value set in `defaults` is named there (and reported once, not once per suite).
         prefix = ("defaults",) if source[:1] == ("defaults",) else field_prefix
         problem = Problem(filename, line, col, _dotted(prefix + loc) or None, msg, hint)
