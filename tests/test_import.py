@@ -242,3 +242,14 @@ def test_hostile_files_that_import_correctly(tmp_path, corpus, variant):
     result = runner.invoke(app, ["build", str(tmp_path / "specs/m.yml"), "--out", str(tmp_path / "gen")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "gen/m/test_tipc/configs/m/train_infer_python.txt").read_bytes() == data
+
+
+@pytest.mark.corpus
+def test_lint_reports_each_files_findings_in_line_order(corpus):
+    from tipcgen.lint.inputs import lint_paths
+
+    findings = lint_paths([str(corpus / "PaddleSeg")])
+    assert len({f.file for f in findings}) > 5
+    for file in {f.file for f in findings}:
+        keys = [(f.line or 0, f.rule) for f in findings if f.file == file]
+        assert keys == sorted(keys), file

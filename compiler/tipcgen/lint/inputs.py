@@ -77,10 +77,9 @@ def lint_spec(path: str) -> list[Finding]:
 
 
 def lint_paths(paths: list[str], layout: str = "auto") -> list[Finding]:
+    """Findings file by file (in walk order), each file's by line (file-level ones first), then rule."""
     findings: list[Finding] = []
     for path in _walk(paths):
-        if path.endswith((".yml", ".yaml")):
-            findings += lint_spec(path)
-        else:
-            findings += lint_config(path, layout)
+        found = lint_spec(path) if path.endswith((".yml", ".yaml")) else lint_config(path, layout)
+        findings += sorted(found, key=lambda f: (f.line or 0, f.rule))
     return findings
