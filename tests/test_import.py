@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -253,3 +254,29 @@ def test_lint_reports_each_files_findings_in_line_order(corpus):
     for file in {f.file for f in findings}:
         keys = [(f.line or 0, f.rule) for f in findings if f.file == file]
         assert keys == sorted(keys), file
+
+
+def test_a_tree_import_skips_bad_configs_and_keeps_model_names_distinct(tmp_path, corpus):
+    """`tipcgen import TREE`: a config that cannot round-trip is reported and skipped (exit 1)
+    while the rest of its directory and the other directories are written; two directories with
+    the same name in different places become specs with different `model:` names."""
+    from typer.testing import CliRunner
+
+    from tipcgen.cli import app
+
+    src = corpus / "PaddleOCR" / "ch_PP-OCRv3_rec"
+    tree = tmp_path / "tree"
+    for repo in ("RepoA", "RepoB"):
+        shutil.copytree(src, tree / repo / "ch_PP-OCRv3_rec")
+    (tree / "RepoB" / "ch_PP-OCRv3_rec" / "empty_train_infer_python.txt").write_bytes(b"")
+    result = CliRunner().invoke(app, ["import", str(tree), "--out", str(tmp_path / "specs")])
+    assert result.exit_code == 1, result.output
+    assert "empty_train_infer_python.txt: error: empty file" in result.output
+    written = sorted(p.name for p in (tmp_path / "specs").glob("*.yml"))
+    assert written == ["RepoA_ch_PP-OCRv3_rec.yml", "RepoB_ch_PP-OCRv3_rec.yml"], written
+    models = {p.read_text().split("\nmodel: ", 1)[1].split("\n", 1)[0] for p in (tmp_path / "specs").glob("*.yml")}
+    assert models == {"RepoA_ch_PP-OCRv3_rec", "RepoB_ch_PP-OCRv3_rec"}
+    n_configs = len(list(src.glob("*.txt")))
+    assert result.output.count(f"{n_configs} config(s) from") == 2
+    build = CliRunner().invoke(app, ["build", str(tmp_path / "specs"), "--out", str(tmp_path / "gen")])
+    assert build.exit_code == 0, build.output

@@ -259,3 +259,23 @@ def test_common_mistakes_are_worded_for_yaml_authors(tmp_path, text, where, says
     rendered = [p.render() for p in info.value.problems]
     assert any(where in r and says in r for r in rendered), rendered
     assert not any("Input should be" in r for r in rendered), rendered
+
+
+def test_model_name_variable_expands_per_suite(tmp_path):
+    """`${model_name}` in a suite's text (here from `defaults`) is that suite's model_name, the one
+    substitution a spec has; any other `$` is still refused by the character policy."""
+    from tipcgen.emit.files import config_files
+
+    path = tmp_path / "m.yml"
+    path.write_text(
+        "tipcgen: 1\nmodel: m\nlayout: models\n"
+        "defaults:\n  topology: [0]\n  trainers: {norm: {train: 'train.py -c configs/${model_name}.yaml'}}\n"
+        "suites:\n  a: {file: a.txt, model_name: small}\n  b: {file: b.txt, model_name: large}\n"
+    )
+    files = config_files(load_spec(str(path)))
+    assert "norm_train:train.py -c configs/small.yaml\n" in files["test_tipc/configs/m/a.txt"]
+    assert "norm_train:train.py -c configs/large.yaml\n" in files["test_tipc/configs/m/b.txt"]
+    path.write_text(path.read_text().replace("${model_name}", "${model}"))
+    with pytest.raises(SpecError) as info:
+        load_spec(str(path))
+    assert "contains '$'" in info.value.problems[0].render()

@@ -69,22 +69,65 @@ def import_(
     if report:
         _print_report(reports, fmt)
         raise typer.Exit(0 if all(not r.failures for r in reports) else 1)
-    failed = [r for r in reports if r.failures]
-    for r in failed:
-        for name, reason in r.failures.items():
-            typer.echo(f"{os.path.join(r.directory, name)}: error: {reason}", err=True)
-    if failed:
-        typer.echo("tipcgen import: nothing written (every config must round-trip exactly)", err=True)
-        raise typer.Exit(2)
-    names = Counter(r.model for r in reports)
-    paths = []
-    for r in reports:
-        name = r.model if names[r.model] == 1 else f"{os.path.basename(os.path.dirname(r.directory))}_{r.model}"
-        paths.append(_spec_file_name(name, out))  # every name checked before anything is written
+    # A bad config costs only itself: its directory's other configs are imported without it.
+    skipped: dict = {}
+    kept = [_without_bad_files(r, paths, layout, model, skipped) for r, paths in zip(reports, groups.values())]
+    reports = _distinct_models([k for k in kept if k is not None], layout)
+    paths = [_spec_file_name(r.model, out) for r in reports]  # every name checked before anything is written
     for r, path in zip(reports, paths):
-        assert r.yaml is not None  # only reports with YAML reach here
+        assert r.yaml is not None  # only reports without failures reach here
         write_atomic(path, r.yaml.encode("utf-8"))
         typer.echo(f"{path}: {r.files} config(s) from {r.directory} ({', '.join(sorted(set(r.layouts.values())))})")
+    for file, reason in skipped.items():
+        typer.echo(f"{file}: error: {reason}", err=True)
+    if skipped:
+        typer.echo(
+            f"tipcgen import: skipped {len(skipped)} config(s) that do not round-trip exactly; "
+            f"wrote {len(paths)} spec(s)",
+            err=True,
+        )
+        raise typer.Exit(1)
+
+
+def _without_bad_files(report, paths: list, layout: str, model: Optional[str], skipped: dict):
+    """(report, its configs) when it has no failures; else the directory imported without its bad
+    configs (each found by importing it alone), which go to `skipped` with their reason; None when
+    none is left."""
+    from tipcgen.legacy.importer import import_group
+
+    if not report.failures:
+        return report, paths
+    good = []
+    for path in paths:
+        alone = import_group([path], layout, model)
+        if alone.failures:
+            skipped[path] = next(iter(alone.failures.values()))
+        else:
+            good.append(path)
+    if not good:
+        return None
+    again = import_group(good, layout, model)
+    if again.failures:  # fine alone, not together: skip the directory, naming why
+        for name, reason in again.failures.items():
+            skipped[os.path.join(again.directory, name)] = reason
+        return None
+    return again, good
+
+
+def _distinct_models(kept: list, layout: str) -> list:
+    """Specs of different directories never share a model name (they could not be built into one
+    tree): a repeated one is re-imported as `<parent directory>_<model>`."""
+    from tipcgen.legacy.importer import import_group
+
+    names = Counter(r.model for r, _ in kept)
+    out = []
+    for r, paths in kept:
+        if names[r.model] > 1:
+            r = import_group(
+                paths, layout, f"{os.path.basename(os.path.dirname(os.path.abspath(r.directory)))}_{r.model}"
+            )
+        out.append(r)
+    return out
 
 
 def _print_report(reports, fmt: str) -> None:

@@ -46,6 +46,26 @@ def deep_merge(base: Any, over: Any, bpath: Path, opath: Path, origin: dict, out
     return over
 
 
+# The one substitution a spec has: `${model_name}` in a suite's text is its model_name, so
+# `defaults` can hold what suites of several models share (`-c configs/${model_name}.yaml`).
+# `$` cannot appear otherwise (the character policy refuses it), so the expansion is exact.
+MODEL_NAME_VAR = "${model_name}"
+
+
+def expand_model_name(value: Any, model_name: Any) -> Any:
+    """`value` with `${model_name}` in every string value replaced by `model_name` (mapping keys
+    are field names, modes and indexes: never expanded, so error positions stay exact)."""
+    if not isinstance(model_name, str) or MODEL_NAME_VAR in model_name:
+        return value  # model_name is checked by validation; no expansion through a bad one
+    if isinstance(value, str):
+        return value.replace(MODEL_NAME_VAR, model_name)
+    if isinstance(value, dict):
+        return {k: expand_model_name(v, model_name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_model_name(v, model_name) for v in value]
+    return value
+
+
 def _record(value: Any, src: Path, dst: Path, origin: dict) -> None:
     origin[dst] = src
     if isinstance(value, dict):
@@ -340,6 +360,7 @@ def load_spec_text(text: str, filename: str) -> Spec:
         origin: dict = {}
         merged = deep_merge(defaults, overlay or {}, ("defaults",), ("suites", name), origin)
         merged.setdefault("model_name", top.model)
+        merged = expand_model_name(merged, merged["model_name"])
 
         def to_source(loc, origin=origin, name=name):
             loc = tuple(loc)

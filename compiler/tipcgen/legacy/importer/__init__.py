@@ -17,6 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
+from pydantic import ValidationError
+
 from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.errors import SpecError
 from tipcgen.legacy.importer.decode import (
@@ -30,7 +32,7 @@ from tipcgen.legacy.importer.decode import (
     header_name,
     read_config,
 )
-from tipcgen.legacy.importer.factor import factor_defaults, merge, model_dir_name, name_suites, suite_name
+from tipcgen.legacy.importer.factor import factor_defaults, model_dir_name, name_suites, suite_name
 from tipcgen.legacy.importer.fields import import_suite, raw_config
 from tipcgen.legacy.importer.yaml_out import spec_yaml
 from tipcgen.legacy.lower import config_text
@@ -45,7 +47,6 @@ __all__ = [
     "ImportError_",
     "ImportResult",
     "UnreadableFile",
-    "attach_allowances",
     "config_groups",
     "decode",
     "header_name",
@@ -64,10 +65,13 @@ class ImportResult:
     spec: dict  # the spec as plain data (ready for YAML)
     sources: dict = field(default_factory=dict)  # config file name -> source path
     layouts: dict = field(default_factory=dict)  # config file name -> layout (or "raw")
+    findings: dict = field(default_factory=dict)  # suite name -> the upstream defects its `allow` keeps
 
 
-def import_configs(paths: list[str], layout: str = "auto", model: Optional[str] = None) -> ImportResult:
-    """Import the configs of one model into one spec."""
+def import_configs(
+    paths: list[str], layout: str = "auto", model: Optional[str] = None, lenient: bool = False
+) -> ImportResult:
+    """Import the configs of one model into one spec (`lenient`: see factor_defaults)."""
     decoded, kinds = _read_configs(paths, layout)
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
     main_layout = Counter(k for _, k in train).most_common(1)[0][0] if train else "paddleocr"
@@ -80,16 +84,17 @@ def import_configs(paths: list[str], layout: str = "auto", model: Optional[str] 
         model_names.append(str(data["model_name"]))
         suites[os.path.basename(dec.path)] = data
     named = name_suites(suites, model_names)
+    findings = _allowances(named, main_layout)
     other = {os.path.basename(d.path): raw_config(d) for d in decoded if kinds[os.path.basename(d.path)] == "raw"}
     spec: dict = {"tipcgen": 1, "model": model or model_dir_name(paths, model_names), "layout": main_layout}
-    defaults, named = factor_defaults(named)
+    defaults, named = factor_defaults(named, lenient)
     if defaults:
         spec["defaults"] = defaults
     if named:
         spec["suites"] = named
     if other:
         spec["other_configs"] = other
-    return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds)
+    return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
 
 
 def _read_configs(paths: list[str], layout: str) -> tuple[list[Decoded], dict[str, str]]:
@@ -137,29 +142,29 @@ def _looks_like_train(lines: list[str]) -> bool:
 # ---------------------------------------------------------------- lint -> allow, checks
 
 
-def attach_allowances(result: ImportResult) -> dict:
-    """Add each suite's error-level lint findings to its `allow` so the spec validates while
-    staying byte-identical; return {suite name: [findings]} for the YAML comments."""
+def _allowances(named: dict, main_layout: str) -> dict:
+    """Give each (complete, not yet factored) suite an `allow` of its error-level lint findings, so
+    the spec validates while staying byte-identical (`allow` is then shared like any value);
+    return {suite name: [findings]} for the YAML comments."""
     from tipcgen.lint.checks import lint_text
     from tipcgen.lint.rules import ERROR
 
-    spec = result.spec
     found: dict = {}
-    defaults = spec.get("defaults", {})
-    for name, overlay in spec.get("suites", {}).items():
-        merged = merge(defaults, overlay)
-        layout = get_layout(overlay.get("layout", spec["layout"]))
-        suite = Suite.model_validate(merged)
-        findings = [
-            f
-            for f in lint_text(config_text(suite, layout), layout, overlay.get("file", suite.file))
-            if f.severity == ERROR
-        ]
+    for name, data in named.items():
+        layout = get_layout(data.get("layout", main_layout))
+        suite = Suite.model_validate(data)
+        findings = [f for f in lint_text(config_text(suite, layout), layout, suite.file) if f.severity == ERROR]
         if findings:
-            rules = sorted({f.rule for f in findings})
-            overlay["allow"] = rules
+            data["allow"] = sorted({f.rule for f in findings})
             found[name] = findings
     return found
+
+
+def _import_verified(paths: list[str], layout: str, model: Optional[str], lenient: bool) -> tuple:
+    """(result, YAML text, names of configs it does not rebuild exactly)."""
+    result = import_configs(paths, layout, model, lenient)
+    text_ = spec_yaml(result, result.findings)
+    return result, text_, verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
 
 
 def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[str]:
@@ -209,10 +214,12 @@ def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = 
     """Import one model's configs, rebuild them from the YAML text, and report what round-trips."""
     directory = os.path.dirname(paths[0]) or "."
     try:
-        result = import_configs(paths, layout, model)
-        findings = attach_allowances(result)
-        text_ = spec_yaml(result, findings)
-        bad = verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
+        try:  # share what most suites share; if that cannot rebuild every config, only what all do
+            result, text_, bad = _import_verified(paths, layout, model, lenient=True)
+        except (SpecError, ValidationError):
+            bad = ["lenient"]
+        if bad:
+            result, text_, bad = _import_verified(paths, layout, model, lenient=False)
     except UnreadableFile:
         raise  # the file, not its import, is at fault: an error, not a report line
     except SpecError as exc:

@@ -15,17 +15,10 @@ def spec_yaml(result: ImportResult, findings: dict, schema_path: str = "../gener
     from ruamel.yaml import YAML
 
     doc = _commented(result.spec)
-    for name in findings:
-        doc["suites"][name]["allow"].fa.set_block_style()
-        if doc["suites"][name].fa.flow_style():
-            doc["suites"][name].fa.set_block_style()
-    for name, items in findings.items():
-        suite = doc["suites"][name]
-        for i, rule in enumerate(suite["allow"]):
-            first = next(f for f in items if f.rule == rule)
-            more = sum(1 for f in items if f.rule == rule) - 1
-            note = f"{first.message}" + (f" (+{more} more)" if more else "")
-            suite["allow"].yaml_add_eol_comment(f"kept from upstream: {note}", i)
+    places = [(None, doc.get("defaults"))] + [(n, s) for n, s in (doc.get("suites") or {}).items()]
+    for name, node in places:
+        if node is not None and node.get("allow"):
+            _comment_allow(node, findings.get(name) if name else None, findings)
     yaml = YAML()
     # legacy text says True/False; YAML 1.2 reads both spellings as booleans
     yaml.representer.add_representer(
@@ -35,13 +28,32 @@ def spec_yaml(result: ImportResult, findings: dict, schema_path: str = "../gener
     yaml.indent(mapping=2, sequence=4, offset=2)
     buf = io.StringIO()
     yaml.dump(doc, buf)
-    sources = ", ".join(sorted(result.sources))
+    n = len(result.sources)
     head = (
         f"# yaml-language-server: $schema={schema_path}\n"
-        f"# Imported by tipcgen from {sources}.\n"
+        f"# Imported by tipcgen from {n} config{'s' if n != 1 else ''}: each suite's `file` and each key of"
+        " `other_configs`.\n"
         "# `tipcgen build` reproduces those files byte for byte; trivia keeps what has no typed field.\n"
     )
     return head + buf.getvalue()
+
+
+def _comment_allow(node: Any, own: Any, findings: dict) -> None:
+    """Say after each allowed rule which upstream defect it keeps: the suite's own finding, or
+    for `defaults` the first suite's and how many suites have it."""
+    if node.fa.flow_style():
+        node.fa.set_block_style()
+    node["allow"].fa.set_block_style()
+    for i, rule in enumerate(node["allow"]):
+        if own is not None:
+            items = [f for f in own if f.rule == rule]
+            more = len(items) - 1
+            note = (items[0].message + (f" (+{more} more)" if more else "")) if items else "(none here)"
+        else:
+            having = [name for name, items in findings.items() if any(f.rule == rule for f in items)]
+            first = next((f for f in findings[having[0]] if f.rule == rule), None) if having else None
+            note = f"{first.message} (in {len(having)} suite(s))" if first else "(none)"
+        node["allow"].yaml_add_eol_comment(f"kept from upstream: {note}", i)
 
 
 def _commented(node: Any, depth: int = 0) -> Any:
