@@ -80,6 +80,9 @@ def import_(
         typer.echo(f"{path}: {r.files} config(s) from {r.directory} ({', '.join(sorted(set(r.layouts.values())))})")
     for file, reason in skipped.items():
         typer.echo(f"{file}: error: {reason}", err=True)
+    if skipped and not paths:
+        typer.echo("tipcgen import: nothing written (no config round-trips exactly)", err=True)
+        raise typer.Exit(2)
     if skipped:
         typer.echo(
             f"tipcgen import: skipped {len(skipped)} config(s) that do not round-trip exactly; "
