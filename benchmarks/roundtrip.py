@@ -3,7 +3,9 @@
 
 Prints configs/s and peak memory for (a) import + build in memory (text -> Spec -> text, the
 tool's core path) and (b) the full path through YAML text (import -> YAML -> load -> build).
-Target: >= 1000 configs/s for (a) after start-up, on one core.
+Target: >= 1000 configs/s for (a) after start-up, on one core. Then (c) the spec loader on the
+specs (b) wrote: the old loader (ruamel's pure-Python parser) against the new one (libyaml), same
+texts, same run (target >= 10x; benchmarks/loader.py also times `tipcgen check`).
 
     python benchmarks/roundtrip.py [--corpus ../shared/corpus] [--repeat 3]
 """
@@ -86,6 +88,11 @@ def main() -> int:
     )
     target = 1000
     print(f"ratio to target ({target} configs/s) for (a): {len(train) / best / target:.2f}")
+
+    from loader import compare_loaders  # benchmarks/loader.py
+
+    print("(c) ", end="")
+    compare_loaders([(r.directory, r.yaml) for r in reports if r.yaml], args.repeat)
     return 0
 
 
