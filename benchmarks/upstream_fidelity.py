@@ -171,6 +171,38 @@ def _deviations(results: list) -> list:
 DEVIATION_COUNTS: dict = {}
 
 
+def _markdown(records: list) -> str:
+    """README's two tables: runs compared / identical / faithful per upstream folder, and every
+    runner's deviations with the corpus configs whose runs they explain."""
+    from helpers.upstream import RUNNERS
+    from tipcgen.dialects import NAMES, get_layout
+    from tipcgen.plan.planner import runner_for
+
+    lines = ["| upstream script | runner | configs | runs | identical | faithful |", "|---|---|---|---|---|---|"]
+    for repo in dict.fromkeys(r["repo"] for r in records):
+        rs = [r for r in records if r["repo"] == repo]
+        layout = REPOS[repo]
+        runner = RUNNERS.get(repo) or (get_layout(layout).dialect.runners[0] if layout else "-")
+        lines.append(
+            f"| {repo} | `{runner}` | {len({r['config'] for r in rs})} | {len(rs)} | "
+            f"{sum(r['identical'] for r in rs)} | {sum(r['faithful'] for r in rs)} |"
+        )
+    lines += ["", "| runners | deviation | what we do | why | corpus configs it explains |", "|---|---|---|---|---|"]
+    rows: dict = {}  # (name, what, why) -> [runners], counts: one row for a deviation runners share
+    for name in NAMES:
+        default = get_layout(name).dialect.runners[0]
+        for runner in get_layout(name).dialect.runners:
+            repos = [repo for repo in REPOS if REPOS[repo] == name and RUNNERS.get(repo, default) == runner]
+            for dev in runner_for(get_layout(name), runner).DEVIATIONS:
+                row = rows.setdefault((dev.name, dev.what, dev.why), ([], [0]))
+                row[0].append(f"`{runner}`")
+                row[1][0] += sum(DEVIATION_COUNTS.get((repo, dev.name), 0) for repo in repos)
+    for (name, what, why), (runners, (n,)) in rows.items():
+        cells = [", ".join(runners), f"`{name}`", what, why, str(n) if n else "- (needs a failing step)"]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> int:
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -183,6 +215,7 @@ def main() -> int:
     parser.add_argument("--json", help="write every run's differences to this file")
     parser.add_argument("--det-layout", default="paddleocr", help="dialect to read PaddleDetection with, or none")
     parser.add_argument("--fail", help="the recording interpreter fails commands with this in an argument")
+    parser.add_argument("--markdown", help="write README's fidelity and deviation tables to this file")
     ARGS = parser.parse_args()
 
     corpus, upstream = corpus_dir(), upstream_dir()
@@ -219,12 +252,15 @@ def main() -> int:
                         "error": err,
                         "identical": bool(d and d.identical),
                         "commands_identical": bool(d and d.commands_identical),
+                        "faithful": bool(d and d.faithful),
                         "differences": [vars(x) for x in d.differences] if d else [],
                         "notes": d.notes if d else [],
                         "upstream_commands": len(d.upstream.commands) if d else None,
                     }
                 )
     print(f"total {time.perf_counter() - t_all:.1f} s")
+    if ARGS.markdown:
+        Path(ARGS.markdown).write_text(_markdown(records), encoding="utf-8")
     if DEVIATION_COUNTS:
         print("\ndeliberate deviations, corpus configs each touches (README table):")
         for (repo, name), k in sorted(DEVIATION_COUNTS.items()):

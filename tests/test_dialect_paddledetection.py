@@ -1,5 +1,5 @@
-"""The PaddleDetection dialect: its line table, its detection rule, import of the lines the Spec
-has no field for yet (kept verbatim), and lint knowing Detection's keys."""
+"""The PaddleDetection dialect: its line table, its detection rule, import of Detection's own lines
+(kl_quant_export, infer_mode/infer_quant) into typed fields, and lint knowing Detection's keys."""
 
 from __future__ import annotations
 
@@ -33,9 +33,9 @@ def test_the_table_puts_detections_keys_on_the_lines_its_script_reads():
     # lines[12] is train_param_key1/value1, `filename:null` in Detection's configs
     assert LAYOUT.index("train.extra") == 12 and "filename" in rows[12].lint_keys
     assert rows[22].text == "===========================eval_params==========================="
-    # kl_quant_export (35), `##` (36), infer_mode (37) and infer_quant (38): no Spec field yet
-    assert "kl_quant_export" in rows[35].lint_keys and rows[36].kind == "sep"
-    assert "infer_mode" in rows[37].lint_keys and rows[38].key == "infer_quant"
+    # kl_quant_export (35), `##` (36), infer_mode (37) and infer_quant (38)
+    assert rows[35].key == "kl_quant_export" and LAYOUT.index("export.kl_quant") == 35 and rows[36].kind == "sep"
+    assert rows[37].key == "infer_mode" and LAYOUT.index("whole_infer.models") == 37 and rows[38].key == "infer_quant"
     for index, line in enumerate(_lines()[:51]):
         row = rows[index]
         if row.kind == "header":
@@ -61,13 +61,20 @@ def test_a_config_built_from_a_spec_that_leaves_lines_35_and_37_alone_is_still_d
     suite = Suite.model_validate(import_suite(decode(str(TOYDET), TOYDET.read_bytes()), LAYOUT, TOYDET.name))
     bare = suite.model_copy(update={"trivia": suite.trivia.model_copy(update={"line_overrides": {}})})
     lines = split_lines(config_text(bare, LAYOUT))
-    # the script reads `null` there: no kl_quant export, no whole_infer run
-    assert lines[35] == "null:null" and lines[37] == "null:null"
+    assert (
+        lines[35]
+        == "kl_quant_export:tools/post_quant.py -c configs/toydet/toydet_tiny_8e_demo.yml --slim_config configs/slim/post_quant/toydet_ptq.yml -o"
+    )
+    assert lines[37] == "infer_mode:norm|kl_quant" and lines[38] == "infer_quant:False|True"
+    # a suite without them: the script reads `null` there (no kl_quant export, no whole_infer run)
+    empty = bare.model_copy(update={"whole_infer": [], "export": bare.export.model_copy(update={"kl_quant": None})})
+    lines = split_lines(config_text(empty, LAYOUT))
+    assert lines[35] == "kl_quant_export:null" and lines[37] == "infer_mode:null" and lines[38] == "infer_quant:null"
     assert detect(lines)[0] == "paddledetection"
     assert [f.rule for f in lint_text(config_text(bare, LAYOUT), LAYOUT, TOYDET.name) if f.rule == "TIPC005"] == []
 
 
-def test_import_types_detections_lines_and_keeps_the_fieldless_ones_verbatim():
+def test_import_types_detections_own_lines():
     report = import_group([str(c) for c in sorted(FIXTURES.glob("*.txt"))])
     assert report.exact == report.files == 2 and not report.failures
     assert set(report.layouts.values()) == {"paddledetection"}
@@ -75,9 +82,9 @@ def test_import_types_detections_lines_and_keeps_the_fieldless_ones_verbatim():
     assert data["train"]["model_file"] == "model_final.pdparams"
     assert data["train"]["extra"] == {"key": "filename", "value": None}
     assert data["trainers"]["pact"]["export_name"] == "pact_export"
-    overrides = data["trivia"]["line_overrides"]
-    assert sorted(overrides) == [35, 37, 38]
-    assert overrides[37] == "infer_mode:norm|kl_quant" and overrides[38] == "infer_quant:False|True"
+    assert "line_overrides" not in data.get("trivia", {})
+    assert data["export"]["kl_quant"].startswith("tools/post_quant.py -c ")
+    assert data["whole_infer"] == [{"model": "norm", "quant": False}, {"model": "kl_quant", "quant": True}]
     # Detection's infer_benchmark_params header (27 `=` on the right) is the layout's default
     assert "headers" not in data["trivia"]
 

@@ -79,6 +79,25 @@ def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
     assert not mismatches, f"{len(mismatches)} of {len(cases)} runs disagree; first: {mismatches[0]}"
 
 
+@pytest.mark.corpus
+def test_corpus_bash_equals_plan_for_the_non_default_runners(corpus, tmp_path):
+    """The runners a spec picks with `runner:` (not the dialect's first), on their repo's corpus
+    configs in every mode, with failing steps: paddleocr's ocr_head on PaddleOCR's configs."""
+    cases = []
+    for repo, layout, runner in (("PaddleOCR", "paddleocr", "ocr_head"),):
+        configs = [path for path, found in _train_configs(corpus / repo) if found == layout]
+        assert configs, f"no {layout} config in the corpus's {repo}"
+        for n, path in enumerate(configs):
+            for mode in MODES:
+                gpuid = "1" if mode == "whole_infer" and n % 2 == 0 else None
+                cases.append(Case(path, layout, mode, gpuid=gpuid, cuda="7" if n % 2 else None, runner=runner))
+            for fail in ("train.py", "export", "predict_"):
+                cases.append(Case(path, layout, "lite_train_lite_infer", fail=fail, runner=runner))
+            cases.append(Case(path, layout, "whole_infer", fail="predict_", runner=runner))
+    mismatches = Harness(tmp_path).run(cases)
+    assert not mismatches, f"{len(mismatches)} of {len(cases)} runs disagree; first: {mismatches[0]}"
+
+
 # ---- generated specs
 
 IDS = st.lists(st.integers(0, 7), min_size=1, max_size=3, unique=True)
@@ -194,13 +213,18 @@ def suites(draw):
     return layout, data
 
 
+# The runners of each layout a spec may pick (None: the dialect's first).
+RUNNER_CHOICES = {"paddleocr": [None, "ocr_head"]}
+
+
 @st.composite
 def cases(draw):
-    """(layout, suite data, mode, argv substring to fail on, TIPC_NODE_IP, FLAGS_START_PORT)."""
+    """(layout, suite data, mode, argv substring to fail on, TIPC_NODE_IP, FLAGS_START_PORT, runner)."""
     layout, data = draw(suites())
     mode = draw(st.sampled_from(MODES))
     fail = draw(st.sampled_from([None, None, "train.py", "infer.py", "x.py"]))
-    return layout, data, mode, fail, draw(st.one_of(st.none(), IP)), draw(st.sampled_from([None, "17000"]))
+    node_ip, port = draw(st.one_of(st.none(), IP)), draw(st.sampled_from([None, "17000"]))
+    return layout, data, mode, fail, node_ip, port, draw(st.sampled_from(RUNNER_CHOICES.get(layout, [None])))
 
 
 def _suite(topology, **inference) -> dict:
@@ -236,6 +260,7 @@ SLASH_THREADS = (
     None,
     None,
     None,
+    None,
 )
 SLASH_BATCH = (
     "models",
@@ -244,12 +269,13 @@ SLASH_BATCH = (
     None,
     None,
     None,
+    None,
 )
 
 
 # derandomize etc. come from the profile conftest.py loads (the same examples locally and in CI)
 def _bash_equals_plan(tmp_path_factory, case):
-    layout, data, mode, fail, node_ip, port = case
+    layout, data, mode, fail, node_ip, port, runner = case
     try:
         suite = Suite.model_validate(data)
     except ValidationError:
@@ -265,6 +291,7 @@ def _bash_equals_plan(tmp_path_factory, case):
         fail=fail,
         node_ip=node_ip,
         start_port=port,
+        runner=runner,
     )
     mismatches = Harness(root, workers=1).run([case_])
     assert not mismatches, mismatches[0] + "\n" + config.read_text()

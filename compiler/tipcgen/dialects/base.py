@@ -87,6 +87,9 @@ class Dialect:
     log_name_roles: tuple = ()
     # Lists the runner nests loops over: the product of their lengths bounds a mode's steps.
     matrix_roles: tuple = ()
+    # The train device line's value goes whole to every gpu_list entry (PaddleDetection), not one
+    # value per entry: lint does not ask for a value per entry (TIPC011).
+    device_whole: bool = False
 
 
 @dataclass(frozen=True)

@@ -1,36 +1,10 @@
 """PaddleDetection: the OCR-family layout (51 lines, `trainer:` on line 14) with Detection's own keys
-and a whole_infer block of its own: `kl_quant_export` on line 35, `##` on 36, `infer_mode` on 37.
+and a whole_infer block of its own: `kl_quant_export` on line 35 (export.kl_quant), `##` on 36,
+`infer_mode` on 37 (whole_infer.models: which trainer's export each whole_infer run infers)
+paired with `infer_quant` on 38 (whole_infer.quant).
 
-Import and lint only, for now. The runner is the family's (`OCR_RUNNER` with `--gpus`, as
-upstream's `paddle.distributed.launch --gpus=`), so `plan`, `run` and the generated bash do NOT
-yet follow PaddleDetection's test_train_inference_python.sh; its planner behaviour is a later
-task. What that script does differently (read from it, `utils_func.sh` beside it):
-
-- it reads the whole file (`cat`), and a `to_static_train` trainer from the line after the
-  `to_static_train_benchmark_params` header; it knows a `klquant_whole_infer` mode, and
-  `benchmark_train` adds `TrainReader.shuffle=False --enable_ce=True`;
-- training adds `log_iter=1`, `filename=<model_name>` and, on one GPU or the CPU,
-  `LearningRate.base_lr=0.0001`; runs under `timeout 5m`; log names end in `_nodes_<n>`;
-  `train.device` is passed whole to every gpu_list entry (not one value per entry), but the
-  inference loop reuses its `use_gpu` variable, so later trainers of an entry train with the
-  last inference device; autocast `amp`/`fp16` become `--amp amp_level=O1|O2`;
-  CUDA_VISIBLE_DEVICES is unset after each run's inference;
-- eval and export get `weights=<save_log>/<model_name>/<trained_model_name>` and export
-  `filename=<model_name>`; when line 34's key is `export_onnx` it also exports with
-  `export_onnx=True`; inference reads the model from `<save_log>/<model_name>`, on the CPU
-  without a precision loop or `--run_mode`, and its logs are named `python_infer_<dev>_gpus_<gpu>_...`;
-- whole_infer / klquant_whole_infer loop over `infer_mode` (line 37: trainer names norm, pact,
-  fpgm, distill or kl_quant, the last exported with line 35's `kl_quant_export`) paired with
-  `infer_quant` (line 38), exporting `weights:` (line 28) before each inference.
-
-The Spec has no fields yet for `kl_quant_export` (line 35) and `infer_mode` (line 37). Their
-rows keep a role only so that the table has one there (`export.model_url`, which no runner
-reads, and the family's `whole_infer.exports`) with the fixed key `null`: a spec that sets
-nothing writes `null:null` there (the script then reads `null`: no kl_quant export, no
-whole_infer run), while Detection's own lines never match the key, so the importer keeps lines
-35 and 37 (and `infer_quant` on 38, whose list pairs with `infer_mode`) verbatim in
-`trivia.line_overrides`, byte for byte; `lint_keys` make lint accept Detection's keys there.
-The planner task replaces these two rows with real fields.
+Its runner is `paddledetection` (plan/runners/paddledetection.py), which follows PaddleDetection's
+own test_train_inference_python.sh: see that module for what the script does differently.
 """
 
 from __future__ import annotations
@@ -73,9 +47,9 @@ _CHANGES = {
     27: F("export.save_dir", lint_keys=("--output_dir",)),
     28: F("export.weights", lint_keys=("weights",)),
     # line 34: export2, or export_onnx (the script then also exports ONNX): the slot's export_name
-    35: F("export.model_url", "null", lint_keys=("kl_quant_export",)),  # no field yet: see above
+    35: F("export.kl_quant", "kl_quant_export"),
     36: SEP,
-    37: F("whole_infer.exports", "null", lint_keys=("infer_mode",)),  # no field yet: see above
+    37: F("whole_infer.models", "infer_mode"),
     40: F("inference.use_gpu", lint_keys=("--device",)),
     41: F("inference.mkldnn", lint_keys=("--enable_mkldnn",)),
     42: F("inference.threads", lint_keys=("--cpu_threads",)),
@@ -89,12 +63,48 @@ _CHANGES = {
     50: F("inference.extra", lint_keys=("--trt_max_shape",)),
 }
 
+# The variables the runner's bash reads (templates/runner_paddledetection.sh.j2), upstream's names:
+# the family's, without those of lines Detection does not have or its script does not read (the
+# epoch and batch-size tables are read from their whole lines: see det_mode_value), and its own.
+_NOT_READ = (
+    "epoch_value",
+    "train_batch_table",
+    "autocast_key",
+    "inference_dir",
+    "infer_model_dir_list",
+    "infer_export_list",
+    "infer_is_quant",
+    "use_trt_key",
+    "use_trt_list",
+    "save_log_key",
+)
+_READS = (
+    *(read for read in OCR_RUNNER.reads if read[0] not in _NOT_READ),
+    ("norm_key", "key", "trainer.norm.train"),
+    ("save_export_value", "value", "export.save_dir"),
+    ("export_weight_value", "value", "export.weights"),
+    ("export_onnx_key", "key", "trainer.slot2.export"),
+    ("kl_quant_export", "value", "export.kl_quant"),
+    ("infer_mode_list", "value", "whole_infer.models"),
+    ("infer_is_quant_list", "value", "whole_infer.quant"),
+)
+
+DETECTION_RUNNER = replace(
+    OCR_RUNNER,
+    runners=("paddledetection",),
+    device_whole=True,  # `use_gpu=<the whole value>` for every gpu_list entry
+    reads=_READS,
+    # no TensorRT loop: `--run_mode` (inference.precision) names the engine
+    log_name_roles=tuple(role for role in OCR_RUNNER.log_name_roles if role != "inference.tensorrt"),
+    matrix_roles=tuple(role for role in OCR_RUNNER.matrix_roles if role != "inference.tensorrt"),
+)
+
 PADDLEDETECTION = replace(
     variant(
         PADDLEOCR,
         "paddledetection",
         "PaddleDetection train-type config (51 lines)",
-        OCR_RUNNER,
+        DETECTION_RUNNER,
         _CHANGES,
         detect=_detect,
     ),

@@ -23,7 +23,19 @@ PADDLESEG = variant(
     PADDLEOCR,
     "paddleseg",
     "PaddleSeg train-type config (52 lines)",
-    replace(OCR_RUNNER, launch_device_flag="--devices"),
+    replace(
+        OCR_RUNNER,
+        launch_device_flag="--devices",
+        runners=("paddleseg",),
+        # PaddleSeg's script also reads the second extra inference flag and the norm trainer's name;
+        # it never uses the save_log key nor the first extra flag's value (it writes its own).
+        reads=(
+            *(r for r in OCR_RUNNER.reads if r[0] not in ("save_log_key", "infer_value1")),
+            ("trainer_norm", "key", "trainer.norm.train"),
+            ("infer_key2", "key", "inference.extra2"),
+            ("infer_value2", "value", "inference.extra2"),
+        ),
+    ),
     {
         22: H("eval_params"),
         26: H("export_params"),

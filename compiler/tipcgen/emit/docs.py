@@ -9,6 +9,7 @@ from tipcgen.emit.doc_strings import translator
 from tipcgen.emit.prepare import describe_steps
 from tipcgen.legacy.lower import config_text
 from tipcgen.plan import gpu_entry, plan_config
+from tipcgen.plan.planner import runner_for
 from tipcgen.spec.model import Spec, text
 from tipcgen.spec.modes import MODES
 
@@ -37,7 +38,8 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
         ]
     batches = [text(v) for v in (suite.inference.batch_size.values if suite.inference.batch_size else [])]
 
-    plans = {mode: plan_config(cfg_text, layout, mode, runner=spec.runner) for mode in MODES}
+    runner = runner_for(layout, spec.runner)
+    plans = {mode: plan_config(cfg_text, layout, mode, runner=spec.runner) for mode in runner.MODES}
     lite = plans["lite_train_lite_infer"]
     expected = [" " + lite.status_line(step, True).rstrip() for step in lite.steps]
     counts = []
@@ -70,4 +72,6 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
         log_dir=lite.log_dir,
         status_log=lite.status_log,
         step_logs=sorted({s.log for s in lite.steps if s.log})[:3],
+        # A runner that tells gpu_list entries apart by length, as its upstream script does, says so.
+        gpu_by_structure=not getattr(runner, "GPU_ENTRIES_BY_LENGTH", False),
     )

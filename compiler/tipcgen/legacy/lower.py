@@ -66,6 +66,7 @@ ROLES: dict[str, tuple[Callable[[Suite], Line], tuple]] = {
     "export.weights": (_flag(lambda s: s.export.weights), ("export", "weights")),
     "export.inference_dir": (_value(lambda s: s.export.inference_dir), ("export", "inference_dir")),
     "export.model_url": (_value(lambda s: s.export.model_url), ("export", "model_url")),
+    "export.kl_quant": (_value(lambda s: s.export.kl_quant), ("export", "kl_quant")),
     "whole_infer.models": (_joined(lambda s: [m.model for m in s.whole_infer]), ("whole_infer",)),
     "whole_infer.exports": (_joined(lambda s: [m.export for m in s.whole_infer]), ("whole_infer",)),
     "whole_infer.quant": (_joined(lambda s: [m.quant for m in s.whole_infer]), ("whole_infer",)),

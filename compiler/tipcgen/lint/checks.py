@@ -74,7 +74,7 @@ def _layout_checks(lines: list, layout: Layout, numbers: list, path: str) -> lis
     findings += _metachars(lines, rows, numbers, path)
     findings += _mode_tables(by_role, numbers, path)
     findings += _trainers(by_role, numbers, path, layout)
-    findings += _devices(by_role, numbers, path)
+    findings += _devices(by_role, numbers, path, layout.dialect.device_whole)
     findings += _gpu_list(by_role, numbers, path)
     findings += _model_name(by_role, numbers, path)
     return findings
@@ -456,7 +456,7 @@ def _trainers(by_role: dict, numbers: list, path: str, layout: Layout) -> list[F
     return out
 
 
-def _devices(by_role: dict, numbers: list, path: str) -> list[Finding]:
+def _devices(by_role: dict, numbers: list, path: str, device_whole: bool = False) -> list[Finding]:
     if "gpu_list" not in by_role or "train.device" not in by_role:
         return []
     gi, gline = by_role["gpu_list"]
@@ -479,7 +479,7 @@ def _devices(by_role: dict, numbers: list, path: str) -> list[Finding]:
             )
     dkey, dvalue = split_line(dline)
     values = [v for v in dvalue.split("|")] if dvalue else []
-    if dkey != "null" and len(values) < len(entries):
+    if dkey != "null" and len(values) < len(entries) and not device_whole:
         return [
             *out,
             Finding(

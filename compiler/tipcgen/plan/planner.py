@@ -106,6 +106,23 @@ class Run(NamedTuple):
 NO_RUN = Run()  # whole_infer: steps outside any training run
 
 
+@dataclass(frozen=True)
+class OcrScript:
+    """Where the versions of PaddleOCR's script that plan_classic follows differ: a runner sets
+    `b.script` before calling it. The default is the seed-era script (runners/ocr.py)."""
+
+    train_autocast: bool = True  # the train command passes the autocast line's flag
+    log_in_status: bool = False  # status lines name the step's log (status_check's 5th argument)
+    # The train step's output also goes to this file ("{save_log}" filled in; None: the terminal only).
+    train_log: Optional[str] = None
+    # Inference logs name the run's GPUs (`python_infer_cpu_gpus_<gpu>_...`); whole_infer's are this.
+    infer_gpu: Optional[str] = None
+    whole_infer_export_log: str = "{log_dir}/_export_{count}.log"
+
+
+SEED_ERA = OcrScript()
+
+
 class Builder:
     """The steps so far, and the CUDA_VISIBLE_DEVICES the script's environment holds now.
 
@@ -130,10 +147,12 @@ class Builder:
         self.start_port = start_port  # FLAGS_START_PORT (None: unset or empty)
         self.gpuid = gpuid  # the script's 3rd argument (None: not given)
         self.root = root  # the repo root's absolute path, for runners whose scripts use $(pwd)
+        self.text = ""  # the whole config text (runners whose scripts read past the layout's lines)
         self.steps: list[Step] = []
         self.preamble: list[str] = []
         self.log_dir = f"./test_tipc/output/{view.value('model_name')}/{mode}"
         self.status_log = f"{self.log_dir}/results_python.log"
+        self.script = SEED_ERA  # the OCR-family script version plan_classic follows
 
     def add(
         self,
@@ -151,6 +170,8 @@ class Builder:
         command text (default: the command and its redirect, as the OCR family shows it)."""
         argv = words(command)
         idx = len(self.steps)
+        if status_path is None and self.script.log_in_status:
+            status_path = log
         if shown is None:
             shown = command + (f" > {log} 2>&1 " if log else "")
         step = Step(
@@ -192,6 +213,7 @@ def plan_config(
     view = ConfigView.parse(text, layout)
     check_view(view, source)
     b = Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None, gpuid or None, root)
+    b.text = text
     r.plan(b)
     return Plan(
         layout.name, mode, view.value("model_name"), b.log_dir, b.status_log, tuple(b.steps),
@@ -341,7 +363,11 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, log_dir: str, autocast: s
     if e.kind in ("cpu_procs", "cpu_nodes"):
         b.apply_env(e.env)  # unset before the launch: the launcher would look for GPUs
     group = stem + (f"_nodes_{e.nodes}" if e.nodes > 1 else "")
-    train_idx = b.add("train", _train_command(t, e, run_train, autocast, save_log), None, Run(None, e.nodes, group))
+    cmd = _train_command(t, e, run_train, autocast, save_log, b.script.train_autocast)
+    train_log = b.script.train_log.format(save_log=save_log) if b.script.train_log else None
+    train_idx = b.add(
+        "train", cmd, train_log, Run(None, e.nodes, group), shown=cmd, output="tee" if train_log else "log"
+    )
     run = Run(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
     step_log = f"{log_dir}/{stem}_nodes_{e.nodes}"  # eval/export logs name the nodes even when 1
     if unquoted_test(t.eval_py, "!=", "null"):
@@ -350,7 +376,10 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, log_dir: str, autocast: s
     if unquoted_test(run_export, "!=", "null"):
         b.add("export", _export_command(t, run_export, save_log), f"{step_log}_export.log", run)
         b.apply_env(e.env)
-        inference_matrix(b, t.python, _infer_model_dir(t, save_log), log_dir, t.infer_img_dir, quant, t.ocr, run)
+        gpu = e.gpu if b.script.infer_gpu is not None else None
+        inference_matrix(
+            b, t.python, _infer_model_dir(t, save_log), log_dir, t.infer_img_dir, quant, t.ocr, run, run_gpu=gpu
+        )
         b.cvd = None  # the script unsets CUDA_VISIBLE_DEVICES after inference
 
 
@@ -374,14 +403,18 @@ def _save_log(log_dir: str, stem: str, nodes: int, ocr: bool) -> str:
     return f"{log_dir}/{stem}_nodes_{nodes}" if nodes > 1 else f"{log_dir}/{stem}"
 
 
-def _train_command(t: TrainParams, e: Entry, run_train: str, autocast: str, save_log: str) -> str:
+def _train_command(
+    t: TrainParams, e: Entry, run_train: str, autocast: str, save_log: str, with_autocast: bool = True
+) -> str:
     """The train command as upstream assembles it per entry kind. Its blanks and argument order
-    are kept: the status line shows the command text."""
+    are kept: the status line shows the command text (`with_autocast` False: the autocast flag's
+    place stays blank, as PaddleOCR's script today has it)."""
     python, launch, save = t.python, e.launch, set_param(t.save_key, save_log)
     if not t.ocr:
         return f"{python} {launch}{run_train} {save} {t.set_epoch} {t.set_pretrain} {t.set_batch}"
     amp = AMP_FLAGS if autocast == "amp" else " "
-    tail = f"{set_param(t.autocast_key, autocast)} {t.set_batch} {t.set_extra} {amp}"
+    set_autocast = set_param(t.autocast_key, autocast) if with_autocast else ""
+    tail = f"{set_autocast} {t.set_batch} {t.set_extra} {amp}"
     if e.kind in ("cpu", "single"):
         return f"{python} {run_train} {e.use_gpu}  {save} {t.set_epoch} {t.set_pretrain} {tail} "
     if e.kind in ("multi", "cpu_procs"):
@@ -442,10 +475,11 @@ class InferParams:
     quant: str  # "True": a quantized model (pact trainer), only int8 runs on CPU
     log_dir: str
     run: Run
+    gpus: str = ""  # in the log names after the device: `_gpus_<gpu>` (PaddleOCR today) or nothing
 
     @classmethod
     def read(
-        cls, v: ConfigView, python: str, model_dir: str, log_dir: str, data: str, quant: str, run: Run
+        cls, v: ConfigView, python: str, model_dir: str, log_dir: str, data: str, quant: str, run: Run, gpus: str = ""
     ) -> InferParams:
         return cls(
             python=python,
@@ -463,6 +497,7 @@ class InferParams:
             quant=quant,
             log_dir=log_dir,
             run=run,
+            gpus=gpus,
         )
 
 
@@ -475,9 +510,12 @@ def inference_matrix(
     quant: str,
     ocr: bool,
     run: Run = NO_RUN,
+    run_gpu: Optional[str] = None,
 ) -> None:
-    """func_inference: the inference matrix on one model, for each inference.use_gpu value."""
-    inf = InferParams.read(b.v, python, model_dir, log_dir, data, quant, run)
+    """func_inference: the inference matrix on one model, for each inference.use_gpu value
+    (`run_gpu`: the GPUs its log names show, None: none)."""
+    gpus = f"_gpus_{run_gpu}" if run_gpu is not None else ""
+    inf = InferParams.read(b.v, python, model_dir, log_dir, data, quant, run, gpus)
     for use_gpu in ifs_split(b.v.value("inference.use_gpu"), "|"):
         cpu = shell_eq(use_gpu, "False") or shell_eq(use_gpu, "cpu")
         gpu = shell_eq(use_gpu, "True") or shell_eq(use_gpu, "gpu")
@@ -519,7 +557,7 @@ def infer_cpu(b: Builder, inf: InferParams, use_gpu: str) -> None:
                     if _cpu_skips(mkldnn, precision, inf.quant):
                         continue
                     log = (
-                        f"{inf.log_dir}/python_infer_cpu_usemkldnn_{mkldnn}_threads_{threads}"
+                        f"{inf.log_dir}/python_infer_cpu{inf.gpus}_usemkldnn_{mkldnn}_threads_{threads}"
                         f"_precision_{precision}_batchsize_{bs}.log"
                     )
                     cmd = (
@@ -550,7 +588,7 @@ def infer_gpu(b: Builder, inf: InferParams, use_gpu: str) -> None:
             if _gpu_skips(trt, precision, inf.quant):
                 continue
             for bs in inf.batches:
-                log = f"{inf.log_dir}/python_infer_gpu_usetrt_{trt}_precision_{precision}_batchsize_{bs}.log"
+                log = f"{inf.log_dir}/python_infer_gpu{inf.gpus}_usetrt_{trt}_precision_{precision}_batchsize_{bs}.log"
                 cmd = (
                     f"{inf.python} {inf.script} {inf.use_gpu_key}={use_gpu} "
                     f"{set_param(v.key('inference.tensorrt'), trt)} "
@@ -576,9 +614,14 @@ def _whole_infer_ocr(b: Builder, log_dir: str) -> None:
         export = exports[count] if count < len(exports) else ""
         if unquoted_test(export, "!=", "null"):
             cmd = f"{python} {export} {set_param(export_weight, model)} {set_param(save_infer_key, model)}"
-            b.add("export", cmd, f"{log_dir}/_export_{count}.log")
+            b.add("export", cmd, b.script.whole_infer_export_log.format(log_dir=log_dir, count=count))
         quant = quants[count] if count < len(quants) else ""
-        inference_matrix(b, python, model, log_dir, data, quant, True)
+        gpu = b.script.infer_gpu
+        if gpu is not None and quant == "":
+            # Today's script passes the quant flag unquoted before the GPU id: an empty flag drops
+            # out, the id takes its place and the GPU id is empty.
+            quant, gpu = gpu, ""
+        inference_matrix(b, python, model, log_dir, data, quant, True, run_gpu=gpu)
 
 
 def _whole_infer_models(b: Builder, log_dir: str) -> None:

@@ -10,7 +10,7 @@ each suite is the deep merge of the two, validated as a full `Suite`.
 from __future__ import annotations
 
 import ipaddress
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
@@ -248,7 +248,22 @@ class Target(Model):
         return max(1, len(self.ips))
 
 
-TargetIn = Annotated[Target, BeforeValidator(_target_shorthand)]
+class _OneGpu(Model):
+    """The `{gpu: N}` form of a topology entry (schema only: validation turns it into gpus)."""
+
+    ips: list[str] = Field(default_factory=list)
+    gpu: Annotated[int, Field(ge=0, le=MAX_GPU_ID)]
+
+
+# What a topology entry may be written as, for the JSON Schema editors read (see _target_shorthand).
+_TargetInput = Union[
+    Annotated[str, Field(pattern=r"^\s*([cC][pP][uU]|-1)\s*$")],
+    Annotated[int, Field(ge=0, le=MAX_GPU_ID)],
+    list[Annotated[int, Field(ge=0, le=MAX_GPU_ID)]],
+    _OneGpu,
+    Target,
+]
+TargetIn = Annotated[Target, BeforeValidator(_target_shorthand, json_schema_input_type=_TargetInput)]
 
 
 class Trainer(Model):
@@ -315,6 +330,8 @@ class Export(Model):
     weights: Optional[Flag] = None
     inference_dir: Optional[Scalar] = None
     model_url: Optional[Scalar] = None  # PaddleClas: pretrained_model_url
+    # PaddleDetection: `kl_quant_export`, the command klquant_whole_infer's `kl_quant` model is made by.
+    kl_quant: Optional[ConfigText] = None
 
 
 class InferModel(Model):
@@ -477,16 +494,20 @@ class SpecFile(Model):
             check_mode(mode)
         return v
 
-    @model_validator(mode="after")
-    def _known_runner(self):
+    # A field validator (not the model's), so that the error is located at the `runner:` line;
+    # `layout` is declared first, so it is in info.data when it is valid.
+    @field_validator("runner")
+    @classmethod
+    def _known_runner(cls, runner, info):
         from tipcgen.dialects import get_layout
 
-        runners = get_layout(self.layout).dialect.runners
-        if self.runner is not None and self.runner not in runners:
-            raise ValueError(
-                f"runner {self.runner!r} is not one of layout {self.layout}'s runners: " + ", ".join(runners)
-            )
-        return self
+        layout = info.data.get("layout")
+        if runner is None or layout is None:
+            return runner
+        runners = get_layout(layout).dialect.runners
+        if runner not in runners:
+            raise ValueError(f"runner {runner!r} is not one of layout {layout}'s runners: " + ", ".join(runners))
+        return runner
 
     @model_validator(mode="after")
     def _has_configs(self):

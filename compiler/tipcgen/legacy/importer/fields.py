@@ -241,6 +241,12 @@ def _decode_whole_infer(infer_lists: dict, data: dict, overrides: dict, core: li
         for m, e, q in zip(*(split[r] for r in _WHOLE_INFER_ROLES)):
             models.append({"model": _scalar(m), "export": _scalar(e), "quant": _scalar(q)})
         data["whole_infer"] = models
+    elif set(present) == {"whole_infer.models", "whole_infer.quant"} and len(lengths) == 1:
+        # PaddleDetection: infer_mode (the trainer whose export is inferred) paired with infer_quant.
+        data["whole_infer"] = [
+            {"model": _scalar(m), "quant": _scalar(q)}
+            for m, q in zip(split["whole_infer.models"], split["whole_infer.quant"])
+        ]
     elif len(present) == 2 and "whole_infer.quant" not in present and len(lengths) == 1:
         data["whole_infer"] = [
             {"model": _scalar(m), "export": _scalar(e)}

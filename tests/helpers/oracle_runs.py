@@ -1,0 +1,66 @@
+"""Many runs of the upstream oracle (helpers/upstream.py) at once, for a runner's upstream tests:
+`oracle(repo, runs)` compares (config, mode, gpuid, fail) runs on 2 threads into a `Tally` (runs,
+identical, faithful, the unfaithful ones described, which deviation explained which configs);
+`compare_text` compares a config's text written where the upstream scripts expect a config."""
+
+from __future__ import annotations
+
+import tempfile
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from helpers.upstream import compare, upstream_dir
+
+
+@dataclass
+class Tally:
+    """Runs compared, identical and faithful; which deviations explained which configs."""
+
+    runs: int = 0
+    identical: int = 0
+    faithful: int = 0
+    unfaithful: list = field(default_factory=list)
+    configs_by_deviation: dict = field(default_factory=lambda: defaultdict(set))
+
+    def add(self, config: Path, diff) -> None:
+        self.runs += 1
+        self.identical += diff.identical
+        if diff.unexplained():
+            self.unfaithful.append(diff.describe()[:1500])
+            return
+        self.faithful += 1
+        for name in diff.explained_by():
+            self.configs_by_deviation[name].add(config)
+
+    def report(self, title: str) -> str:
+        lines = [f"{title}: {self.runs} runs, {self.identical} identical, {self.faithful} faithful"]
+        lines += [f"  {name}: {len(c)} configs" for name, c in sorted(self.configs_by_deviation.items())]
+        return "\n".join(lines)
+
+
+def oracle(repo: str, runs: list, workers: int = 2) -> Tally:
+    """Compare (config, mode, gpuid, fail) runs of `repo` with upstream on `workers` threads."""
+    scripts = upstream_dir()
+    tally = Tally()
+
+    def one(run):
+        config, mode, gpuid, fail = run
+        return config, compare(config, repo, mode, gpuid=gpuid, fail=fail, upstream=scripts)
+
+    with ThreadPoolExecutor(workers) as pool:
+        for config, diff in pool.map(one, runs):
+            tally.add(config, diff)
+    return tally
+
+
+def compare_text(repo: str, config: Path, text: str, mode: str, gpuid: Optional[str] = None):
+    """Upstream and the Plan on `text` as `config` (written to a scratch directory named after
+    the config's own, where upstream's scripts expect it)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / config.parent.name).mkdir()
+        path = Path(tmp, config.parent.name, config.name)
+        path.write_text(text, encoding="utf-8")
+        return compare(path, repo, mode, gpuid=gpuid, upstream=upstream_dir())

@@ -1,0 +1,107 @@
+"""The PaddleClas runner against PaddleClas's REAL test_train_inference_python.sh (the upstream
+oracle, tests/helpers/upstream.py): every train-type corpus config in the 4 modes and whole_infer
+with a GPUID, the same with a failing export, and hypothesis-mutated configs, each run faithful
+(every difference explained by a deliberate deviation of runners/paddleclas.py)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers.oracle_runs import Tally, compare_text, oracle
+from helpers.upstream import MODES, train_configs
+from test_upstream_oracle import upstream  # noqa: F401 (the oracle tests' fixture: the scripts, or a skip)
+
+# Every test needs the upstream scripts: the `upstream` fixture skips (or fails) without them.
+pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream")]
+
+REPO = "PaddleClas"
+RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1")]
+
+
+def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
+    configs = train_configs(corpus, REPO)
+    assert configs, "no PaddleClas train config in the corpus"
+    tally = oracle(REPO, [(c, m, g, None) for c in configs for m, g in RUNS])
+    print("\n" + tally.report(f"{len(configs)} configs x {len(RUNS)} runs"))
+    assert not tally.unfaithful, (
+        f"{len(tally.unfaithful)} of {tally.runs} runs are not faithful; first: {tally.unfaithful[0]}"
+    )
+    assert tally.runs == len(configs) * len(RUNS)
+
+
+def test_every_corpus_config_is_faithful_when_the_export_fails(corpus):
+    configs = train_configs(corpus, REPO)
+    tally = oracle(REPO, [(c, "lite_train_lite_infer", None, "export") for c in configs])
+    print("\n" + tally.report("failing export"))
+    assert not tally.unfaithful, (
+        f"{len(tally.unfaithful)} of {tally.runs} runs are not faithful; first: {tally.unfaithful[0]}"
+    )
+
+
+# ---- hypothesis: corpus configs with mutated lines (index among the non-empty lines -> values)
+
+MUTATIONS = {
+    3: [
+        "0",
+        "-1",
+        "0,1",
+        "0|0,1",
+        "-1|0",
+        "10",
+        "0,1,2,3",
+        "192.168.0.1,192.168.0.2;0,1",
+        "0|192.168.0.1,192.168.0.2;0,1",
+    ],
+    4: ["gpu", "cpu", "npu"],
+    5: ["null", "amp", "fp16", "null|amp", "fp32|fp16"],
+    6: ["lite_train_lite_infer=2|whole_train_whole_infer=120", "3", "=4|lite_train_lite_infer=1", "null"],
+    8: ["8", "null", "", "lite_train_lite_infer=2|whole_train_whole_infer=64"],
+    9: ["null", "./pretrained/model"],
+    14: ["norm_train", "amp_train", "pact_train", "norm_train|pact_train", "to_static_train", "null"],
+    23: ["null", "tools/eval.py -c x.yaml"],
+    33: ["null", "False", "deploy/slim/quant_post_static.py -c x.yaml -o Global.save_inference_dir=./q_infer/"],
+    36: ["./q_infer/", "../inference/", "./a/b/"],
+    40: ["True|False", "False", "True", "gpu|cpu", "xpu"],
+    41: ["True|False", "False"],
+    43: ["1", "1|16", "null"],
+    44: ["False", "True|False"],
+    45: ["fp32", "True|False", "fp16|int8"],
+}
+
+
+def _mutated(text: str, changes: dict) -> str:
+    lines = [line for line in text.split("\n") if line]
+    for index, value in changes.items():
+        if index < len(lines):
+            key = lines[index].split(":", 1)[0]
+            lines[index] = f"{key}:{value}"
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def mutated_config(draw, configs):
+    config = draw(st.sampled_from(configs))
+    indices = draw(st.sets(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=6))
+    changes = {i: draw(st.sampled_from(MUTATIONS[i])) for i in sorted(indices)}
+    run = draw(st.sampled_from(RUNS))
+    return config, changes, run
+
+
+@pytest.mark.slow
+def test_mutated_configs_run_faithfully(corpus):
+    configs = train_configs(corpus, REPO)
+    tally = Tally()
+
+    @settings(max_examples=300, deadline=None)
+    @given(mutated_config(configs))
+    def check(example):
+        config, changes, (mode, gpuid) = example
+        diff = compare_text(REPO, config, _mutated(config.read_text(encoding="utf-8"), changes), mode, gpuid)
+        tally.add(config, diff)
+        assert not diff.unexplained(), f"{config.name} {changes} {mode} {gpuid}: {diff.describe()[:2000]}"
+
+    check()
+    print("\n" + tally.report("mutated configs"))
+    assert tally.runs >= 300
