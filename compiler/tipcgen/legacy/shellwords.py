@@ -7,6 +7,7 @@ bash's `tipc_words` implements exactly this; tests hold the two together.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import Optional
 
@@ -233,3 +234,26 @@ def mode_value(table: str, mode: str) -> str:
         if name == mode:
             return parts[1] if len(parts) > 1 else ""
     return ""
+
+
+def dirname(path: str) -> str:
+    """dirname(1) of one operand, as the scripts' `$(dirname ${path})` (no operand: nothing)."""
+    if path == "":
+        return ""
+    stripped = path.rstrip("/")
+    if stripped == "":
+        return "/"
+    head = posixpath.dirname(stripped).rstrip("/")
+    if head == "":
+        return "/" if stripped.startswith("/") else "."
+    return head
+
+
+def grep_w_lines(text: str, word: str) -> list[int]:
+    """`grep -n -w WORD` over a file: the 1-based physical line numbers where WORD stands with no
+    word character ([A-Za-z0-9_]) right before or after it."""
+    pattern = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(word)}(?![A-Za-z0-9_])")
+    physical = text.split("\n")
+    if physical and physical[-1] == "":
+        physical.pop()  # the newline ending the last line starts no line of its own
+    return [n for n, line in enumerate(physical, 1) if pattern.search(line)]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen.legacy.configview import ConfigView
-from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test
+from tipcgen.legacy.shellwords import grep_w_lines, ifs_split, mode_value, set_param, single_test, unquoted_test
 from tipcgen.plan.planner import NO_RUN, Builder, Run, shell_eq, shell_ne
 from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
 from tipcgen.spec.modes import MODES as BASE_MODES
@@ -97,24 +97,11 @@ def mode_table(line: str, mode: str) -> str:
 def to_static_line(text: str, lines: tuple) -> str:
     """The line `lines[n]` the script reads for its to_static trainer: n is the FILE line number
     (1-based, empty lines counted) `grep -n -w` finds the benchmark header on; no header: n=0."""
-    found = [n for n, line in enumerate(text.split("\n"), 1) if _word_in(TO_STATIC_HEADER, line)]
+    found = grep_w_lines(text, TO_STATIC_HEADER)
     if len(found) > 1:
         return ""  # `lines[3\n7]` is an arithmetic error: the variables stay empty
     n = found[0] if found else 0
     return lines[n] if n < len(lines) else ""
-
-
-def _word_in(word: str, line: str) -> bool:
-    """grep -w: `word` with no word character ([A-Za-z0-9_]) right before or after it."""
-    start = line.find(word)
-    while start >= 0:
-        before = line[start - 1] if start else " "
-        end = start + len(word)
-        after = line[end] if end < len(line) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return True
-        start = line.find(word, start + 1)
-    return False
 
 
 @dataclass(frozen=True)

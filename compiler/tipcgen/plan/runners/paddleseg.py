@@ -20,11 +20,18 @@ What sets it apart from the OCR family's script (plan_classic):
 from __future__ import annotations
 
 import os
-import re
 from fnmatch import fnmatchcase
 
 from tipcgen.legacy.configview import script_lines, split_line
-from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test
+from tipcgen.legacy.shellwords import (
+    dirname,
+    grep_w_lines,
+    ifs_split,
+    mode_value,
+    set_param,
+    single_test,
+    unquoted_test,
+)
 from tipcgen.plan.planner import AMP_FLAGS, NO_RUN, Builder, Entry, Run, TrainParams, read_entry, shell_eq
 from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
 from tipcgen.spec.modes import MODES
@@ -36,7 +43,7 @@ STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
 # The script reads `inference_dir` from lines[35], which PaddleSeg's layout gives its infer_params
 # header: its value is empty, so inference runs on `<save_dir>/` (`<save_dir>//deploy.yaml`).
 INFERENCE_DIR_LINE = 35
-TO_STATIC_HEADER = re.compile(r"(?<![A-Za-z0-9_])to_static_train_benchmark_params(?![A-Za-z0-9_])")
+TO_STATIC_HEADER = "to_static_train_benchmark_params"
 
 # The train command per gpu_list entry kind: the fields after `python [launch]run_train`.
 # Multi-node runs put the pretrained weights before the iterations, as upstream does.
@@ -92,18 +99,6 @@ def plan(b: Builder) -> None:
 
 
 # --- whole_infer --------------------------------------------------------------------------------
-
-
-def dirname(path: str) -> str:
-    """`$(dirname ${path})` (one word; no word at all: dirname fails and prints nothing)."""
-    if path == "":
-        return ""
-    if path.strip("/") == "":
-        return "/"
-    head = path.rstrip("/")
-    if "/" not in head:
-        return "."
-    return head[: head.rindex("/")].rstrip("/") or "/"
 
 
 def _whole_infer(b: Builder) -> None:
@@ -214,7 +209,7 @@ def _infer_gpu(b: Builder, c: dict, use_gpu: str, quant: str, gpu: str, run: Run
 def to_static(text: str) -> tuple[str, str]:
     """(key, value) of `lines[N]`, N the file line number of the first line naming
     to_static_train_benchmark_params (none: lines[0]); lines are all non-empty lines."""
-    number = next((i + 1 for i, line in enumerate(text.split("\n")) if TO_STATIC_HEADER.search(line)), 0)
+    number = next(iter(grep_w_lines(text, TO_STATIC_HEADER)), 0)
     lines = script_lines(text, len(text) + 1)
     return split_line(lines[number]) if number < len(lines) else ("", "")
 

@@ -21,14 +21,12 @@ The deliberate differences are DEVIATIONS below.
 
 from __future__ import annotations
 
-import posixpath
-import re
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Optional
 
 from tipcgen.legacy.configview import ConfigView, script_lines, split_line
-from tipcgen.legacy.shellwords import ifs_split, set_param, single_test, unquoted_test
+from tipcgen.legacy.shellwords import dirname, grep_w_lines, ifs_split, set_param, single_test, unquoted_test
 from tipcgen.plan.planner import NO_RUN, Builder, Run, env_for, gpu_entry, launch_prefix, shell_eq
 from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
 from tipcgen.spec.modes import MODES
@@ -71,7 +69,7 @@ DEVIATIONS = (
 
 LITE_MAX_ITERS = " --max_iters=30"
 # grep -w word characters around upstream's to_static header search.
-TO_STATIC = re.compile(r"(?<![A-Za-z0-9_])to_static_train_benchmark_params(?![A-Za-z0-9_])")
+TO_STATIC = "to_static_train_benchmark_params"
 
 # The train command per launch shape: cpu/single, one node with several processes, several nodes
 # (which puts the pretrained weights before the epochs). `{launch}` ends in a blank.
@@ -105,28 +103,13 @@ def to_static_line(text: str) -> tuple[str, str]:
     gives for the to_static header, used as an index into the non-empty lines: the line after
     the header when no line above it is empty. No header: lines[0]; several: an arithmetic
     error, so both empty."""
-    physical = text.split("\n")
-    if physical and physical[-1] == "":
-        physical.pop()
-    found = [n for n, line in enumerate(physical, 1) if TO_STATIC.search(line)]
+    found = grep_w_lines(text, TO_STATIC)
     if len(found) > 1:
         return "", ""
     index = found[0] if found else 0
-    lines = script_lines(text, len(physical))
+    physical = text.split("\n")
+    lines = script_lines(text, len(physical) - (physical[-1] == ""))
     return split_line(lines[index] if index < len(lines) else "")
-
-
-def dirname(path: str) -> str:
-    """dirname(1) of one operand (upstream's `$(dirname $infer_model)`; no operand: nothing)."""
-    if path == "":
-        return ""
-    stripped = path.rstrip("/")
-    if stripped == "":
-        return "/"
-    head = posixpath.dirname(stripped).rstrip("/")
-    if head == "":
-        return "/" if stripped.startswith("/") else "."
-    return head
 
 
 @dataclass(frozen=True)
