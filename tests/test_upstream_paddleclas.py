@@ -6,10 +6,8 @@ with a GPUID, the same with a failing export, and hypothesis-mutated configs, ea
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from helpers.oracle_runs import Tally, compare_text, oracle
+from helpers.oracle_runs import check_mutations, oracle
 from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle tests' fixture: the scripts, or a skip)
 
@@ -71,37 +69,8 @@ MUTATIONS = {
 }
 
 
-def _mutated(text: str, changes: dict) -> str:
-    lines = [line for line in text.split("\n") if line]
-    for index, value in changes.items():
-        if index < len(lines):
-            key = lines[index].split(":", 1)[0]
-            lines[index] = f"{key}:{value}"
-    return "\n".join(lines) + "\n"
-
-
-@st.composite
-def mutated_config(draw, configs):
-    config = draw(st.sampled_from(configs))
-    indices = draw(st.sets(st.sampled_from(sorted(MUTATIONS)), min_size=1, max_size=6))
-    changes = {i: draw(st.sampled_from(MUTATIONS[i])) for i in sorted(indices)}
-    run = draw(st.sampled_from(RUNS))
-    return config, changes, run
-
-
 @pytest.mark.slow
 def test_mutated_configs_run_faithfully(corpus):
-    configs = train_configs(corpus, REPO)
-    tally = Tally()
-
-    @settings(max_examples=300, deadline=None)
-    @given(mutated_config(configs))
-    def check(example):
-        config, changes, (mode, gpuid) = example
-        diff = compare_text(REPO, config, _mutated(config.read_text(encoding="utf-8"), changes), mode, gpuid)
-        tally.add(config, diff)
-        assert not diff.unexplained(), f"{config.name} {changes} {mode} {gpuid}: {diff.describe()[:2000]}"
-
-    check()
+    tally = check_mutations(REPO, train_configs(corpus, REPO), MUTATIONS, RUNS, most=6)
     print("\n" + tally.report("mutated configs"))
     assert tally.runs >= 300

@@ -7,15 +7,11 @@ explained by a deliberate deviation of runners/paddledetection.py)."""
 from __future__ import annotations
 
 import dataclasses
-import tempfile
-from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from helpers.oracle_runs import Tally, check_mutations, oracle
 from helpers.upstream import MODES, compare, run_upstream, train_configs, upstream_dir
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
@@ -33,43 +29,8 @@ def _runs(config: Path) -> list:
     return RUNS + [KLQUANT] if kl else RUNS
 
 
-class Tally:
-    """Runs compared, identical and faithful, and the configs each deviation explained something of."""
-
-    def __init__(self) -> None:
-        self.counts: Counter = Counter()
-        self.unfaithful: list = []
-        self.by_deviation: dict = defaultdict(set)
-
-    def add(self, config: Path, diff) -> None:
-        self.counts["runs"] += 1
-        self.counts["identical"] += diff.identical
-        if diff.unexplained():
-            self.unfaithful.append(diff.describe()[:1500])
-            return
-        self.counts["faithful"] += 1
-        for name in diff.explained_by():
-            self.by_deviation[name].add(config)
-
-    def report(self, title: str) -> str:
-        c = self.counts
-        lines = [f"{title}: {c['runs']} runs, {c['identical']} identical, {c['faithful']} faithful"]
-        return "\n".join(lines + [f"  {name}: {len(s)} configs" for name, s in sorted(self.by_deviation.items())])
-
-
 def _oracle(runs: list) -> Tally:
-    """Compare (config, mode, gpuid, fail) runs with upstream on 2 threads."""
-    scripts = upstream_dir()
-    tally = Tally()
-
-    def one(run):
-        config, mode, gpuid, fail = run
-        return config, compare(config, REPO, mode, gpuid=gpuid, fail=fail, upstream=scripts)
-
-    with ThreadPoolExecutor(2) as pool:
-        for config, diff in pool.map(one, runs):
-            tally.add(config, diff)
-    return tally
+    return oracle(REPO, runs)
 
 
 def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
@@ -78,7 +39,7 @@ def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
     runs = [(config, mode, gpuid, None) for config in configs for mode, gpuid in _runs(config)]
     tally = _oracle(runs)
     print("\n" + tally.report(f"{len(configs)} corpus configs, {len(runs)} runs"))
-    assert tally.counts["runs"] == len(runs) > len(configs) * len(RUNS)  # some configs have kl_quant
+    assert tally.runs == len(runs) > len(configs) * len(RUNS)  # some configs have kl_quant
     assert not tally.unfaithful, f"{len(tally.unfaithful)} unfaithful; first: {tally.unfaithful[0]}"
 
 
@@ -90,7 +51,7 @@ def test_every_corpus_config_is_faithful_when_its_export_or_train_fails(corpus):
     tally = _oracle(runs)
     print("\n" + tally.report("failing export (lite_train_lite_infer, whole_infer) and train"))
     assert not tally.unfaithful, f"{len(tally.unfaithful)} unfaithful; first: {tally.unfaithful[0]}"
-    assert "skip-after-failed-train" in tally.by_deviation
+    assert "skip-after-failed-train" in tally.configs_by_deviation
 
 
 def test_without_the_op_build_the_dino_config_is_identical(corpus):
@@ -158,41 +119,8 @@ VALUES = {
 MUTATION_RUNS = [*RUNS, KLQUANT]
 
 
-def _replace_values(text: str, changes: dict) -> str:
-    lines = [line for line in text.split("\n") if line]
-    for index, value in changes.items():
-        if index < len(lines):
-            lines[index] = lines[index].split(":", 1)[0] + ":" + value
-    return "\n".join(lines) + "\n"
-
-
-@st.composite
-def mutated(draw, configs):
-    picked = draw(st.sets(st.sampled_from(sorted(VALUES)), min_size=1, max_size=7))
-    return (
-        draw(st.sampled_from(configs)),
-        {i: draw(st.sampled_from(VALUES[i])) for i in sorted(picked)},
-        draw(st.sampled_from(MUTATION_RUNS)),
-    )
-
-
 @pytest.mark.slow
 def test_mutated_corpus_configs_run_faithfully(corpus):
-    configs = train_configs(corpus, REPO)
-    tally = Tally()
-
-    @settings(max_examples=300, deadline=None)
-    @given(mutated(configs))
-    def check(example):
-        config, changes, (mode, gpuid) = example
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / config.parent.name / config.name
-            path.parent.mkdir()
-            path.write_text(_replace_values(config.read_text(encoding="utf-8"), changes), encoding="utf-8")
-            diff = compare(path, REPO, mode, gpuid=gpuid, upstream=upstream_dir())
-        tally.add(config, diff)
-        assert not diff.unexplained(), f"{config.name} {changes} {mode} {gpuid}: {diff.describe()[:2000]}"
-
-    check()
+    tally = check_mutations(REPO, train_configs(corpus, REPO), VALUES, MUTATION_RUNS)
     print("\n" + tally.report("mutated corpus configs"))
-    assert tally.counts["runs"] >= 300
+    assert tally.runs >= 300

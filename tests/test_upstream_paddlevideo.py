@@ -6,10 +6,8 @@ faithful (each difference explained by a deliberate deviation of runners/paddlev
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from helpers.oracle_runs import Tally, compare_text, oracle
+from helpers.oracle_runs import Tally, check_mutations, oracle
 from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
@@ -94,37 +92,8 @@ VALUES = {
 }
 
 
-def _replace_values(text: str, changes: dict) -> str:
-    lines = [line for line in text.split("\n") if line]
-    for index, value in changes.items():
-        if index < len(lines):
-            lines[index] = lines[index].split(":", 1)[0] + ":" + value
-    return "\n".join(lines) + "\n"
-
-
-@st.composite
-def mutated(draw, configs):
-    picked = draw(st.sets(st.sampled_from(sorted(VALUES)), min_size=1, max_size=7))
-    return (
-        draw(st.sampled_from(configs)),
-        {i: draw(st.sampled_from(VALUES[i])) for i in sorted(picked)},
-        draw(st.sampled_from(RUNS)),
-    )
-
-
 @pytest.mark.slow
 def test_mutated_corpus_configs_run_faithfully(corpus):
-    configs = train_configs(corpus, REPO)
-    tally = Tally()
-
-    @settings(max_examples=300, deadline=None)
-    @given(mutated(configs))
-    def check(example):
-        config, changes, (mode, gpuid) = example
-        diff = compare_text(REPO, config, _replace_values(config.read_text(encoding="utf-8"), changes), mode, gpuid)
-        tally.add(config, diff)
-        assert not diff.unexplained(), f"{config.name} {changes} {mode} {gpuid}: {diff.describe()[:2000]}"
-
-    check()
+    tally = check_mutations(REPO, train_configs(corpus, REPO), VALUES, RUNS)
     print("\n" + tally.report("mutated corpus configs"))
     assert tally.runs >= 300

@@ -64,3 +64,42 @@ def compare_text(repo: str, config: Path, text: str, mode: str, gpuid: Optional[
         path = Path(tmp, config.parent.name, config.name)
         path.write_text(text, encoding="utf-8")
         return compare(path, repo, mode, gpuid=gpuid, upstream=upstream_dir())
+
+
+def replace_values(text: str, changes: dict) -> str:
+    """The config's non-empty lines with the values of lines `changes` names replaced (keys kept)."""
+    lines = [line for line in text.split("\n") if line]
+    for index, value in changes.items():
+        if index < len(lines):
+            lines[index] = lines[index].split(":", 1)[0] + ":" + value
+    return "\n".join(lines) + "\n"
+
+
+def check_mutations(repo: str, configs: list, values: dict, runs: list, examples: int = 300, most: int = 7) -> Tally:
+    """Hypothesis: `examples` corpus configs with 1..`most` of their lines given other values
+    (`values`: line index -> candidates), each in one of `runs` ((mode, gpuid) pairs), compared
+    with upstream: every difference must be explained by a deviation. Returns the tally."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    tally = Tally()
+
+    @st.composite
+    def mutated(draw):
+        picked = draw(st.sets(st.sampled_from(sorted(values)), min_size=1, max_size=most))
+        return (
+            draw(st.sampled_from(configs)),
+            {i: draw(st.sampled_from(values[i])) for i in sorted(picked)},
+            draw(st.sampled_from(runs)),
+        )
+
+    @settings(max_examples=examples, deadline=None)
+    @given(mutated())
+    def check(example):
+        config, changes, (mode, gpuid) = example
+        diff = compare_text(repo, config, replace_values(config.read_text(encoding="utf-8"), changes), mode, gpuid)
+        tally.add(config, diff)
+        assert not diff.unexplained(), f"{config.name} {changes} {mode} {gpuid}: {diff.describe()[:2000]}"
+
+    check()
+    return tally
