@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.configs import variant
 from helpers.difftest import Case, Harness
 from tipcgen.dialects import get_layout
 from tipcgen.plan import plan_config
@@ -26,17 +27,7 @@ LAYOUT = get_layout("paddlevideo")
 TO_STATIC = "===========================to_static_train_benchmark_params===========================\n"
 
 
-def _variant(tmp_path: Path, base: Path, name: str, append: str = "", **lines: str) -> Path:
-    """`base` with some `key:value` lines replaced by key (`gpu_list="0"`), and text appended."""
-    out = []
-    for line in base.read_text().split("\n"):
-        key = line.split(":", 1)[0]
-        if key in lines:
-            line = f"{key}:{lines[key]}"
-        out.append(line)
-    path = tmp_path / f"{name}.txt"
-    path.write_text("\n".join(out) + append)
-    return path
+_variant = variant
 
 
 def _plan(path: Path, mode: str, **kw):

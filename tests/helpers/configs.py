@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def variant(tmp_path: Path, base: Path, name: str, **lines: str) -> Path:
+def variant(tmp_path: Path, base: Path, name: str, append: str = "", **lines: str) -> Path:
     """`base` with the value of each line whose key is in `lines` replaced (e.g. gpu_list="0"),
-    written to tmp_path/<name>.txt."""
+    and `append` added at its end, written to tmp_path/<name>.txt."""
     out = []
     for line in base.read_text().split("\n"):
         key = line.split(":", 1)[0]
@@ -15,5 +15,5 @@ def variant(tmp_path: Path, base: Path, name: str, **lines: str) -> Path:
             line = f"{key}:{lines[key]}"
         out.append(line)
     path = tmp_path / f"{name}.txt"
-    path.write_text("\n".join(out))
+    path.write_text("\n".join(out) + append)
     return path
