@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from tipcgen.cli import app
 from tipcgen.errors import SpecError
-from tipcgen.spec.load import load_spec
+from tipcgen.spec.load import load_spec, load_spec_text
 
 VALID = """\
 tipcgen: 1
@@ -279,3 +279,25 @@ def test_model_name_variable_expands_per_suite(tmp_path):
     with pytest.raises(SpecError) as info:
         load_spec(str(path))
     assert "contains '$'" in info.value.problems[0].render()
+
+
+@pytest.mark.parametrize("libyaml", [True, False])
+def test_a_tab_in_the_indentation_says_to_use_spaces(libyaml):
+    from tipcgen.spec.yamlpos import load_yaml
+
+    text = VALID.replace("    model_name: demo_rec", "\tmodel_name: demo_rec")
+    with pytest.raises(SpecError) as exc:
+        load_yaml(text, "tabs.yml", libyaml=libyaml)
+    (problem,) = exc.value.problems
+    assert problem.line == 7 and "indent with spaces" in (problem.hint or ""), problem
+
+
+def test_docs_inference_devices_must_match_what_the_matrix_runs():
+    text = VALID.replace("layout: paddleocr\n", "layout: paddleocr\ndocs: {inference_devices: [gpu]}\n", 1)
+    with pytest.raises(SpecError) as exc:
+        load_spec_text(text, "d.yml")
+    (problem,) = exc.value.problems
+    assert problem.field == "docs.inference_devices" and problem.line == 4
+    assert "says gpu" in problem.message and "runs inference on cpu" in problem.message
+    ok = VALID.replace("layout: paddleocr\n", "layout: paddleocr\ndocs: {inference_devices: [cpu]}\n", 1)
+    assert load_spec_text(ok, "d.yml").suites["normal"].inference_devices == ["cpu"]

@@ -373,6 +373,42 @@ def test_deleted_output_is_restored_from_the_cache(server, tmp_path, impl):
     assert server.requests() == [] and "cached" in out
 
 
+@pytest.mark.parametrize("impl_", ["curl", "python"])
+def test_two_prepares_sharing_a_cache_take_turns(server, tmp_path, impl_):
+    """Nodes whose home is on NFS share one cache: the second prepare waits for the first's
+    download (flock) and takes it from the cache, instead of racing it on the same .part."""
+    data = bytes(range(256)) * 4096
+    url = server.add(f"/shared/{impl_}.bin", data)
+    server.inject(f"/shared/{impl_}.bin", "slow")
+    text = spec_text({MODE: [{"url": url, "to": "./weights", "sha256": sha(data)}]})
+    models = [Model(tmp_path / f"node{i}", text) for i in (1, 2)]
+    env = clean_env(tmp_path)
+    if impl_ == "python":  # two processes: CliRunner would share one
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "tipcgen.cli", "prepare", str(m.spec_path), "--mode", MODE, "--root", str(m.root)],
+                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+            for m in models
+        ]  # fmt: skip
+    else:
+        procs = [
+            subprocess.Popen(
+                ["bash", "test_tipc/prepare.sh", m.config, MODE], cwd=m.root, env={**env, "TIPC_DOWNLOADER": impl_},
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            )
+            for m in models
+        ]  # fmt: skip
+    outs = [p.communicate(timeout=60)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    for m in models:
+        assert (m.root / "weights" / f"{impl_}.bin").read_bytes() == data
+    gets = [r for r in server.requests(f"/shared/{impl_}.bin") if r["method"] == "GET"]
+    assert len(gets) == 1, gets  # the second found the first's download in the cache
+    assert sum("cached" in out for out in outs) == 1, outs
+    assert files_in(tmp_path / "cache") and not [f for f in files_in(tmp_path / "cache") if f.endswith(".part")]
+
+
 # ---------------------------------------------------------------------------------------------
 # 2: retries, resume, 404, checksum mismatch
 

@@ -460,7 +460,7 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     import time as _time
 
     from tipcgen.plan import Step
-    from tipcgen.run.executor import _execute
+    from tipcgen.run.executor import Bounds, _execute
 
     pidfile = tmp_path / "worker.pid"
     launcher = tmp_path / "launcher.py"
@@ -473,7 +473,7 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     )
     step = Step(0, "train", "launcher", (_sys.executable, str(launcher)), None, None)
     t0 = _time.monotonic()
-    status, code, reason = _execute(step, str(tmp_path), timeout=2, grace=1, env=dict(os.environ))
+    status, code, reason = _execute(step, str(tmp_path), Bounds(2, "--step-timeout"), grace=1, env=dict(os.environ))
     assert status == "timed out" and "timed out" in reason
     assert _time.monotonic() - t0 < 20
     worker = int(pidfile.read_text())

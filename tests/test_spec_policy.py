@@ -39,11 +39,24 @@ EXEMPT = {
     ("SpecFile", ("prepare", "{key}")): "a mode: SpecFile._prepare_modes checks it against MODES",
     ("SpecFile", ("defaults", "{key}")): "merged, then validated as a Suite (unknown keys are errors)",
     ("SpecFile", ("defaults", "{}")): "merged, then validated as a Suite",
+    ("SpecFile", ("presets", "{}", "{key}")): "merged, then validated as a Suite (unknown keys are errors)",
+    ("SpecFile", ("presets", "{}", "{}")): "merged, then validated as a Suite",
     ("SpecFile", ("suites", "{}", "{key}")): "merged, then validated as a Suite (unknown keys are errors)",
     ("SpecFile", ("suites", "{}", "{}")): "merged, then validated as a Suite",
     ("Suite", ("topology", "[]", "ips", "[]")): "Target._ips: an IPv4 address (ipaddress), control chars refused",
     ("Suite", ("train", "epochs", "by_mode", "{key}")): "a mode: ModeFlag._modes checks it against MODES",
     ("Suite", ("train", "batch_size", "by_mode", "{key}")): "a mode: ModeFlag._modes checks it against MODES",
+    ("Suite", ("limits", "multinode_factor")): "a number: Limits' _factor wants a finite 1..1000",
+    ("SpecFile", ("bench", "run_modes", "[]", "ips", "[]")): "RunMode._ips: an IPv4 address (ipaddress)",
+    ("SpecFile", ("bench", "timeout")): "a number: pydantic bounds it (0 < timeout <= 7 days)",
+    ("SpecFile", ("convergence", "metric")): "Convergence._metric: control characters refused, a log name",
+    ("SpecFile", ("convergence", "target")): "a number: Convergence._finite refuses inf and nan",
+    ("SpecFile", ("convergence", "tolerance")): "a number: Convergence._finite refuses inf and nan",
+    ("Spec", ("bench", "run_modes", "[]", "ips", "[]")): "RunMode._ips: an IPv4 address (ipaddress)",
+    ("Spec", ("bench", "timeout")): "a number: pydantic bounds it (0 < timeout <= 7 days)",
+    ("Spec", ("convergence", "metric")): "Convergence._metric: control characters refused, a log name",
+    ("Spec", ("convergence", "target")): "a number: Convergence._finite refuses inf and nan",
+    ("Spec", ("convergence", "tolerance")): "a number: Convergence._finite refuses inf and nan",
     ("Spec", ("source",)): "the spec's path, given by the caller, not by the spec",
     ("Spec", ("layout",)): "copied from SpecFile.layout, a Literal",
 }
@@ -196,7 +209,13 @@ GOOD = {
     "_rule_id": "TIPC001",
 }
 # Value of a dict whose key is the field under test.
-DICT_VALUE = {("sections",): {}, ("sections", "{}"): "v", ("trivia", "headers"): "h"}
+DICT_VALUE = {
+    ("sections",): {},
+    ("sections", "{}"): "v",
+    ("trivia", "headers"): "h",
+    ("trivia", "section_keys"): [],
+    **{("limits", kind): 60 for kind in ("train", "eval", "export", "infer", "stall")},
+}
 # Key of a dict whose value is the field under test (when any key will not do).
 DICT_KEY = {
     ("trivia", "line_overrides"): "0",
@@ -207,6 +226,9 @@ SKIP = {
     ("topology", "[]", "ips", "[]"),
     ("train", "epochs", "by_mode", "{key}"),
     ("train", "batch_size", "by_mode", "{key}"),
+    ("trivia", "section_keys", "{}", "[]"),  # a listed key must be one of its section's
+    *(("limits", kind, "{key}") for kind in ("train", "eval", "export", "infer", "stall")),  # modes
+    ("limits", "multinode_factor"),  # a number (Limits._factor): no text to carry a payload
 }  # exempt: tried by test_exempt_fields_refuse_too
 
 
@@ -316,6 +338,8 @@ def test_exempt_fields_refuse_too():
         Suite.model_validate(dict(base, train={"epochs": {"key": "e", "by_mode": {"lite\x0b": 1}}}))
     with pytest.raises(ValidationError, match="unknown mode"):
         SpecFile.model_validate({"model": "m", "layout": "paddleocr", "suites": {"n": {}}, "prepare": {"lite;x": []}})
+    with pytest.raises(ValidationError, match="U\\+000B"):
+        Suite.model_validate(dict(base, trivia={"section_keys": {"train_benchmark_params": ["a\x0b"]}}))
 
 
 # Prepare steps: the generated prepare.sh shell-quotes every value, so the policy there refuses

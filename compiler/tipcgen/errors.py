@@ -44,6 +44,9 @@ class SpecError(TipcError):
         self.problems = problems
         super().__init__("\n".join(p.render() for p in problems))
 
+    def __reduce__(self):  # pickled whole (its problems, not its text) from `check`'s workers
+        return (type(self), (self.problems,))
+
 
 class UsageError(TipcError):
     """Bad command-line usage (unknown mode, missing file, ...)."""

@@ -5,7 +5,8 @@ daemon thread. Each path can be given a queue of faults, consumed one per reques
 
 - an int (404, 500, ...): answer with that status and a short body;
 - "cut": send the full Content-Length but only half the body, then close the connection;
-- "norange": ignore the request's Range header (answer 200 with the whole file).
+- "norange": ignore the request's Range header (answer 200 with the whole file);
+- "slow": send the headers and half the body, wait a second, then send the rest.
 
 Every request is logged as a dict(method, path, range) before it is answered.
 """
@@ -13,6 +14,7 @@ Every request is logged as a dict(method, path, range) before it is answered.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Optional
@@ -80,6 +82,11 @@ class PrepareServer:
                     self.wfile.flush()
                     self.close_connection = True
                     return
+                if fault == "slow":
+                    self.wfile.write(body[: len(body) // 2])
+                    self.wfile.flush()
+                    time.sleep(1.0)
+                    body = body[len(body) // 2 :]
                 self.wfile.write(body)
 
             def _status(self, code: int) -> None:

@@ -9,7 +9,30 @@ from typing import Optional
 import typer
 
 from tipcgen import __version__
-from tipcgen.cli.common import LANG_OPT, SPECS_ARG, _load_all, _render_all, app, out_dir, seconds
+from tipcgen.cli.common import LANG_OPT, SPECS_ARG, _load_all, _render_all, app, choice, out_dir, seconds
+
+RESULTS_OPT = typer.Option(
+    None,
+    "--results",
+    help="Run records of `tipcgen bench` (a JSON file or a directory; repeat the option for more): the docs get"
+    " their speed-up table.",
+)
+
+
+def _render(specs: list[str], lang: str, results: Optional[list[str]]):
+    """_render_all, with the docs of each model that has run records given their report."""
+    if not results:
+        return _render_all(specs, lang)
+    from tipcgen.bench.records import load_records
+    from tipcgen.emit.files import build_files
+
+    choice("--lang", lang, ("zh", "en"))
+    records = load_records(results)
+    loaded = _load_all(specs)
+    names = {n for spec in loaded for n in spec.model_names()}
+    for model in sorted({str(r["model"]) for r in records} - names):
+        typer.echo(f"warning: --results: no spec has model {model!r}; its records are not shown", err=True)
+    return [(spec, build_files(spec, lang, results=records)) for spec in loaded]
 
 
 @app.command()
@@ -17,6 +40,7 @@ def build(
     specs: list[str] = SPECS_ARG,
     out: str = typer.Option("generated", "--out", "-o", help="Output directory."),
     lang: str = LANG_OPT,
+    results: Optional[list[str]] = RESULTS_OPT,
     wait: float = typer.Option(
         10.0, "--wait", help="Seconds to wait for another build writing into OUT to finish before giving up."
     ),
@@ -26,7 +50,7 @@ def build(
 
     out_dir("--out", out)
     seconds("--wait", wait, zero=True)
-    rendered = _render_all(specs, lang)  # everything validated and rendered before any write
+    rendered = _render(specs, lang, results)  # everything validated and rendered before any write
     with BuildLock(out, wait):
         roots = [check_destinations(out, spec.model, files) for spec, files in rendered]
         for (spec, files), root in zip(rendered, roots):
@@ -43,12 +67,13 @@ def check(
     specs: list[str] = SPECS_ARG,
     out: str = typer.Option("generated", "--out", "-o", help="Directory the specs were built into."),
     lang: str = LANG_OPT,
+    results: Optional[list[str]] = RESULTS_OPT,
 ):
     """Exit 1 (with a unified diff) when a generated file is missing, differs or is stale."""
     from tipcgen.emit.fsio import diff_tree, leftover_temps, stale_files
 
     out_dir("--out", out)
-    rendered = _render_all(specs, lang)
+    rendered = _render(specs, lang, results)
     bad = 0
     for spec, files in rendered:
         root = os.path.join(out, spec.model)

@@ -10,6 +10,7 @@ import glob
 import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import typer
@@ -48,10 +49,45 @@ class _App(typer.Typer):
         register = super().command(*args, **kwargs)
 
         def decorator(func):
+            _name_values(func)
             register(_clean_errors(func))
             return func
 
         return decorator
+
+
+def _name_values(func) -> None:
+    """Help shows `--out OUT` and `SPECS...`, not typer's `<str>` and `<list[str]>`: every option
+    and argument without a metavar gets one from its name (flags take no value)."""
+    import inspect
+
+    from typer.models import ArgumentInfo, OptionInfo
+
+    for name, param in inspect.signature(func).parameters.items():
+        info, kind = param.default, str(param.annotation)
+        if not isinstance(info, (OptionInfo, ArgumentInfo)) or info.metavar is not None or "bool" in kind:
+            continue
+        if isinstance(info, OptionInfo):
+            longs = [d for d in info.param_decls or () if d.startswith("--")]
+            name = longs[0][2:] if longs else name
+        many = "list" in kind.lower() and isinstance(info, OptionInfo)  # typer adds an argument's "..."
+        info.metavar = name.upper().replace("-", "_") + ("..." if many else "")
+
+
+def _argument_type_from_metavar() -> None:
+    """typer shows an argument as `NAME <type>` even when it has a metavar (an option's metavar
+    replaces its type): with a metavar, show the name alone, as options do."""
+    from typer.core import TyperArgument
+
+    shown = TyperArgument.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.metavar is not None else shown(self, ctx)
+
+    TyperArgument.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_argument_type_from_metavar()
 
 
 app = _App(
@@ -139,11 +175,66 @@ def _load_all(paths: list[str]):
     return specs
 
 
+# From this many specs on, `build` and `check` load and render them in worker processes (one
+# per core, at most 4): a pre-commit hook over a repo's specs should feel instant.
+PARALLEL_MIN = 8
+
+
 def _render_all(paths: list[str], lang: str):
-    from tipcgen.emit.files import build_files
+    """[(spec's SpecRef, {path: text})] of every spec, in the order given; all specs' problems at once."""
+    from tipcgen.errors import SpecError
 
     choice("--lang", lang, ("zh", "en"))
-    return [(spec, build_files(spec, lang)) for spec in _load_all(paths)]
+    files = _expand(paths)
+    results = _map_specs(files, lang)
+    problems = [p for r in results if isinstance(r, SpecError) for p in r.problems]
+    if problems:
+        raise SpecError(problems)
+    rendered = [r for r in results if not isinstance(r, SpecError)]
+    seen: dict[str, str] = {}
+    for spec, _ in rendered:
+        if spec.model in seen:
+            raise UsageError(f"{spec.source} and {seen[spec.model]} both describe model {spec.model!r}")
+        seen[spec.model] = spec.source
+    return rendered
+
+
+def _map_specs(files: list[str], lang: str) -> list:
+    """_load_and_render over `files`, in workers when there are many (TIPC_JOBS=1: never)."""
+    import multiprocessing
+
+    jobs = min(4, os.cpu_count() or 1)
+    if os.environ.get("TIPC_JOBS", "").isdigit():
+        jobs = max(1, int(os.environ["TIPC_JOBS"]))
+    if len(files) < PARALLEL_MIN or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        return [_load_and_render(f, lang) for f in files]
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: the workers start with everything this process imported (a fresh interpreter would
+    # spend longer importing than rendering)
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return list(pool.map(_load_and_render, files, [lang] * len(files), chunksize=4))
+
+
+def _load_and_render(path: str, lang: str):
+    """(the spec's name and path, its files), or the SpecError of a spec with problems (returned:
+    all are reported)."""
+    from tipcgen.emit.files import build_files
+    from tipcgen.errors import SpecError
+    from tipcgen.spec.load import load_spec
+
+    try:
+        spec = load_spec(path)
+    except SpecError as exc:
+        return exc
+    # what build and check use of the spec: sending the whole Spec back costs more than rendering
+    return SpecRef(spec.model, spec.source), build_files(spec, lang)
+
+
+@dataclass(frozen=True)
+class SpecRef:
+    model: str
+    source: str
 
 
 # Options several commands share, defined once so their names and help cannot drift apart.

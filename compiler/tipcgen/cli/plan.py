@@ -42,6 +42,10 @@ def plan(
         typer.echo(f"[{step.index}] {step.kind:<6} {where}{env}{' '.join(step.argv or ('<unsplittable>',))}")
         if step.log:
             typer.echo(f"         log: {step.log}")
+        if step.timeout is not None or step.stall is not None:
+            stall = f"; stalled after {step.stall} s without log output" if step.stall is not None else ""
+            limit = f"{step.timeout} s" if step.timeout is not None else "tipcgen's default"
+            typer.echo(f"         limit: {limit}{stall} (the spec's limits)")
         if step.skip:
             typer.echo(f"         skipped: {step.skip} (the status line says `Run skipped ({step.skip})`)")
     typer.echo(f"{len(result.steps)} steps; status lines -> {result.status_log}")

@@ -34,7 +34,13 @@ def _short(log: Optional[str], prefix: str) -> str:
     return log[len(prefix) :] if log.startswith(prefix) else log
 
 
-_STYLE = {"passed": "green", "failed": "bold red", "skipped": "yellow", "timed out": "bold magenta"}
+_STYLE = {
+    "passed": "green",
+    "failed": "bold red",
+    "skipped": "yellow",
+    "timed out": "bold magenta",
+    "stalled": "bold magenta",
+}
 
 
 def _end_line(tag: str, result: StepResult) -> str:
@@ -43,7 +49,7 @@ def _end_line(tag: str, result: StepResult) -> str:
 
     style = _STYLE[result.status]
     line = f"[bold]{escape(tag)}[/] "
-    if result.status == "timed out":  # the reason says it: "timed out after S s[: hint]"
+    if result.status in ("timed out", "stalled"):  # the reason says it: "timed out after S s (limit from X)"
         return line + f"[{style}]{escape(result.reason or result.status)}[/]"
     line += f"[{style}]{result.status}[/]"
     if result.status != "skipped":
@@ -53,8 +59,36 @@ def _end_line(tag: str, result: StepResult) -> str:
     return line
 
 
-def _event_printer(console: Console, plan: Plan) -> Callable:
-    """run_plan's on_event: a line when a step starts and ends, a failed step's log tail."""
+def doctor_hint(source: str, suite: Optional[str]) -> str:
+    """What to run when a multi-node train step failed: the preflight on every node."""
+    where = f"{source} --suite {suite}" if suite else source
+    return (
+        f'tipc: hint: a multi-node train step failed; run "tipcgen doctor {where}" on every node '
+        "(this node's address, FLAGS_START_PORT, the peers, the interpreter)"
+    )
+
+
+def _print_stalled(console: Console, step: Step) -> None:
+    """A stalled step: the last lines of each worker log, and how to find where it hangs."""
+    import os
+
+    from rich.markup import escape
+
+    from tipcgen.run.reports import log_tail
+    from tipcgen.run.watch import STALL_HINTS, worker_logs
+
+    for path in worker_logs(os.path.join(".", step.cwd) if step.cwd else "."):
+        with open(path, "rb") as fh:
+            tail = log_tail(fh.read().decode("utf-8", "replace"), lines=10)
+        console.print(f"[dim]--- last lines of {escape(os.path.relpath(path))}:[/]")
+        console.print(escape(tail or "(empty)"), style="dim")
+    for hint in STALL_HINTS:
+        console.print(f"tipc: hint: {escape(hint)}")
+
+
+def _event_printer(console: Console, plan: Plan, hint: str = "") -> Callable:
+    """run_plan's on_event: a line when a step starts and ends, a failed step's log tail (and
+    worker logs when it stalled), `hint` when a multi-node train step failed."""
     from rich.markup import escape
 
     from tipcgen.run.reports import log_tail, read_log
@@ -79,6 +113,10 @@ def _event_printer(console: Console, plan: Plan) -> Callable:
             if tail:
                 console.print(f"[dim]--- last lines of {escape(step.log)}:[/]")
                 console.print(escape(tail), style="dim")
+        if result.status == "stalled":
+            _print_stalled(console, step)
+        if result.counts_as_failed and step.kind == "train" and step.nodes > 1 and hint:
+            console.print(escape(hint))
 
     return on_event
 
@@ -112,10 +150,18 @@ def run(
     runner: Optional[str] = RUNNER_OPT,
     gpuid: Optional[str] = GPUID_OPT,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each step's command; run and write nothing."),
-    step_timeout: float = typer.Option(
-        7200.0,
+    step_timeout: Optional[float] = typer.Option(
+        None,
         "--step-timeout",
-        help="Seconds a step may run before its process group is killed (the step then counts as failed).",
+        help="Seconds every step may run before its process group is killed (the step then counts as failed); "
+        "overrides TIPC_STEP_TIMEOUT and the spec's limits (default: the step's limit from the spec, "
+        "else 7200, or 3 days for a whole_train_whole_infer training).",
+    ),
+    stall_timeout: Optional[float] = typer.Option(
+        None,
+        "--stall-timeout",
+        help="Stop a train step whose logs (its log, log/workerlog.*) have not grown for this many seconds "
+        "and report it stalled; overrides TIPC_STALL_TIMEOUT and the spec's limits.stall (0: off; default: off).",
     ),
     kill_grace: float = typer.Option(
         10.0, "--kill-grace", help="Seconds between SIGTERM and SIGKILL when a step times out."
@@ -128,7 +174,10 @@ def run(
     Same argv, CUDA_VISIBLE_DEVICES, log files and status lines as the generated bash; a step
     whose training failed is skipped; exit 1 when any step failed or timed out.
     """
-    seconds("--step-timeout", step_timeout)
+    if step_timeout is not None:
+        seconds("--step-timeout", step_timeout)
+    if stall_timeout is not None:
+        seconds("--stall-timeout", stall_timeout, zero=True)
     seconds("--kill-grace", kill_grace, zero=True)
     plan = plan_for(source, mode, suite, layout, gpuid, runner)
     if dry_run:
@@ -146,7 +195,13 @@ def run(
 
     console = Console(highlight=False, soft_wrap=True)
     try:
-        results = run_plan(plan, timeout=step_timeout, grace=kill_grace, on_event=_event_printer(console, plan))
+        results = run_plan(
+            plan,
+            timeout=step_timeout,
+            stall=stall_timeout,
+            grace=kill_grace,
+            on_event=_event_printer(console, plan, doctor_hint(source, suite)),
+        )
     except KeyboardInterrupt:
         typer.echo("tipc: interrupted; the running step's process group was stopped", err=True)
         raise typer.Exit(130) from None

@@ -57,6 +57,12 @@ ZH = {
         "`Run skipped (not trainer 0)`（只有`trainer_id=0`所在节点保存模型）；CPU 多机（`cpuxN`）时它还作为"
         "`--host`传给启动器，`FLAGS_START_PORT`作为`--start_port`。"
     ),
+    "doctor": (
+        "设置好上述环境变量后，先在每个节点上运行`tipcgen doctor`做运行前检查：本机 ip 是否在`gpu_list`中、"
+        "启动器要用的端口是否空闲、其他节点能否连通、配置中的`python`能否导入 paddle、`gpu_list`与本机的 paddle "
+        "版本和设备是否匹配，并打印配置文件的 sha256 以便比较各节点。每项检查输出一行 ok/warn/fail 及修复方法，"
+        "有 fail 时退出码为 1，应先按提示修复再开始测试。"
+    ),
     "h.run": "#### 2.1.2 开始测试",
     "run": "以配置文件`{config}`为例，测试方法如下所示。",
     "note.every_node.run": "**注意：** 由于是多机训练，这里需要在所有的节点上均运行上述命令进行测试。",
@@ -144,6 +150,13 @@ EN = {
         "`TIPC_NODE_IP` is a tipcgen extension: with it set, eval, export and inference on nodes other than the "
         "first are recorded as `Run skipped (not trainer 0)` (only trainer 0 saves the model); for CPU nodes "
         "(`cpuxN`) it is also passed to the launcher as `--host`, and `FLAGS_START_PORT` as `--start_port`."
+    ),
+    "doctor": (
+        "With these variables set, first run `tipcgen doctor` on every node, a preflight: is this node's ip in "
+        "`gpu_list`, are the ports the launcher will use free, do the other nodes answer, does the config's "
+        "`python` import paddle, does `gpu_list` fit this node's paddle build and devices; it also prints the "
+        "config's sha256 to compare across nodes. Each check prints one line, ok/warn/fail with a fix, and it "
+        "exits 1 when one failed: fix that before running the test."
     ),
     "h.run": "#### 2.1.2 Run",
     "run": "For the config `{config}`:",

@@ -17,7 +17,15 @@ from tipcgen.spec.modes import MODES
 _KINDS = ("cpu", "cpu_procs", "single", "multi", "cpu_nodes", "multinode")
 
 
-def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: str, source: str) -> dict:
+def doc_context(
+    spec: Spec,
+    suite_name: str,
+    layout: Layout,
+    lang: str,
+    banner: str,
+    source: str,
+    results: Optional[list[dict]] = None,
+) -> dict:
     suite = spec.suites[suite_name]
     layout = get_layout(spec.suite_layout(suite_name))
     cfg_text = config_text(suite, layout)
@@ -29,13 +37,7 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
             kinds.append(kind)
     kinds.sort(key=_KINDS.index)
 
-    use_gpu = [text(v) for v in (suite.inference.use_gpu.values if suite.inference.use_gpu else [])]
-    inferred = spec.docs.inference_devices
-    devices: Optional[list[str]] = list(inferred) if inferred is not None else None
-    if devices is None:
-        devices = [
-            d for d, names in (("cpu", ("False", "cpu")), ("gpu", ("True", "gpu"))) if any(v in names for v in use_gpu)
-        ]
+    devices = suite.inference_devices  # what the matrix runs (load checks docs.inference_devices agrees)
     batches = [text(v) for v in (suite.inference.batch_size.values if suite.inference.batch_size else [])]
 
     runner = runner_for(layout, spec.runner)
@@ -74,4 +76,13 @@ def doc_context(spec: Spec, suite_name: str, layout: Layout, lang: str, banner: 
         step_logs=sorted({s.log for s in lite.steps if s.log})[:3],
         # A runner that tells gpu_list entries apart by length, as its upstream script does, says so.
         gpu_by_structure=not getattr(runner, "GPU_ENTRIES_BY_LENGTH", False),
+        bench_report=bench_report(suite.model_name, results, lang),
     )
+
+
+def bench_report(model_name: str, results: Optional[list[dict]], lang: str) -> str:
+    """The speed-up section of `tipcgen build --results` for this model's records ('' without)."""
+    from tipcgen.bench.report import section
+
+    mine = [r for r in results or [] if r.get("model") == model_name]
+    return section(mine, lang, level=3) if mine else ""

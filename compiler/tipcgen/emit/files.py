@@ -15,7 +15,10 @@ from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
 from tipcgen.legacy.configview import ABSENT
 from tipcgen.legacy.lower import config_text
+from tipcgen.legacy.shellwords import grep_w_lines
 from tipcgen.plan import AMP_FLAGS, MAX_MATRIX
+from tipcgen.plan.benchmark import BENCH, HEADER
+from tipcgen.plan.limits import DEFAULT_SECONDS, STALL_HINTS, WHOLE_TRAIN_SECONDS, limit_table
 from tipcgen.plan.planner import runner_for
 from tipcgen.spec.model import Spec
 
@@ -75,8 +78,11 @@ def status_bash(fmt: str) -> str:
     return fmt.format(verdict="${verdict}", model="${model_name}", command="${shown}", log="${status_path}")
 
 
-def runner_script(layout: Layout, banner_text: str, runner: Optional[str] = None) -> tuple[str, str]:
-    """(test_train_inference_python.sh, common_func.sh) for a layout and one of its runners."""
+def runner_script(
+    layout: Layout, banner_text: str, runner: Optional[str] = None, limits: tuple = ()
+) -> tuple[str, str]:
+    """(test_train_inference_python.sh, common_func.sh) for a layout and one of its runners;
+    `limits`: (config file name, the suite's spec `limits`) of each suite the script runs."""
     dialect = layout.dialect
     module = runner_for(layout, runner)
     reads = [(var, kind, role) for var, kind, role in dialect.reads if layout.index(role) is not None]
@@ -95,8 +101,25 @@ def runner_script(layout: Layout, banner_text: str, runner: Optional[str] = None
         runner=module.__name__.rsplit(".", 1)[-1],
         modes=module.MODES,
         status_bash=status_bash(module.STATUS_FORMAT),
+        limit_rows=limit_table(list(limits), module.MODES),
+        default_seconds=DEFAULT_SECONDS,
+        whole_train_seconds=WHOLE_TRAIN_SECONDS,
+        stall_hints=STALL_HINTS,
     )
     return render(module.TEMPLATE, **ctx), render("common_func.sh.j2", **ctx)
+
+
+def benchmark_script(layout: Layout, banner_text: str, runner: Optional[str] = None) -> Optional[str]:
+    """test_tipc/benchmark_train.sh for a layout (plan/benchmark.py is its Plan), or None when its
+    repo has none or the runner the spec picks is not the one that script drives."""
+    bench = BENCH.get(layout.name)
+    if bench is None or (bench.runner is not None and runner != bench.runner):
+        return None
+    return render(f"benchmark_train_{layout.name}.sh.j2", banner=banner_text, d=bench)
+
+
+def has_benchmark_section(text: str) -> bool:
+    return bool(grep_w_lines(text, HEADER))
 
 
 def config_files(spec: Spec) -> dict[str, str]:
@@ -109,7 +132,7 @@ def config_files(spec: Spec) -> dict[str, str]:
     return files
 
 
-def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
+def build_files(spec: Spec, lang: str = "zh", results: Optional[list[dict]] = None) -> dict[str, bytes]:
     """Every file of the spec's test_tipc/ tree, keyed by relative path.
 
     `spec` is validated (spec.load): files two suites would share, and configs the runner would
@@ -117,11 +140,16 @@ def build_files(spec: Spec, lang: str = "zh") -> dict[str, bytes]:
     layout = get_layout(spec.layout)
     files = config_files(spec)
     text_banner = banner(spec)
-    script, common = runner_script(layout, text_banner, spec.runner)
+    limits = tuple((suite.file, suite.limits) for suite in spec.suites.values())
+    script, common = runner_script(layout, text_banner, spec.runner, limits)
     files["test_tipc/test_train_inference_python.sh"] = script
     files["test_tipc/common_func.sh"] = common
+    bench = benchmark_script(layout, text_banner, spec.runner)
+    configs = [files[f"test_tipc/configs/{spec.model}/{s.file}"] for s in spec.suites.values()]
+    if bench is not None and any(has_benchmark_section(text) for text in configs):
+        files["test_tipc/benchmark_train.sh"] = bench
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(spec, layout, text_banner))
     for name, suite in spec.suites.items():
-        ctx = doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source))
+        ctx = doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source), results)
         files[f"test_tipc/docs/{suite.doc_name(name)}"] = render("doc.md.j2", **ctx)
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tipcgen.dialects import Layout
 
@@ -29,21 +29,30 @@ ABSENT = {"export.inference_dir": "null"}
 class ConfigView:
     layout: Layout
     lines: tuple[str, ...]
+    # role -> (line, key, value): a runner reads the same lines for every step it plans
+    _split: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def parse(cls, text: str, layout: Layout) -> ConfigView:
         return cls(layout, tuple(script_lines(text, layout.read_lines)))
 
+    def _read(self, role: str) -> tuple[str, str, str]:
+        hit = self._split.get(role)
+        if hit is None:
+            i = self.layout.index(role)
+            if i is None:
+                hit = ("", "", ABSENT.get(role, ""))
+            else:
+                line = self.lines[i] if i < len(self.lines) else ""
+                hit = (line, *split_line(line))
+            self._split[role] = hit
+        return hit
+
     def line(self, role: str) -> str:
-        i = self.layout.index(role)
-        if i is None or i >= len(self.lines):
-            return ""
-        return self.lines[i]
+        return self._read(role)[0]
 
     def key(self, role: str) -> str:
-        return split_line(self.line(role))[0]
+        return self._read(role)[1]
 
     def value(self, role: str) -> str:
-        if self.layout.index(role) is None:
-            return ABSENT.get(role, "")
-        return split_line(self.line(role))[1]
+        return self._read(role)[2]

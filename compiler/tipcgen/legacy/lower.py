@@ -111,10 +111,13 @@ def config_lines(suite: Suite, layout: Layout) -> list[str]:
     if trivia.tail is not None:
         lines.extend(trivia.tail)
         return lines
+    lines.extend(trivia.pre_sections)
     for name, params in suite.sections.items():
         lines.append(trivia.headers.get(name, layout.section_header(name)))
-        for param, setting in params.items():
-            lines.append(f"{param}:{text(setting)}")
+        params = params or {}  # (a `null` section was dropped by validation)
+        for param in trivia.section_keys.get(name, params):
+            if param in params:  # (a listed key the section lacks is check_spec's error)
+                lines.append(f"{param}:{text(params[param])}")
     return lines
 
 
@@ -256,17 +259,33 @@ def _check_trivia(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:
                 f"remove it, or give at most {rows}",
             )
         )
-    if trivia.tail is not None and suite.sections:
+    if trivia.tail is not None and (suite.sections or trivia.pre_sections):
+        what = "`sections`" if suite.sections else "`trivia.pre_sections`"
         out.append(
             _problem(
                 spec,
                 pos,
                 name,
                 ("trivia", "tail"),
-                "trivia.tail replaces the trailing sections, so `sections` would be ignored",
-                "give `sections` or `trivia.tail`, not both",
+                f"trivia.tail replaces the trailing sections, so {what} would be ignored",
+                f"give {what} or `trivia.tail`, not both",
             )
         )
+    for section, keys in trivia.section_keys.items():
+        have = suite.sections.get(section) or {}
+        missing = [k for k in keys if k not in have]
+        if missing or len(set(keys)) != len(keys):
+            what = f"`{missing[0]}` is not a key of section {section!r}" if missing else "a key is listed twice"
+            out.append(
+                _problem(
+                    spec,
+                    pos,
+                    name,
+                    ("trivia", "section_keys", section),
+                    f"trivia.section_keys: {what}",
+                    "list keys of the section, each once",
+                )
+            )
     if trivia.blank_lines:
         base = len(config_lines(suite, layout))
         for k, position in enumerate(sorted(trivia.blank_lines)):

@@ -5,6 +5,7 @@ what the scripts would silently do wrong, as Findings of the rules in `tipcgen.l
 from __future__ import annotations
 
 import difflib
+import functools
 import ipaddress
 import os
 import re
@@ -17,6 +18,7 @@ from tipcgen.lint.rules import ERROR, WARNING, Finding
 from tipcgen.spec.model import ListFlag, ModeFlag
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import MAX_GPU_ID, SECTION_META, SHELL_META, char_name, first_control
+from tipcgen.spec.sections import BENCHMARK_SECTIONS, read_params
 
 _BOOLISH = re.compile(r"^[A-Za-z]{4,5}$")
 # YAML 1.1 spellings of booleans: YAML 1.2 (what specs are read as) keeps them as text, and the
@@ -77,6 +79,26 @@ def _layout_checks(lines: list, layout: Layout, numbers: list, path: str) -> lis
     findings += _devices(by_role, numbers, path, layout.dialect.device_whole)
     findings += _gpu_list(by_role, numbers, path)
     findings += _model_name(by_role, numbers, path)
+    findings += _benchmark_params(lines, len(rows), numbers, path)
+    return findings
+
+
+def _benchmark_params(lines: list, core: int, numbers: list, path: str) -> list[Finding]:
+    """Benchmark parameters a benchmark script misreads (TIPC023) or that end in blanks (TIPC024)."""
+    findings = []
+    section = None
+    for i in range(core, len(lines)):
+        name = _header(lines[i])
+        if name is not None:
+            section = name
+            continue
+        if section not in BENCHMARK_SECTIONS or ":" not in lines[i]:
+            continue
+        key, value = split_line(lines[i])
+        for issue in read_params({key: value})[1]:
+            severity = ERROR if issue.rule == "TIPC023" else WARNING
+            role = f"sections.{section}.{key}"  # the spec field, for the validator's position
+            findings.append(Finding(issue.rule, severity, path, numbers[i], issue.message, issue.hint, role))
     return findings
 
 
@@ -213,7 +235,7 @@ def _bool_typos(key: str, value: str, role: Optional[str], number: int, path: st
                 )
             )
         elif _BOOLISH.match(token) and token not in ("True", "False", "true", "false"):
-            close = difflib.get_close_matches(token, ["True", "False"], n=1, cutoff=0.6)
+            close = _near_boolean(token)
             if close and token.lower() not in ("none", "null"):
                 findings.append(
                     Finding(
@@ -227,6 +249,12 @@ def _bool_typos(key: str, value: str, role: Optional[str], number: int, path: st
                     )
                 )
     return findings
+
+
+@functools.lru_cache(maxsize=4096)
+def _near_boolean(token: str) -> list:
+    """[True or False] when `token` looks like a misspelling of one (memoized: configs repeat values)."""
+    return difflib.get_close_matches(token, ["True", "False"], n=1, cutoff=0.6)
 
 
 def _metachars(lines: list, rows: tuple, numbers: list, path: str) -> list[Finding]:

@@ -102,6 +102,13 @@ RULES = {
             "a shell metacharacter in a line the scripts build commands from and `eval`",
         ),
         Rule("TIPC022", "control-character", ERROR, "a control or invisible format character inside a line"),
+        Rule(
+            "TIPC023",
+            "bench-param",
+            ERROR,
+            "a benchmark parameter benchmark_train.sh misreads (batch sizes, precisions, counts, flags, input shapes)",
+        ),
+        Rule("TIPC024", "bench-blanks", WARNING, "a benchmark parameter ending in blanks, which reach the command"),
     ]
 }
 

@@ -34,6 +34,10 @@ class Step:
     cwd: Optional[str] = None
     # How the output reaches `log`: "log" (`> log 2>&1`) or "tee" (`2>&1 | tee log`: also shown).
     output: str = "log"
+    # Seconds the step may run (the spec's `limits`; None: tipcgen's default, plan/limits.py).
+    timeout: Optional[int] = None
+    # Seconds a train step's logs may stay unchanged before it counts as stalled (None: no watchdog).
+    stall: Optional[int] = None
 
     def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None, fmt: str = STATUS_BANG) -> str:
         """The line results_python.log gets; `skipped` is the reason a step did not run."""

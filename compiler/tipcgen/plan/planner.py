@@ -16,7 +16,7 @@ entries (`read_entry`, `launch_prefix`), the loop body per trainer
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import import_module
 from typing import Any, NamedTuple, Optional
 
@@ -26,6 +26,7 @@ from tipcgen.errors import UsageError
 from tipcgen.legacy.configview import ConfigView
 from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test, words
 from tipcgen.plan.checks import check_bytes, check_view
+from tipcgen.plan.limits import multinode, spec_limit, spec_stall
 from tipcgen.plan.model import Plan, Step
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
@@ -198,13 +199,15 @@ def plan_config(
     source: str = "config",
     runner: Optional[str] = None,
     root: Optional[str] = None,
+    limits: Any = None,
 ) -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
     The rest is the caller's environment: CUDA_VISIBLE_DEVICES (None: unset), TIPC_NODE_IP
     (this node's address in a multi-node gpu_list) and FLAGS_START_PORT. `source` names the
     config in error messages; `runner` picks one of the dialect's runners (default: its first);
-    `root` is the repo root's absolute path (runners whose script builds `$(pwd)/...` paths).
+    `root` is the repo root's absolute path (runners whose script builds `$(pwd)/...` paths);
+    `limits` the suite's spec `limits` (step time limits; None: tipcgen's defaults).
     """
     r = runner_for(layout, runner)
     if mode not in r.MODES:
@@ -215,10 +218,17 @@ def plan_config(
     b = Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None, gpuid or None, root)
     b.text = text
     r.plan(b)
+    steps = tuple(_limited(step, limits, mode) for step in b.steps) if limits is not None else tuple(b.steps)
     return Plan(
-        layout.name, mode, view.value("model_name"), b.log_dir, b.status_log, tuple(b.steps),
+        layout.name, mode, view.value("model_name"), b.log_dir, b.status_log, steps,
         status_format=r.STATUS_FORMAT, preamble=tuple(b.preamble),
     )  # fmt: skip
+
+
+def _limited(step: Step, limits: Any, mode: str) -> Step:
+    """`step` with the time limits the spec's `limits` give it."""
+    timeout = spec_limit(limits, step.kind, mode, multinode(step.argv))
+    return replace(step, timeout=timeout, stall=spec_stall(limits, step.kind, mode))
 
 
 def runner_for(layout: Layout, name: Optional[str] = None) -> Any:

@@ -23,6 +23,7 @@ def plan_source(
     runner: Optional[str] = None,
     root: Optional[str] = None,
 ) -> Plan:
+    limits = None  # a legacy config has no limits: tipcgen's defaults apply
     if source.endswith((".yml", ".yaml")):
         from tipcgen.spec.load import load_spec
 
@@ -33,6 +34,7 @@ def plan_source(
         lay = get_layout(spec.layout)
         text = config_text(spec.suites[name], lay)
         runner = runner or spec.runner
+        limits = spec.suites[name].limits
     else:
         text = read_text(source)
         # The same detector import and lint use, so `plan CONFIG` runs what `import` would describe.
@@ -49,4 +51,5 @@ def plan_source(
         source=label,
         runner=runner,
         root=root,
+        limits=limits,
     )

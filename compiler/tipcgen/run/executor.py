@@ -2,9 +2,11 @@
 
 Same argv (no shell), same CUDA_VISIBLE_DEVICES, same log files, same status lines appended to
 `results_python.log`, same skip rule (a failed train skips its run's eval/export/inference) and
-the same summary. On top of the bash: every step has a timeout, after which the step's whole
-process group is killed (SIGTERM, then SIGKILL after a grace period), so that the workers
-`paddle.distributed.launch` spawns do not outlive the step.
+the same summary. Like the bash, every step has a time limit (`--step-timeout` or
+TIPC_STEP_TIMEOUT, else the Plan's, else tipcgen's default: plan/limits.py), after which the
+step's whole process group is killed (SIGTERM, then SIGKILL after a grace period), so that the
+workers `paddle.distributed.launch` spawns do not outlive the step; a train step whose logs stop
+growing for its stall limit is stopped the same way (the stall watchdog, run/watch.py).
 
 `run_plan(plan, timeout=...)` is the API; `tipcgen run` (cli/run.py) is a thin CLI over it.
 """
@@ -12,6 +14,7 @@ process group is killed (SIGTERM, then SIGKILL after a grace period), so that th
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import subprocess
@@ -22,22 +25,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from tipcgen.errors import UsageError
 from tipcgen.plan import Plan, Step, skip_reason
+from tipcgen.plan.limits import DEFAULT_SECONDS, default_limit
+from tipcgen.run.watch import StallClock
 
-DEFAULT_TIMEOUT = 7200.0  # seconds per step; real training runs can be long
+DEFAULT_TIMEOUT = float(DEFAULT_SECONDS)  # seconds per step without a limit of its own
 DEFAULT_GRACE = 10.0  # seconds between SIGTERM and SIGKILL
 
-PASSED, FAILED, SKIPPED, TIMED_OUT = "passed", "failed", "skipped", "timed out"
+PASSED, FAILED, SKIPPED, TIMED_OUT, STALLED = "passed", "failed", "skipped", "timed out", "stalled"
+STEP_TIMEOUT_ENV, STALL_TIMEOUT_ENV = "TIPC_STEP_TIMEOUT", "TIPC_STALL_TIMEOUT"
 
 
 @dataclass
 class StepResult:
     step: Step
-    status: str  # passed | failed | skipped | timed out
-    returncode: Optional[int] = None  # None: not run (skipped, timed out, unsplittable)
+    status: str  # passed | failed | skipped | timed out | stalled
+    returncode: Optional[int] = None  # None: not run (skipped, timed out, stalled, unsplittable)
     seconds: float = 0.0
-    reason: Optional[str] = None  # why it was skipped, timed out or could not start
+    reason: Optional[str] = None  # why it was skipped, timed out, stalled or could not start
     status_line: str = ""  # the line appended to the status log (without colour codes)
+    limit: str = ""  # the time limit that applied and where it came from, e.g. "5 s (TIPC_STEP_TIMEOUT)"
 
     @property
     def ok(self) -> bool:
@@ -45,7 +53,14 @@ class StepResult:
 
     @property
     def counts_as_failed(self) -> bool:
-        return self.status in (FAILED, TIMED_OUT)
+        return self.status in (FAILED, TIMED_OUT, STALLED)
+
+    @property
+    def incident(self) -> Optional[str]:
+        """What the summary says of a step stopped by a limit ("step 3 timed out after 5 s")."""
+        if self.status not in (TIMED_OUT, STALLED) or not self.reason:
+            return None
+        return f"step {self.step.index + 1} {self.reason.split(' (limit', 1)[0]}"
 
 
 @dataclass(frozen=True)
@@ -55,16 +70,18 @@ class Summary:
     failed: int
     skipped: int
     timed_out: int
+    stalled: int = 0
+    incidents: tuple = ()  # "step 3 timed out after 5 s", "step 1 stalled after 30 s without log output"
 
     @property
     def exit_code(self) -> int:
         return 1 if self.failed else 0
 
     def sentence(self, status_log: str) -> str:
-        """The bash runner's last line (a timed-out step counts as failed)."""
+        """The bash runner's last line (a timed-out or stalled step counts as failed)."""
         return (
             f"tipc: {self.run} steps run, {self.passed} passed, {self.failed} failed, "
-            f"{self.skipped} skipped (status lines in {status_log})"
+            f"{self.skipped} skipped (status lines in {status_log})" + "".join(f"; {i}" for i in self.incidents)
         )
 
 
@@ -72,8 +89,59 @@ def summarize(results: list[StepResult]) -> Summary:
     run = sum(1 for r in results if r.status != SKIPPED)
     passed = sum(1 for r in results if r.status == PASSED)
     timed_out = sum(1 for r in results if r.status == TIMED_OUT)
+    stalled = sum(1 for r in results if r.status == STALLED)
     failed = sum(1 for r in results if r.counts_as_failed)
-    return Summary(run, passed, failed, len(results) - run, timed_out)
+    incidents = tuple(i for i in (r.incident for r in results) if i)
+    return Summary(run, passed, failed, len(results) - run, timed_out, stalled, incidents)
+
+
+def env_seconds(name: str, environ: Mapping[str, str]) -> Optional[float]:
+    """A limit from the environment: None when unset or empty, 0 for "no limit"; a value that is
+    not a non-negative number is a UsageError (before any step runs)."""
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"{name}={raw!r}: give a number of seconds (0: no limit)")
+    return value
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The run-wide overrides of the Plan's limits: from the options, else the environment
+    (None: not given; 0: no limit). `for_step` resolves one step's limits and says whence."""
+
+    timeout: Optional[float] = None
+    stall: Optional[float] = None
+    timeout_from: str = "--step-timeout"
+    stall_from: str = "--stall-timeout"
+
+    @classmethod
+    def of(cls, timeout: Optional[float], stall: Optional[float], environ: Mapping[str, str]) -> Limits:
+        t_env, s_env = env_seconds(STEP_TIMEOUT_ENV, environ), env_seconds(STALL_TIMEOUT_ENV, environ)
+        return cls(
+            timeout if timeout is not None else t_env,
+            stall if stall is not None else s_env,
+            "--step-timeout" if timeout is not None else STEP_TIMEOUT_ENV,
+            "--stall-timeout" if stall is not None else STALL_TIMEOUT_ENV,
+        )
+
+    def for_step(self, step: Step, mode: str) -> tuple[Optional[float], str, Optional[float], str]:
+        """(seconds, source, stall seconds, stall source) for `step`; None: no limit, no watchdog."""
+        if self.timeout is not None:
+            timeout, t_src = self.timeout or None, self.timeout_from
+        elif step.timeout is not None:
+            timeout, t_src = float(step.timeout), "the spec's limits"
+        else:
+            timeout, t_src = float(default_limit(step.kind, mode)), "tipcgen's default"
+        stall, s_src = (float(step.stall) if step.stall else None), "the spec's limits"
+        if self.stall is not None and step.kind == "train":
+            stall, s_src = self.stall or None, self.stall_from
+        return timeout, t_src, stall, s_src
 
 
 def step_env(step: Step, base: Optional[dict] = None) -> dict:
@@ -229,7 +297,41 @@ def _close(copier: Optional[threading.Thread], out, grace: float) -> None:
         out.close()
 
 
-def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> tuple[str, Optional[int], Optional[str]]:
+@dataclass(frozen=True)
+class Bounds:
+    """One step's limits: seconds it may run and its logs may stay unchanged (None: no limit)."""
+
+    timeout: Optional[float]
+    timeout_from: str
+    stall: Optional[float] = None
+    stall_from: str = ""
+
+    def describe(self) -> str:
+        """The limits for reports: "5 s (TIPC_STEP_TIMEOUT)", "none"; and the stall limit."""
+        text = f"{self.timeout:g} s ({self.timeout_from})" if self.timeout else f"none ({self.timeout_from})"
+        return text + (f", stall {self.stall:g} s ({self.stall_from})" if self.stall else "")
+
+
+def _wait(proc: subprocess.Popen, tree: ProcessTree, bounds: Bounds, clock: Optional[StallClock]) -> Optional[str]:
+    """Wait for the step in slices, noting what it starts (launchers detach workers) -> None when
+    it ended, or why it must be stopped (its time limit passed, its logs stopped growing)."""
+    started = time.monotonic()
+    deadline = started + bounds.timeout if bounds.timeout else math.inf
+    while True:
+        tree.refresh()
+        now = time.monotonic()
+        try:
+            proc.wait(timeout=max(0.0, min(0.5, deadline - now)))
+            return None
+        except subprocess.TimeoutExpired:
+            now = time.monotonic()
+        if now >= deadline:
+            return f"timed out after {bounds.timeout:g} s (limit from {bounds.timeout_from})"
+        if clock is not None and bounds.stall and clock.quiet(now) >= bounds.stall:
+            return f"stalled: no log output for {bounds.stall:g} s (limit from {bounds.stall_from})"
+
+
+def _execute(step: Step, cwd: str, bounds: Bounds, grace: float, env: dict) -> tuple[str, Optional[int], Optional[str]]:
     """Run one step -> (status, returncode, reason)."""
     if step.argv is None:
         return FAILED, None, "cannot split the command (a quote is not closed)"
@@ -260,23 +362,17 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
             return FAILED, code, msg.strip()
         tree = ProcessTree(proc.pid)
         copier = _tee(proc, out) if tee else None
-        deadline = time.monotonic() + timeout
+        clock = StallClock(cwd, step.log, time.monotonic()) if bounds.stall else None
         try:
-            while True:  # wait in slices, noting what the step starts (launchers detach workers)
-                tree.refresh()
-                try:
-                    code = proc.wait(timeout=max(0.0, min(0.5, deadline - time.monotonic())))
-                    break
-                except subprocess.TimeoutExpired:
-                    if time.monotonic() >= deadline:
-                        raise
-        except subprocess.TimeoutExpired:
-            kill_group(proc, grace, tree)
-            return TIMED_OUT, None, f"timed out after {timeout:g} s"
+            stopped = _wait(proc, tree, bounds, clock)
         except BaseException:  # Ctrl-C: the step runs in its own session, so stop it ourselves
             kill_group(proc, grace, tree)
             raise
+        if stopped:
+            kill_group(proc, grace, tree)
+            return (STALLED if stopped.startswith("stalled") else TIMED_OUT), None, stopped
         _reap_leftovers(proc, grace, tree)
+        code = proc.returncode
         return (PASSED if code == 0 else FAILED), code, None
     finally:
         _close(copier, out, grace)
@@ -285,18 +381,23 @@ def _execute(step: Step, cwd: str, timeout: float, grace: float, env: dict) -> t
 def run_plan(
     plan: Plan,
     *,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: Optional[float] = None,
     on_event: Optional[Callable] = None,
     cwd: str = ".",
     grace: float = DEFAULT_GRACE,
     environ: Optional[dict] = None,
+    stall: Optional[float] = None,
 ) -> list[StepResult]:
     """Run every step of `plan` in `cwd`; return one StepResult per step, in order.
 
+    `timeout` / `stall` (seconds, 0: none) override every step's limit and every train step's
+    stall limit, as TIPC_STEP_TIMEOUT / TIPC_STALL_TIMEOUT do when they are None; else each
+    step has the Plan's limits, else tipcgen's default (plan/limits.py).
     `on_event(kind, step, result)` is called with kind "start" (result None) before a step runs
     and "end" after it ran or was skipped. `environ` defaults to os.environ.
     """
     base = dict(os.environ if environ is None else environ)
+    overrides = Limits.of(timeout, stall, base)
     os.makedirs(os.path.join(cwd, plan.log_dir), exist_ok=True)
     status_path = os.path.join(cwd, plan.status_log)
     if plan.preamble:
@@ -312,11 +413,13 @@ def run_plan(
             if on_event:
                 on_event("start", step, None)
             started = time.monotonic()
-            status, code, why = _execute(step, cwd, timeout, grace, step_env(step, base))
+            bounds = Bounds(*overrides.for_step(step, plan.mode))
+            status, code, why = _execute(step, cwd, bounds, grace, step_env(step, base))
             seconds = time.monotonic() - started
             if status == TIMED_OUT and step.kind == "train" and step.nodes > 1:
                 why = f"{why}: {multinode_hint(step, base)}"
-            result = StepResult(step, status, code, seconds, why, plan.status_line(step, status == PASSED))
+            line = plan.status_line(step, status == PASSED)
+            result = StepResult(step, status, code, seconds, why, line, limit=bounds.describe())
             if result.counts_as_failed:
                 failed.add(step.index)
         with open(status_path, "a", encoding="utf-8") as fh:

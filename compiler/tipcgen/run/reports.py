@@ -11,7 +11,7 @@ from typing import Optional
 from tipcgen import __version__
 from tipcgen.plan import Plan
 from tipcgen.run.autolog import parse_autolog
-from tipcgen.run.executor import SKIPPED, TIMED_OUT, StepResult, summarize
+from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summarize
 
 TAIL_LINES = 200
 TAIL_BYTES = 64 * 1024
@@ -69,6 +69,7 @@ def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: O
                 "returncode": r.returncode,
                 "seconds": round(r.seconds, 3),
                 "reason": r.reason,
+                "limit": r.limit or None,
                 "status_line": r.status_line,
                 "benchmark": bench,
             }
@@ -140,8 +141,8 @@ def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
         if r.status == SKIPPED:
             ET.SubElement(case, "skipped", {"message": r.reason or "skipped"}).text = command
         elif r.counts_as_failed:
-            if r.status == TIMED_OUT:
-                message = r.reason or "timed out"
+            if r.status in (TIMED_OUT, STALLED):
+                message = r.reason or r.status
             elif r.returncode is None:
                 message = r.reason or "failed"
             else:

@@ -10,12 +10,13 @@ import difflib
 import os
 import stat
 import types
-from typing import Annotated, Any, Callable, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, Tag, ValidationError
 
 from tipcgen.errors import Problem, SpecError
 from tipcgen.spec.model import Spec, SpecFile, Suite
+from tipcgen.spec.policy import name_problem
 from tipcgen.spec.yamlpos import MAX_NODES, MAX_TEXT, Path, Positions, load_yaml
 
 MAX_FILE_BYTES = MAX_TEXT  # a spec or legacy config file: 1 MiB (see yamlpos.py for why)
@@ -23,13 +24,17 @@ MAX_PROBLEMS = 100  # problems reported for one spec; the rest are counted
 MAX_SUITES = 256  # suites in one spec (upstream models have at most 44 configs); each is merged and linted
 
 
-def deep_merge(base: Any, over: Any, bpath: Path, opath: Path, origin: dict, out_path: Path = ()) -> Any:
+def deep_merge(base: Any, over: Any, bpath: Path, opath: Path, origin: Optional[dict], out_path: Path = ()) -> Any:
     """Merge `over` onto `base` (mappings recurse, anything else replaces).
 
     `origin` maps each path of the result to the source path it came from, so
-    errors in a merged suite point at the line that set the value.
+    errors in a merged suite point at the line that set the value (None: not needed, faster).
     """
     if isinstance(base, dict) and isinstance(over, dict):
+        if origin is None:
+            return {k: deep_merge(base[k], over[k], (), (), None) if k in over else base[k] for k in base} | {
+                k: v for k, v in over.items() if k not in base
+            }
         result = {}
         for k in list(base) + [k for k in over if k not in base]:
             if k in over and k in base:
@@ -42,7 +47,8 @@ def deep_merge(base: Any, over: Any, bpath: Path, opath: Path, origin: dict, out
                 _record(base[k], (*bpath, k), (*out_path, k), origin)
         origin[out_path] = opath
         return result
-    _record(over, opath, out_path, origin)
+    if origin is not None:
+        _record(over, opath, out_path, origin)
     return over
 
 
@@ -301,7 +307,8 @@ def _problems(
         if line is None and err["type"] == "missing" and len(loc) == 1 and not field_prefix:
             line, col = 1, 1  # a top-level key is missing: point at the document's start
         # A value set in `defaults` is named there (and reported once, not once per suite).
-        prefix = ("defaults",) if source[:1] == ("defaults",) else field_prefix
+        shared = {"defaults": 1, "presets": 2}.get(str(source[0]) if source else "")
+        prefix = source[:shared] if shared else field_prefix
         problem = Problem(filename, line, col, _dotted(prefix + loc) or None, msg, hint)
         if problem not in problems:
             problems.append(problem)
@@ -357,24 +364,19 @@ def load_spec_text(text: str, filename: str) -> Spec:
     hidden = 0
     suites: dict[str, Suite] = {}
     for name, overlay in top.suites.items():
-        origin: dict = {}
-        merged = deep_merge(defaults, overlay or {}, ("defaults",), ("suites", name), origin)
-        merged.setdefault("model_name", top.model)
-        merged = expand_model_name(merged, merged["model_name"])
-
-        def to_source(loc, origin=origin, name=name):
-            loc = tuple(loc)
-            while loc and loc not in origin:
-                loc = loc[:-1]
-            return origin.get(loc, ("suites", name))
-
-        try:
-            suites[name] = Suite.model_validate(merged)
-        except ValidationError as exc:
-            limit = MAX_PROBLEMS - len(problems)
-            found = _problems(exc, Suite, filename, pos, to_source, ("suites", name), limit)
-            problems.extend(p for p in found if p not in problems)
-            hidden += max(0, exc.error_count() - max(0, limit))
+        try:  # merged without tracking where each value came from: only an error needs that
+            suites[name] = Suite.model_validate(_merged(top, defaults, name, overlay or {}, pos, filename, None))
+        except SpecError as exc:  # an unknown preset
+            problems.extend(p for p in exc.problems if p not in problems)
+        except ValidationError:
+            origin: dict = {}
+            try:
+                suites[name] = Suite.model_validate(_merged(top, defaults, name, overlay or {}, pos, filename, origin))
+            except ValidationError as exc:
+                limit = MAX_PROBLEMS - len(problems)
+                found = _problems(exc, Suite, filename, pos, _source_of(origin, name), ("suites", name), limit)
+                problems.extend(p for p in found if p not in problems)
+                hidden += max(0, exc.error_count() - max(0, limit))
     if problems:
         raise SpecError(_sorted(problems, hidden))
 
@@ -387,13 +389,85 @@ def load_spec_text(text: str, filename: str) -> Spec:
         prepare=top.prepare,
         suites=suites,
         other_configs=top.other_configs,
+        bench=top.bench,
+        convergence=top.convergence,
     )
     from tipcgen.legacy.lower import check_expressible  # the layout decides what a suite may say
 
-    layout_problems = check_expressible(spec, pos) + _semantic_checks(spec, pos)
+    layout_problems = check_expressible(spec, pos) + _semantic_checks(spec, pos) + _docs_checks(spec, pos)
     if layout_problems:
         raise SpecError(_sorted(layout_problems))
     return spec
+
+
+def _source_of(origin: dict, name: str) -> Callable[[tuple], tuple]:
+    """Where a merged suite's value was written: the longest known prefix of its path."""
+
+    def to_source(loc: tuple) -> tuple:
+        loc = tuple(loc)
+        while loc and loc not in origin:
+            loc = loc[:-1]
+        return origin.get(loc, ("suites", name))
+
+    return to_source
+
+
+def _merged(
+    top: SpecFile, defaults: dict, name: str, overlay: dict, pos: Positions, filename: str, origin: Optional[dict]
+) -> dict:
+    """Suite `name` merged over its preset and `defaults`, `${model_name}` expanded; `origin`
+    (when given) gets the source path of every value."""
+    base, bpath, base_origin = _preset_base(top, defaults, name, overlay, pos, filename, origin is not None)
+    merged = deep_merge(base, overlay, bpath, ("suites", name), origin)
+    if origin is not None and bpath == ("<preset>",):  # name what came from `defaults` or the preset
+        origin.update({k: base_origin[v[1:]] for k, v in origin.items() if v[:1] == bpath})
+    merged.setdefault("model_name", top.model)
+    return expand_model_name(merged, merged["model_name"])
+
+
+def _preset_base(
+    top: SpecFile, defaults: dict, name: str, overlay: dict, pos: Positions, filename: str, track: bool = True
+) -> tuple:
+    """(what suite `name` merges over, its source path, the origin map of a preset merge): `defaults`,
+    or `defaults` with the suite's `preset` (one of `presets`) merged over them."""
+    own = "preset" in overlay
+    preset = overlay["preset"] if own else defaults.get("preset")
+    if preset is None or name_problem(preset):  # a bad name: Suite.preset's policy says why
+        return defaults, ("defaults",), {}
+    if preset not in top.presets:
+        where = ("suites", name, "preset") if own else ("defaults", "preset")
+        line, col = pos.locate(where) or (None, None)
+        close = difflib.get_close_matches(str(preset), list(top.presets), n=1, cutoff=0.5)
+        known = ", ".join(top.presets) or "none are defined"
+        hint = f"did you mean {close[0]!r}?" if close else f"`presets` has: {known}"
+        raise SpecError([Problem(filename, line, col, _dotted(where), f"unknown preset {preset!r}", hint)])
+    origin: Optional[dict] = {} if track else None
+    base = deep_merge(defaults, top.presets[preset] or {}, ("defaults",), ("presets", preset), origin)
+    return base, ("<preset>",), origin
+
+
+def _docs_checks(spec: Spec, pos: Positions) -> list[Problem]:
+    """`docs.inference_devices` may only say what the inference matrices run (the docs' table is
+    derived from them; a hand-kept list drifted: `device_GPU -` above `--use_gpu=True` lines)."""
+    given = spec.docs.inference_devices
+    if given is None:
+        return []
+    for name, suite in spec.suites.items():
+        runs = suite.inference_devices
+        if sorted(given) != sorted(runs):
+            line, col = pos.locate(("docs", "inference_devices")) or (None, None)
+            return [
+                Problem(
+                    spec.source,
+                    line,
+                    col,
+                    "docs.inference_devices",
+                    f"says {', '.join(given) or 'no device'} but suite {name!r} runs inference on"
+                    f" {', '.join(runs) or 'no device'} (inference.use_gpu)",
+                    "remove it: the docs' table is derived from inference.use_gpu",
+                )
+            ]
+    return []
 
 
 def _where(pos: Positions, suite: str, path: tuple) -> tuple[int | None, int | None]:
@@ -419,6 +493,8 @@ def _semantic_checks(spec: Spec, pos: Positions) -> list[Problem]:
             if finding.severity != ERROR or finding.rule in suite.allow:
                 continue
             path = ROLES[finding.role][1] if finding.role in ROLES else ()
+            if finding.role and finding.role.startswith("sections."):
+                path = ("sections", *finding.role.split(".", 2)[1:])
             index = layout.index(finding.role) if finding.role in ROLES else None
             if index is not None and index in suite.trivia.line_overrides:
                 path = ("trivia", "line_overrides", index)  # the verbatim line, not the typed field

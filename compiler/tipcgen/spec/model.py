@@ -10,11 +10,13 @@ each suite is the deep merge of the two, validated as a full `Suite`.
 from __future__ import annotations
 
 import ipaddress
+import math
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional, Union
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from tipcgen.dialects import NAMES as DIALECT_NAMES
+from tipcgen.spec.bench import Bench, Convergence
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import (
     MAX_GPU_ID,
@@ -37,6 +39,7 @@ from tipcgen.spec.policy import (
     refuse_control,
 )
 from tipcgen.spec.prepare import PrepareStep
+from tipcgen.spec.sections import BenchmarkParams, read_params
 
 MAX_COUNT = 10_000_000  # epochs/iterations or samples per card in a mode table
 MAX_LINE_INDEX = 9_999  # trivia: layout line indexes (layouts have ~50 lines; lower.py checks exactly)
@@ -381,6 +384,11 @@ class Trivia(Model):
     line_overrides: dict[int, VerbatimLine] = Field(default_factory=dict)
     core_lines: Optional[int] = None  # a truncated file: only the first N layout lines
     tail: Optional[list[VerbatimLine]] = None  # lines after the layout's core, verbatim (replaces sections)
+    # Lines between the layout's core and the first `===name===` section (PaddleClas's `null:null`).
+    pre_sections: list[VerbatimLine] = Field(default_factory=list)
+    # section -> the keys this suite's config writes, in order, where that is not every key of
+    # its (merged) section in the section's order
+    section_keys: dict[SectionName, list[SectionKey]] = Field(default_factory=dict)
     blank_lines: list[int] = Field(default_factory=list)  # physical line numbers (0-based) of empty lines
     bom: bool = False
     crlf: bool = False
@@ -411,6 +419,65 @@ class Trivia(Model):
         return v
 
 
+MAX_SECONDS = 10_000_000  # a step limit (about 115 days)
+# Whole seconds (the generated bash counts in seconds), 1 to MAX_SECONDS.
+Seconds = Annotated[int, Field(strict=True, ge=1, le=MAX_SECONDS)]
+
+
+def _seconds_or_table(v: Any) -> Any:
+    """Whole seconds or a `{mode: seconds}` table, checked here so a bad value gets one message
+    (not one per form the union below allows)."""
+    if v is None:
+        return v
+    for mode, value in v.items() if isinstance(v, dict) else [(None, v)]:
+        if mode is not None:
+            check_mode(mode)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SECONDS:
+            where = f"the {mode} value" if mode is not None else "a limit"
+            raise ValueError(
+                f"{where} must be whole seconds from 1 to {MAX_SECONDS} (or a table {{mode: seconds}}), not {value!r}"
+            )
+    return v
+
+
+@policy
+def _factor(value: float) -> float:
+    if not math.isfinite(value) or not 1 <= value <= 1000:
+        raise ValueError(f"multinode_factor must be a number from 1 to 1000, not {value!r}")
+    return value
+
+
+Factor = Annotated[float, AfterValidator(_factor)]
+PerMode = Annotated[Union[Seconds, dict[ModeName, Seconds], None], BeforeValidator(_seconds_or_table)]
+
+
+class Limits(Model):
+    """How long steps may run (tipcgen's extension; no config line holds it): seconds by step
+    kind, each a number for every mode or a table `{mode: seconds}`. A kind or mode left out
+    keeps tipcgen's default; TIPC_STEP_TIMEOUT / TIPC_STALL_TIMEOUT override at run time."""
+
+    train: PerMode = None
+    eval: PerMode = None
+    export: PerMode = None
+    infer: PerMode = None
+    # A train step launched on several nodes (`--ips` of 2+) may take this many times longer.
+    multinode_factor: Optional[Factor] = None
+    # Stop a train step whose logs (its log, log/workerlog.*) have not grown for this long.
+    stall: PerMode = None
+
+    @field_validator("train", "stall")
+    @classmethod
+    def _training_modes(cls, v):
+        if isinstance(v, dict) and "whole_infer" in v:
+            raise ValueError("whole_infer does not train; give train/stall limits for the training modes")
+        return v
+
+    def seconds(self, kind: str, mode: str) -> Optional[int]:
+        """The limit the spec gives a `kind` step (train, eval, export, infer, stall) in `mode`."""
+        value = getattr(self, kind, None)
+        return value.get(mode) if isinstance(value, dict) else value
+
+
 class Suite(Model):
     """One legacy config file (e.g. the normal or the fleet suite of a model)."""
 
@@ -426,16 +493,41 @@ class Suite(Model):
     export: Export = Export()
     whole_infer: list[InferModel] = Field(default_factory=list)
     inference: Inference = Inference()
-    # Trailing `===name===` sections (benchmark parameters): name -> {key: value}.
-    sections: dict[SectionName, dict[SectionKey, Optional[SectionScalar]]] = Field(default_factory=dict)
+    # Trailing `===name===` sections (benchmark parameters): name -> {key: value}. A suite says
+    # `name: null` to drop a section its `defaults` give (dropped here, after the merge).
+    sections: dict[SectionName, Optional[dict[SectionKey, Optional[SectionScalar]]]] = Field(default_factory=dict)
     trivia: Trivia = Trivia()
     # Lint rules (ids like TIPC011) whose error this suite keeps on purpose, e.g. an imported
     # upstream config that must stay byte-identical. Without it such a defect fails validation.
     allow: list[RuleId] = Field(default_factory=list)
+    limits: Limits = Limits()  # step time limits and the stall watchdog (tipcgen's extension)
+    preset: Optional[Name] = None  # the entry of the spec's `presets` merged under this suite
+
+    @field_validator("sections", mode="before")
+    @classmethod
+    def _no_sections(cls, v):
+        return {} if v is None else v  # `sections: null`: none of the defaults' sections
+
+    @field_validator("sections")
+    @classmethod
+    def _drop_nulled(cls, v):
+        return {name: params for name, params in v.items() if params is not None}
 
     @property
     def gpu_list(self) -> str:
         return "|".join(t.entry() for t in self.topology)
+
+    def benchmark(self, section: str = "train_benchmark_params") -> Optional[BenchmarkParams]:
+        """The typed view of a trailing benchmark section (None: the suite has no such section)."""
+        params = self.sections.get(section)
+        return None if params is None else read_params(params)[0]
+
+    @property
+    def inference_devices(self) -> list[str]:
+        """Devices the inference matrix runs on (cpu, gpu), from its use_gpu values."""
+        values = [text(v) for v in (self.inference.use_gpu.values if self.inference.use_gpu else [])]
+        spelled = (("cpu", ("False", "cpu")), ("gpu", ("True", "gpu")))
+        return [device for device, names in spelled if any(v in names for v in values)]
 
     @property
     def is_fleet(self) -> bool:
@@ -455,7 +547,8 @@ class DocsMeta(Model):
     """What the generated docs say beyond what the suites imply."""
 
     algorithm: Optional[DocText] = None  # only reaches the docs' tables
-    # Devices the inference table claims; default: what the suite's use_gpu list tests.
+    # Devices the inference table claims: what the suites' use_gpu lists test (derived; when
+    # given, it must agree with them).
     inference_devices: Optional[list[Literal["cpu", "gpu"]]] = None
 
 
@@ -484,8 +577,15 @@ class SpecFile(Model):
     prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)  # keys: checked by _prepare_modes
     # Keys are checked when each merged suite is validated (unknown keys are errors there).
     defaults: dict[str, Any] = Field(default_factory=dict)
+    # Named partial suites between `defaults` and a suite that says `preset: NAME` (e.g. what
+    # the amp configs of several models share).
+    presets: dict[Name, Optional[dict[str, Any]]] = Field(default_factory=dict)
     suites: dict[SuiteName, dict[str, Any]] = Field(default_factory=dict)
     other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
+    # `tipcgen bench`: the benchmark matrix and the convergence check (spec/bench.py); declared
+    # after `suites`, so a validator can check the suite `bench` names.
+    bench: Optional[Bench] = None
+    convergence: Optional[Convergence] = None
 
     @field_validator("prepare")
     @classmethod
@@ -515,6 +615,23 @@ class SpecFile(Model):
             raise ValueError("a spec needs at least one suite")
         return self
 
+    @field_validator("bench")
+    @classmethod
+    def _bench_suite(cls, bench, info):
+        suites = info.data.get("suites") or {}
+        if bench is not None and bench.suite is not None and bench.suite not in suites:
+            raise ValueError(f"bench names suite {bench.suite!r}; the suites are {', '.join(suites) or 'none'}")
+        return bench
+
+    @field_validator("convergence")
+    @classmethod
+    def _convergence_runs(cls, convergence, info):
+        if convergence is not None and "bench" in info.data and info.data["bench"] is None:
+            raise ValueError(
+                "`convergence` runs like `bench` (its suite, device, first run mode): add a `bench` section"
+            )
+        return convergence
+
 
 class Spec(Model):
     """A validated spec: the file's top level plus its merged suites."""
@@ -527,6 +644,8 @@ class Spec(Model):
     runner: Optional[Name] = None
     suites: dict[SuiteName, Suite]
     other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
+    bench: Optional[Bench] = None
+    convergence: Optional[Convergence] = None
 
     def suite_layout(self, name: str) -> str:
         return self.suites[name].layout or self.layout

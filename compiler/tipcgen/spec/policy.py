@@ -41,6 +41,7 @@ Cs (lone surrogates, not encodable) and Zl/Zp (U+2028, U+2029).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -113,9 +114,16 @@ def refuse_control(value: str) -> None:
 
 
 def _refuse(value: str, chars: str, why: str) -> None:
+    if not _any_of(chars).search(value):  # the common case, in C
+        return
     for i, ch in enumerate(value):
         if ch in chars:
             raise ValueError(f"{_show(value)} contains {ch!r} at offset {i}: {why}")
+
+
+@functools.lru_cache(maxsize=16)
+def _any_of(chars: str) -> re.Pattern:
+    return re.compile("[" + re.escape(chars) + "]")
 
 
 @policy

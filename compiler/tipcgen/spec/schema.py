@@ -26,13 +26,21 @@ def spec_schema() -> dict:
     partial = dict(suite)
     partial.pop("required", None)
     partial["title"] = "Suite (partial: merged over `defaults`)"
+    # `sections: null`: none of the inherited sections (the model's before-validator takes it).
+    sections = partial["properties"]["sections"]
+    partial["properties"]["sections"] = {"anyOf": [sections, {"type": "null"}]}
     defs = top.setdefault("$defs", {})
     defs.update(suite_defs)
     defs["Suite"] = partial
     top["properties"]["defaults"] = {"$ref": "#/$defs/Suite", "description": "Shared by every suite."}
+    top["properties"]["presets"] = {
+        "type": "object",
+        "description": "Named partial suites, merged between `defaults` and a suite with `preset: NAME`.",
+        "additionalProperties": {"anyOf": [{"$ref": "#/$defs/Suite"}, {"type": "null"}]},
+    }
     top["properties"]["suites"] = {
         "type": "object",
-        "description": "One entry per legacy config file; each is merged over `defaults`.",
+        "description": "One entry per legacy config file; each is merged over `defaults` (and its `preset`).",
         "additionalProperties": {"$ref": "#/$defs/Suite"},
         "minProperties": 1,
     }

@@ -399,7 +399,8 @@ def _line_col(text: str, index: int) -> tuple[int, int]:
 
 
 def _fail(filename: str, line: int | None, col: int | None, message: str) -> NoReturn:
-    raise SpecError([Problem(filename, line, col, None, message)])
+    hint = "indent with spaces: YAML does not allow tabs there" if "'\\t'" in message else None
+    raise SpecError([Problem(filename, line, col, None, message, hint)])
 
 
 def load_yaml(text: str, filename: str, *, libyaml: bool = True) -> tuple[Any, Positions]:

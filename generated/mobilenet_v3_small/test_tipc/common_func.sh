@@ -246,3 +246,98 @@ tipc_check_matrix() {
         fi
     done
 }
+
+# --- bounded steps (tipcgen's extension): time limits, the stall watchdog, stopping a step ---
+
+# tipc_tree PID: PID and its descendants, from one `ps` snapshot (paddle.distributed.launch
+# starts its workers in sessions of their own: the step's process group alone misses them).
+tipc_tree() {
+    local _t_table _t_pid _t_ppid _t_i=0
+    local -a _t_tree=("$1")
+    _t_table=$(ps -A -o pid= -o ppid= 2>/dev/null) || _t_table=""
+    while [[ $_t_i -lt ${#_t_tree[@]} ]]; do
+        while read -r _t_pid _t_ppid; do
+            if [[ $_t_ppid == "${_t_tree[_t_i]}" ]]; then
+                _t_tree+=("$_t_pid")
+            fi
+        done <<<"$_t_table"
+        _t_i=$((_t_i + 1))
+    done
+    echo "${_t_tree[*]}"
+}
+
+# tipc_alive PID...: whether any of them still runs (a zombie does not).
+tipc_alive() {
+    local _a_state _a_ids
+    _a_ids=$(IFS=, && echo "$*")
+    while read -r _a_state; do
+        if [[ -n $_a_state && $_a_state != Z* ]]; then
+            return 0
+        fi
+    done < <(ps -o stat= -p "$_a_ids" 2>/dev/null)
+    return 1
+}
+
+# tipc_stop PGID GRACE: stop a step's process group and everything it started: SIGTERM, then
+# SIGKILL for what is left after GRACE seconds.
+tipc_stop() {
+    local _s_tenths=0
+    local -a _s_tree=()
+    read -r -a _s_tree <<<"$(tipc_tree "$1")"
+    kill -TERM -- "-$1" "${_s_tree[@]}" 2>/dev/null
+    while [[ $_s_tenths -lt $(($2 * 10)) ]] && tipc_alive "${_s_tree[@]}"; do
+        sleep 0.1
+        _s_tenths=$((_s_tenths + 1))
+    done
+    kill -KILL -- "-$1" "${_s_tree[@]}" 2>/dev/null
+    return 0
+}
+
+# tipc_log_sizes DIR LOG: `path:size` of LOG and of each DIR/log/workerlog.* (what
+# paddle.distributed.launch writes): what grows while a training makes progress.
+tipc_log_sizes() {
+    local _ls_file
+    for _ls_file in ${2:+"$2"} "$1"/log/workerlog.*; do
+        if [[ -f $_ls_file ]]; then
+            printf '%s:%s ' "$_ls_file" "$(wc -c <"$_ls_file")"
+        fi
+    done
+}
+
+# tipc_watch SHELL LIMIT STALL DIR LOG: signal SHELL when LIMIT seconds have passed (USR1) or,
+# with a STALL limit, when the step's logs have not grown for STALL seconds (USR2); 0: no limit.
+tipc_watch() {
+    local _w_start=$SECONDS _w_quiet=$SECONDS _w_last _w_sizes
+    if [[ $3 -eq 0 ]]; then
+        sleep "$2" && kill -USR1 "$1"
+        return
+    fi
+    _w_last=$(tipc_log_sizes "$4" "$5")
+    while sleep 1; do
+        if [[ $2 -gt 0 && $((SECONDS - _w_start)) -ge $2 ]]; then
+            kill -USR1 "$1"
+            return
+        fi
+        _w_sizes=$(tipc_log_sizes "$4" "$5")
+        if [[ $_w_sizes != "$_w_last" ]]; then
+            _w_last=$_w_sizes _w_quiet=$SECONDS
+        elif [[ $((SECONDS - _w_quiet)) -ge $3 ]]; then
+            kill -USR2 "$1"
+            return
+        fi
+    done
+}
+
+# tipc_stall_report DIR LOG: what a stalled step left: the last lines of its logs, and how to
+# find where it waits.
+tipc_stall_report() {
+    local _sr_file
+    for _sr_file in ${2:+"$2"} "$1"/log/workerlog.*; do
+        if [[ -s $_sr_file ]]; then
+            echo "tipc: --- last lines of ${_sr_file}:" >&2
+            tail -n 10 -- "$_sr_file" >&2
+        fi
+    done
+    echo 'tipc: hint: to see which operator a hung run waits in, run it again with GLOG_v=3 and FLAGS_benchmark=1 exported (every operator is logged as it runs); a hang is usually two processes waiting for different collective calls' >&2
+    echo 'tipc: hint: for NCCL errors, export NCCL_DEBUG=INFO and look for the "NCCL WARN" lines' >&2
+}

@@ -239,8 +239,23 @@ tipc_get() {
 }
 
 # tipc_cache_fill URL BASE SHA SIZE CFILE: make CFILE, URL's entry in the cache, hold its bytes,
-# checked against SIZE and SHA when they are known.
+# checked against SIZE and SHA when they are known. Prepares sharing one cache (nodes whose home
+# is on NFS) take turns with flock on the cache directory (no lock file is left behind): the
+# second finds the first's download done instead of racing it on the same .part file. Where
+# flock is missing or refuses (some NFS mounts), prepare goes on unlocked.
 tipc_cache_fill() {
+    local lock_fd
+    mkdir -p -- "$CACHE" || fail "cannot create $CACHE"
+    if command -v flock >/dev/null 2>&1 && { exec {lock_fd}<"$CACHE"; } 2>/dev/null; then
+        flock "$lock_fd" 2>/dev/null # released when done, or when a failure exits prepare
+        tipc_cache_fill_locked "$@"
+        exec {lock_fd}<&-
+        return 0
+    fi
+    tipc_cache_fill_locked "$@"
+}
+
+tipc_cache_fill_locked() {
     local url=$1 base=$2 sha=$3 size=$4 cfile=$5 src part actual have
     if [[ -f $cfile ]]; then
         if [[ -z $sha ]]; then

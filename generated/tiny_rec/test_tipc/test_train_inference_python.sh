@@ -38,6 +38,18 @@ esac
 
 tipc_check_bytes "$FILENAME" || exit 2
 
+# Step time limits (tipcgen's extension: the spec's `limits`), in seconds, by config file and
+# MODE: train, eval, export, infer, train on several nodes, stall; 0: the spec sets none.
+case "${FILENAME##*/}:${MODE}" in
+*) tipc_limits=(0 0 0 0 0 0) ;;
+esac
+for tipc_var in TIPC_STEP_TIMEOUT TIPC_STALL_TIMEOUT TIPC_KILL_GRACE; do
+    if [[ -n ${!tipc_var:-} && ! ${!tipc_var} =~ ^[0-9]+$ ]]; then
+        echo "tipc: ${tipc_var}=${!tipc_var}: give whole seconds (0: no limit)" >&2
+        exit 2
+    fi
+done
+
 # Config lines by index, like upstream; each variable is named as in upstream's script.
 declare -a lines=()
 tipc_read_lines lines "$FILENAME" 51
@@ -142,6 +154,25 @@ last_status=0
 # Set after a failed train: that run's eval/export/inference are skipped, not run into a
 # second failure (upstream runs them anyway).
 skip_reason=""
+# What the summary adds: "; step 3 timed out after 5 s" for each step a limit stopped.
+tipc_incidents=""
+# The current step's limits and what stopped it (set by tipc_bounds and tipc_exec).
+tipc_limit=0 tipc_stall=0 tipc_limit_from="" tipc_stall_from="" tipc_multinode=0 tipc_stopped="" tipc_watched=""
+# The running step's process group and its watcher's (0: none), stopped when the script is
+# interrupted.
+tipc_step_pgid=0 tipc_watcher_pgid=0
+# shellcheck disable=SC2329 # invoked by the traps below
+tipc_interrupted() {
+    if [[ $tipc_watcher_pgid -gt 0 ]]; then
+        kill -- "-$tipc_watcher_pgid" 2>/dev/null
+    fi
+    if [[ $tipc_step_pgid -gt 0 ]]; then
+        tipc_stop "$tipc_step_pgid" "${TIPC_KILL_GRACE:-10}"
+    fi
+    exit "$1"
+}
+trap 'tipc_interrupted 130' INT
+trap 'tipc_interrupted 143' TERM
 
 # status LINE: show a status line and append it to results_python.log (upstream: echo | tee -a).
 status() {
@@ -149,15 +180,17 @@ status() {
     printf '\033[33m %s\033[0m\n' "$1" >>"$status_log"
 }
 
-# run_step [--shown TEXT] [--status-path PATH] [--cwd DIR] [--tee] COMMAND LOG: run one step
-# (stdout+stderr to LOG unless LOG is empty; --tee also shows them) in DIR (default: here), then
-# append upstream's status line for it: TEXT (default: COMMAND and its redirect) and PATH.
+# run_step --kind KIND [--shown TEXT] [--status-path PATH] [--cwd DIR] [--tee] COMMAND LOG: run
+# one step (stdout+stderr to LOG unless LOG is empty; --tee also shows them) in DIR (default:
+# here), within the limits of a KIND step (train, eval, export, infer), then append upstream's
+# status line for it: TEXT (default: COMMAND and its redirect) and PATH.
 run_step() {
-    local shown="" shown_set=0 status_path="" dir="" output=log cmd log line verdict
+    local shown="" shown_set=0 status_path="" dir="" output=log cmd log line verdict kind=""
     local -a argv=()
     # shellcheck disable=SC2034 # status_path: read by the status formats that name the log
     while [[ $# -gt 2 ]]; do
         case $1 in
+        --kind) kind=$2 && shift 2 ;;
         --shown) shown=$2 shown_set=1 && shift 2 ;;
         --status-path) status_path=$2 && shift 2 ;;
         --cwd) dir=$2 && shift 2 ;;
@@ -179,17 +212,16 @@ run_step() {
         status "$line"
         return 0
     fi
+    tipc_stopped="" tipc_multinode=0
     if ! tipc_words argv "$cmd"; then
         echo "tipc: cannot split command (a quote is not closed): $cmd" >&2
         last_status=2
     elif [[ ${#argv[@]} -eq 0 ]]; then
         echo "tipc: empty command" >&2
         last_status=127
-    elif [[ -n $dir ]]; then
-        (cd -- "$dir" && tipc_exec "$log" "$output" "${argv[@]}")
-        last_status=$?
     else
-        tipc_exec "$log" "$output" "${argv[@]}"
+        tipc_bounds "$kind" "${argv[@]}"
+        tipc_exec "$log" "$output" "${dir:-.}" "${argv[@]}"
         last_status=$?
     fi
     steps_run=$((steps_run + 1))
@@ -199,26 +231,119 @@ run_step() {
     else
         steps_failed=$((steps_failed + 1))
         verdict="Run failed"
+        tipc_report_failure "$kind" "$dir"
     fi
     line="${verdict} with command - ${model_name} - ${shown}!  "
     status "$line"
 }
 
-# tipc_exec LOG OUTPUT ARGV...: run ARGV, its output to LOG (OUTPUT tee: to LOG and the terminal).
-tipc_exec() {
-    local log=$1 output=$2
-    shift 2
-    if [[ -z $log ]]; then
-        "$@"
-    elif [[ $output == tee ]]; then
-        "$@" 2>&1 | tee -- "$log"
+# tipc_bounds KIND ARGV...: the limits of a KIND step running ARGV: tipc_limit and tipc_stall
+# (seconds, 0: none), where each came from, and tipc_multinode (1: launched on several nodes).
+tipc_bounds() {
+    local kind=$1 arg index=3
+    shift
+    tipc_multinode=0
+    for arg in "$@"; do
+        if [[ $arg == --ips=*,* ]]; then
+            tipc_multinode=1
+        fi
+    done
+    case $kind in
+    train) index=$((tipc_multinode ? 4 : 0)) ;;
+    eval) index=1 ;;
+    export) index=2 ;;
+    esac
+    if [[ -n ${TIPC_STEP_TIMEOUT:-} ]]; then
+        tipc_limit=$TIPC_STEP_TIMEOUT tipc_limit_from=TIPC_STEP_TIMEOUT
+    elif [[ ${tipc_limits[index]} -gt 0 ]]; then
+        tipc_limit=${tipc_limits[index]} tipc_limit_from="the spec's limits"
+    elif [[ $kind == train && $MODE == whole_train_whole_infer ]]; then
+        tipc_limit=259200 tipc_limit_from="tipcgen's default"
     else
-        "$@" >"$log" 2>&1
+        tipc_limit=7200 tipc_limit_from="tipcgen's default"
+    fi
+    tipc_stall=0 tipc_stall_from=""
+    if [[ $kind == train && -n ${TIPC_STALL_TIMEOUT:-} ]]; then
+        tipc_stall=$TIPC_STALL_TIMEOUT tipc_stall_from=TIPC_STALL_TIMEOUT
+    elif [[ $kind == train && ${tipc_limits[5]} -gt 0 ]]; then
+        tipc_stall=${tipc_limits[5]} tipc_stall_from="the spec's limits"
+    fi
+}
+
+# tipc_exec LOG OUTPUT DIR ARGV...: run ARGV in DIR, its output to LOG (OUTPUT tee: to LOG and the
+# terminal), in a process group of its own, stopped (with all it started) when tipc_limit passes
+# or its logs do not grow for tipc_stall seconds: then tipc_stopped says why.
+tipc_exec() {
+    local log=$1 output=$2 dir=$3 pid watcher="" code shell=$BASHPID
+    shift 3
+    tipc_stopped=""
+    tipc_watched=$log # the log as seen from here (it is relative to DIR)
+    if [[ -n $log && $log != /* ]]; then
+        tipc_watched="${dir}/${log}"
+    fi
+    trap 'tipc_stopped=timeout' USR1
+    trap 'tipc_stopped=stall' USR2
+    set -m
+    (
+        cd -- "$dir" || exit 1
+        if [[ -z $log ]]; then
+            "$@"
+        elif [[ $output == tee ]]; then
+            "$@" 2>&1 | tee -- "$log"
+        else
+            "$@" >"$log" 2>&1
+        fi
+    ) </dev/null &
+    pid=$!
+    if [[ $tipc_limit -gt 0 || $tipc_stall -gt 0 ]]; then
+        tipc_watch "$shell" "$tipc_limit" "$tipc_stall" "$dir" "$tipc_watched" &
+        watcher=$!
+        tipc_watcher_pgid=$watcher
+    fi
+    set +m
+    tipc_step_pgid=$pid
+    wait "$pid"
+    code=$?
+    if [[ -n $tipc_stopped ]] && kill -0 "$pid" 2>/dev/null; then
+        tipc_stop "$pid" "${TIPC_KILL_GRACE:-10}"
+        wait "$pid"
+        code=$?
+    else
+        tipc_stopped=""
+        kill -TERM -- "-$pid" 2>/dev/null # what the step left running in its group
+    fi
+    tipc_step_pgid=0
+    if [[ -n $watcher ]]; then
+        kill -- "-$watcher" 2>/dev/null
+        wait "$watcher" 2>/dev/null
+        tipc_watcher_pgid=0
+    fi
+    trap - USR1 USR2
+    return "$code"
+}
+
+# tipc_report_failure KIND DIR: after a failed step, say what stopped it, and for a train
+# launched on several nodes, what to check on every node.
+tipc_report_failure() {
+    local number=$((steps_run + steps_skipped)) what=""
+    case ${tipc_stopped:-} in
+    timeout) what="timed out after ${tipc_limit} s (limit from ${tipc_limit_from})" ;;
+    stall) what="stalled: no log output for ${tipc_stall} s (limit from ${tipc_stall_from})" ;;
+    esac
+    if [[ -n $what ]]; then
+        echo "tipc: step ${number} (${1:-step}) ${what}; its processes were stopped" >&2
+        tipc_incidents+="; step ${number} ${what% (limit from*}"
+    fi
+    if [[ ${tipc_stopped:-} == stall ]]; then
+        tipc_stall_report "${2:-.}" "$tipc_watched"
+    fi
+    if [[ $1 == train && ${tipc_multinode:-0} == 1 ]]; then
+        echo "tipc: hint: a multi-node train step failed; run \"tipcgen doctor ${FILENAME}\" on every node (this node's address, FLAGS_START_PORT, the peers, the interpreter)" >&2
     fi
 }
 
 summary() {
-    echo "tipc: ${steps_run} steps run, ${steps_passed} passed, ${steps_failed} failed, ${steps_skipped} skipped (status lines in ${status_log})"
+    echo "tipc: ${steps_run} steps run, ${steps_passed} passed, ${steps_failed} failed, ${steps_skipped} skipped (status lines in ${status_log})${tipc_incidents}"
     if [[ $steps_failed -gt 0 ]]; then
         exit 1
     fi
@@ -282,7 +407,7 @@ run_inference() {
                             tipc_set_param set_precision "$precision_key" "$precision"
                             log="${LOG_PATH}/python_infer_cpu_usemkldnn_${use_mkldnn}_threads_${threads}_precision_${precision}_batchsize_${batch_size}.log"
                             cmd="${python} ${inference_py} ${use_gpu_key}=${use_gpu} ${set_mkldnn} ${set_threads} ${set_model} ${set_batch} ${set_save_log} ${set_data} ${set_benchmark} ${set_precision} ${set_extra}"
-                            run_step "$cmd" "$log"
+                            run_step --kind infer "$cmd" "$log"
                             if [[ -z $skip_reason ]]; then cat -- "$log" 2>/dev/null; fi
                         done
                     done
@@ -306,7 +431,7 @@ run_inference() {
                         tipc_set_param set_batch "$batch_size_key" "$batch_size"
                         log="${LOG_PATH}/python_infer_gpu_usetrt_${use_trt}_precision_${precision}_batchsize_${batch_size}.log"
                         cmd="${python} ${inference_py} ${use_gpu_key}=${use_gpu} ${set_trt} ${set_precision} ${set_model} ${set_batch} ${set_data} ${set_benchmark} ${set_extra} ${set_save_log}"
-                        run_step "$cmd" "$log"
+                        run_step --kind infer "$cmd" "$log"
                         if [[ -z $skip_reason ]]; then cat -- "$log" 2>/dev/null; fi
                     done
                 done
@@ -333,7 +458,7 @@ if [[ $MODE == whole_infer ]]; then
         if tipc_test_unquoted "$infer_export" != null; then
             tipc_set_param set_export_weight "$export_weight" "$infer_model"
             tipc_set_param set_save_infer_key "$save_infer_key" "$infer_model"
-            run_step "${python} ${infer_export} ${set_export_weight} ${set_save_infer_key}" "${LOG_PATH}/_export_${count}.log"
+            run_step --kind export "${python} ${infer_export} ${set_export_weight} ${set_save_infer_key}" "${LOG_PATH}/_export_${count}.log"
         fi
         run_inference "$infer_model" "$infer_img_dir" "${infer_quants[count]:-}"
     done
@@ -430,7 +555,7 @@ for count in "${!gpus_list[@]}"; do
             if [[ $kind == cpu_procs || $kind == cpu_nodes ]]; then
                 apply_env
             fi
-            run_step "$cmd" ""
+            run_step --kind train "$cmd" ""
             if [[ $last_status -ne 0 ]]; then
                 skip_reason="train failed"
             elif [[ $not_first == 1 ]]; then
@@ -440,12 +565,12 @@ for count in "${!gpus_list[@]}"; do
             tipc_set_param set_eval_pretrain "$pretrain_model_key" "${save_log}/${train_model_name}"
             if tipc_test_unquoted "$eval_py" != null; then
                 apply_env
-                run_step "${python} ${eval_py} ${set_eval_pretrain} ${set_use_gpu} ${set_eval_params1}" "${LOG_PATH}/${stem}_nodes_${nodes}_eval.log"
+                run_step --kind eval "${python} ${eval_py} ${set_eval_pretrain} ${set_use_gpu} ${set_eval_params1}" "${LOG_PATH}/${stem}_nodes_${nodes}_eval.log"
             fi
             if tipc_test_unquoted "$run_export" != null; then
                 tipc_set_param set_export_weight "$export_weight" "${save_log}/${train_model_name}"
                 tipc_set_param set_save_infer_key "$save_infer_key" "$save_log"
-                run_step "${python} ${run_export} ${set_export_weight} ${set_save_infer_key}" "${LOG_PATH}/${stem}_nodes_${nodes}_export.log"
+                run_step --kind export "${python} ${run_export} ${set_export_weight} ${set_save_infer_key}" "${LOG_PATH}/${stem}_nodes_${nodes}_export.log"
                 apply_env
                 infer_model_dir=$save_log
                 if [[ $inference_dir != null && $inference_dir != "##" ]]; then

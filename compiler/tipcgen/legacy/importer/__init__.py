@@ -32,7 +32,13 @@ from tipcgen.legacy.importer.decode import (
     header_name,
     read_config,
 )
-from tipcgen.legacy.importer.factor import factor_defaults, model_dir_name, name_suites, suite_name
+from tipcgen.legacy.importer.factor import (
+    factor_defaults,
+    factor_presets,
+    model_dir_name,
+    name_suites,
+    suite_name,
+)
 from tipcgen.legacy.importer.fields import import_suite, raw_config
 from tipcgen.legacy.importer.yaml_out import spec_yaml
 from tipcgen.legacy.lower import config_text
@@ -90,6 +96,12 @@ def import_configs(
     defaults, named = factor_defaults(named, lenient)
     if defaults:
         spec["defaults"] = defaults
+    if len(set(model_names)) > 1:
+        layout_ = get_layout(main_layout)
+        headers = {r.name: r.text for r in layout_.rows if r.kind == "header"}
+        presets, named = factor_presets(named, defaults, model_names, headers)
+        if presets:
+            spec["presets"] = presets
     if named:
         spec["suites"] = named
     if other:

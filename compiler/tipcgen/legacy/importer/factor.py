@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from typing import Optional
 
 from tipcgen.spec.load import MODEL_NAME_VAR
 from tipcgen.spec.policy import is_name
@@ -107,27 +109,166 @@ def factor_defaults(named: dict, lenient: bool = False) -> tuple[dict, dict]:
     return common, {n: _minus(d, common) for n, d in named.items()}
 
 
-def _common(dicts: list, lenient: bool = False) -> dict:
+def factor_presets(named: dict, defaults: dict, model_names: list[str], headers: dict) -> tuple[dict, dict]:
+    """(presets, suites using them): suites of the same kind (the `amp` configs of several
+    models, say) share what they hold beyond `defaults` as a preset named after the kind.
+    `named` are the suites over `defaults`; trailing sections stay with the suites; `headers`
+    are the layout's header lines (what a suite without `trivia.headers` has)."""
+    groups: dict = {}
+    for name, data in named.items():
+        groups.setdefault(suite_name(str(data.get("file", "")), model_names), []).append(name)
+    presets: dict = {}
+    out = dict(named)
+    for kind, members in groups.items():
+        if len(members) < 3 or not is_name(kind):
+            continue
+        # Compared as the values suites end up with: the Spec's defaults under `defaults`.
+        effective = merge(merge(_model_defaults(), {"trivia": {"headers": headers}}), defaults)
+        full = {m: merge(effective, _file_templated(named[m])) for m in members}
+        common = _common(list(full.values()), majority=True)
+        for key in ("model_name", "layout", "doc", "preset", "sections"):
+            common.pop(key, None)
+        preset = _diff(common, effective)
+        if not preset:
+            continue
+        base = merge(effective, preset)
+        using = {}
+        for m in members:
+            rest = _diff(full[m], base)
+            if "sections" in named[m]:
+                rest["sections"] = named[m]["sections"]
+            if "file" in rest:
+                rest["file"] = named[m]["file"]  # its own name: no pattern needed
+            head = {k: rest.pop(k) for k in ("file", "model_name") if k in rest}
+            using[m] = {**head, "preset": kind, **rest}
+        if "file" in preset:  # the pattern first: it says which configs the preset is for
+            preset = {"file": preset.pop("file"), **preset}
+        if _size(preset) + sum(map(_size, using.values())) < sum(_size(named[m]) for m in members):
+            presets[kind] = preset
+            out.update(using)
+    return presets, out
+
+
+def _size(data) -> int:
+    """About how many characters `data` takes in a spec (a preset must make the spec smaller)."""
+    return len(json.dumps(data, default=str))
+
+
+def _file_templated(suite: dict) -> dict:
+    """The suite without its sections, its file named with `${model_name}` (so that the configs
+    of one kind, `${model_name}_train_amp_infer_python.txt`, share one file pattern)."""
+    out = {k: v for k, v in suite.items() if k != "sections"}
+    name, file = suite.get("model_name"), suite.get("file")
+    if isinstance(name, str) and len(name) >= 3 and isinstance(file, str):
+        out["file"] = file.replace(name, MODEL_NAME_VAR)
+    return out
+
+
+def _diff(data: dict, base: dict) -> dict:
+    """What `data` says beyond `base` (both hold every key: they are merged over the Spec's defaults)."""
+    out = {}
+    for key, value in data.items():
+        if key not in base:
+            out[key] = value
+        elif key not in _ORDERED and isinstance(value, dict) and isinstance(base[key], dict):
+            rest = _diff(value, base[key])
+            if rest:
+                out[key] = rest
+        elif not _same(value, base[key], key in _ORDERED):
+            out[key] = value
+    return out
+
+
+def _common(dicts: list, lenient: bool = False, majority: bool = False) -> dict:
     """What the dicts share: for a key every dict has, mappings recurse, and any other value the
-    most dicts hold (two or more, and at least a third) is shared; the others keep theirs as an
-    override. A key some dict lacks stays out (a merge cannot take a default away), unless
-    `lenient` and most dicts have it."""
+    most dicts hold (two or more, and at least a third; with `majority`, more than half) is
+    shared; the others keep theirs as an override. A key some dict lacks stays out (a merge
+    cannot take a default away), unless `lenient` and most dicts have it."""
     out = {}
     keys = list(dict.fromkeys(k for d in dicts for k in d))
     for key in keys:
+        if key == "sections":  # a suite can drop a shared section: no key needs all suites
+            shared = _common_sections([d.get(key) or {} for d in dicts])
+            if shared:
+                out[key] = shared
+            continue
         having = [d for d in dicts if key in d]
         if len(having) < len(dicts) and not (lenient and len(having) * 2 > len(dicts)):
             continue
         values = [d[key] for d in having]
         if key not in _ORDERED and all(isinstance(v, dict) for v in values):
-            sub = _common(values, lenient)
+            sub = _common(values, lenient, majority)
             if sub:
                 out[key] = sub
             continue
-        value, count = _most_common(values, ordered=key in _ORDERED)
-        if count >= 2 and count * 3 >= len(dicts):
+        value, count = _most_common(values)
+        enough = count * 2 > len(dicts) if majority else count * 3 >= len(dicts)
+        if count >= 2 and enough:
             out[key] = value
     return out
+
+
+def _common_sections(values: list) -> dict:
+    """The trailing sections suites share, in an order every suite's follows. A shared section
+    holds every key any suite gives it, in an order each suite's keys follow (a suite with fewer
+    keys, or another order, says which in `trivia.section_keys`), with the most common values
+    (the others override them). A suite lacking a shared section says `name: null` (or
+    `sections: null` for none). A merge puts the shared sections first, so a section is shared
+    only when two or more suites have it and no suite has a section of its own before it."""
+    orders = [list(v) for v in values]
+    longest = max(orders, key=len)
+    if not all(_subsequence(o, longest) for o in orders):
+        return {}
+    names = []
+    for name in longest:
+        if sum(name in v for v in values) >= 2 and _key_order([v[name] for v in values if name in v]) is not None:
+            names.append(name)
+    while True:  # a suite's own section must come after every shared one it has
+        late = {n for o in orders for i, n in enumerate(o) if n in names and any(m not in names for m in o[:i])}
+        if not late:
+            break
+        names = [n for n in names if n not in late]
+    out: dict = {}
+    for name in names:
+        having = [v[name] for v in values if name in v]
+        out[name] = {k: _most_common([h[k] for h in having if k in h])[0] for k in _key_order(having) or ()}
+    return out
+
+
+def _key_order(sections: list[dict]) -> Optional[list]:
+    """An order of every key of `sections` that each section's keys follow, or None: the
+    longest section's, when the others' keys are in it in its order."""
+    longest: list = max((list(s) for s in sections), key=len)
+    keys = set(longest)
+    if all(set(s) <= keys and _subsequence(list(s), longest) for s in sections):
+        return longest
+    return None
+
+
+def _subsequence(items: list, of: list) -> bool:
+    it = iter(of)
+    return all(any(x == y for y in it) for x in items)
+
+
+def _minus_sections(own: dict, shared: dict) -> tuple:
+    """(a suite's sections over the shared ones, its `trivia.section_keys`): `null` for a shared
+    section it lacks (`null` for all of them when it has none), the keys whose values differ,
+    its own sections; and the keys of a shared section it has fewer of."""
+    if not own:
+        return None, {}
+    out: dict = {}
+    keys: dict = {}
+    for name, params in shared.items():
+        if name not in own:
+            out[name] = None
+            continue
+        rest = {k: v for k, v in own[name].items() if not _same(v, params[k], False)}
+        if rest:
+            out[name] = rest
+        if list(own[name]) != list(params):
+            keys[name] = list(own[name])
+    out.update((name, params) for name, params in own.items() if name not in shared)
+    return out, keys
 
 
 def _same(a, b, ordered: bool) -> bool:
@@ -136,36 +277,60 @@ def _same(a, b, ordered: bool) -> bool:
     return bool(a == b) and type(a) is type(b)
 
 
-def _most_common(values: list, ordered: bool) -> tuple:
-    """(the value most entries equal, how many) — values may be unhashable (lists, mappings)."""
-    best, best_count = values[0], 0
-    for candidate in values:
-        count = sum(_same(candidate, v, ordered) for v in values)
-        if count > best_count:
-            best, best_count = candidate, count
-    return best, best_count
+def _most_common(values: list) -> tuple:
+    """(the value most entries equal, how many; ties: the first), values may be unhashable
+    (lists, mappings): counted by their repr, which tells 1, True and '1' apart, and for
+    mappings their order too (a stricter `same` than ==: it can only share less)."""
+    counts: dict = {}
+    first: dict = {}
+    for value in values:
+        key = repr(value)
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, value)
+    best = max(counts, key=lambda k: counts[k])  # max keeps the first of equal counts
+    return first[best], counts[best]
 
 
 def _minus(d: dict, common: dict) -> dict:
     """What `d` must say over `common`: its differing values, and for a shared value it lacks
     (lenient factoring) an explicit empty value (see _absent; mappings recurse)."""
     out = {}
+    if "sections" in common:
+        rest, keys = _minus_sections(d.get("sections") or {}, common["sections"])
+        if rest is None or rest:
+            out["sections"] = rest
+        d = {k: v for k, v in d.items() if k != "sections"}
+        common = {k: v for k, v in common.items() if k != "sections"}
+        if keys:
+            d = {**d, "trivia": {**d.get("trivia", {}), "section_keys": keys}}
     for key, value in common.items():
         if key not in d:
             out[key] = _minus({}, value) if isinstance(value, dict) else _absent(value)
     for key, value in d.items():
         if key not in common:
             out[key] = value
-        elif key in _ORDERED:
-            if not _same(value, common[key], True):
-                out[key] = value
-        elif isinstance(value, dict) and isinstance(common[key], dict):
+        elif key not in _ORDERED and isinstance(value, dict) and isinstance(common[key], dict):
             rest = _minus(value, common[key])
             if rest or not common[key]:
                 out[key] = rest
-        elif not _same(value, common[key], False):
+        elif not _same(value, common[key], key in _ORDERED):
             out[key] = value
     return out
+
+
+_DEFAULTS: dict = {}
+# Fields whose validated form differs from how a spec writes them, or that name the suite.
+_NOT_DEFAULTED = ("file", "model_name", "topology", "doc", "layout", "preset", "sections")
+
+
+def _model_defaults() -> dict:
+    """A Suite's fields as they are when no layer sets them (plain data, as a spec writes them)."""
+    if not _DEFAULTS:
+        from tipcgen.spec.model import Suite
+
+        dump = Suite.model_validate({"file": "x.txt", "model_name": "m", "topology": ["cpu"]}).model_dump()
+        _DEFAULTS.update((k, v) for k, v in dump.items() if k not in _NOT_DEFAULTED)
+    return _DEFAULTS
 
 
 def _absent(shared):

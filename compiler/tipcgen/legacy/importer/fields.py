@@ -167,11 +167,15 @@ def import_suite(dec: Decoded, layout: Layout, file: str) -> dict:
     headers, overrides = _decode_core(core, rows, data)
     if len(core) < len(rows):
         trivia["core_lines"] = len(core)
-    sections = _sections(tail, layout, headers)
+    pre = _pre_sections(tail)
+    sections = _sections(tail[len(pre) :], layout, headers)
     if sections is None:
         trivia["tail"] = list(tail)
-    elif sections:
-        data["sections"] = sections
+    else:
+        if pre:
+            trivia["pre_sections"] = pre
+        if sections:
+            data["sections"] = sections
     if headers:
         trivia["headers"] = headers
     trivia.update(_file_trivia(dec))
@@ -257,6 +261,14 @@ def _decode_whole_infer(infer_lists: dict, data: dict, overrides: dict, core: li
             overrides[infer_lists[r][0]] = core[infer_lists[r][0]]
 
 
+def _pre_sections(tail: list) -> list:
+    """The lines before the first `===name===` header (all of them when there is none)."""
+    for i, line in enumerate(tail):
+        if header_name(line) is not None:
+            return list(tail[:i])
+    return list(tail)
+
+
 def _sections(tail: list, layout: Layout, headers: dict) -> Optional[dict]:
     """Trailing `===name===` sections as {name: {key: value}}, or None when they cannot be typed."""
     sections: dict = {}
@@ -324,6 +336,7 @@ def _give_up_rejected(
         if loc and loc[0] == "sections" and "sections" in data:
             # a section value the Spec refuses: keep every trailing line verbatim instead
             trivia["tail"] = list(dec.lines[len(layout.rows) :])
+            trivia.pop("pre_sections", None)
             del data["sections"]
             changed = True
         if loc and loc[0] in ("model_name", "topology", "python"):

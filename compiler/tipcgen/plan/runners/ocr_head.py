@@ -7,7 +7,9 @@ the train command no longer passes the autocast flag, inference logs name the ru
 
 from tipcgen.plan.planner import Builder, OcrScript, plan_classic
 from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
-from tipcgen.spec.modes import MODES
+from tipcgen.spec.modes import MODES as BASE_MODES
+
+MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benchmark_train.sh runs
 
 TEMPLATE = "runner_ocr_head.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} "

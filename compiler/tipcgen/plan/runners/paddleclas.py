@@ -20,7 +20,9 @@ from tipcgen.legacy.configview import ConfigView
 from tipcgen.legacy.shellwords import ifs_split, set_param, single_test, unquoted_test
 from tipcgen.plan.planner import NO_RUN, Builder, Run, shell_eq, shell_ne
 from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
-from tipcgen.spec.modes import MODES
+from tipcgen.spec.modes import MODES as BASE_MODES
+
+MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benchmark_train.sh runs
 
 TEMPLATE = "runner_paddleclas.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} ! "
@@ -77,16 +79,16 @@ def _value(v: ConfigView, role: str) -> str:
     return v.value(role).split(":", 1)[0]
 
 
-def _epochs(v: ConfigView) -> str:
+def _epochs(v: ConfigView, mode: str) -> str:
     """func_parser_params, called without its MODE argument: the value of the first item of the
-    mode table whose mode is empty (none in practice), else 2; 1 on an npu."""
+    mode table whose mode is empty (none in practice), else 2; 1 on an npu or in benchmark_train."""
     value = ""
     for item in ifs_split(_value(v, "train.epochs"), "|"):
         parts = ifs_split(item, "=")
         if not parts or parts[0] == "":
             value = parts[1] if len(parts) > 1 else ""
             break
-    if _value(v, "train.device") == "npu":
+    if mode == "benchmark_train" or _value(v, "train.device") == "npu":
         return "1"
     return value or "2"
 
@@ -166,7 +168,7 @@ def _run_trainer(b: Builder, e: Entry, autocast: str, trainer: str) -> None:
     cmd = TRAIN[e.branch].format(
         python=python, run_train=run_train, use_gpu=use_gpu, gpu=e.gpu, ips=e.ips,
         save=set_param(v.key("train.save_dir"), save_log),
-        epoch=set_param(v.key("train.epochs"), _epochs(v)),
+        epoch=set_param(v.key("train.epochs"), _epochs(v, b.mode)),
         pretrain=set_param(v.key("train.pretrained"), _value(v, "train.pretrained")),
         amp=AMP.get(autocast, AMP_OFF),
         batch=set_param(v.key("train.batch_size"), _value(v, "train.batch_size")),

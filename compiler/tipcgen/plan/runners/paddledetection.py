@@ -28,7 +28,7 @@ from tipcgen.spec.modes import MODES as BASE_MODES
 
 TEMPLATE = "runner_paddledetection.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
-MODES = (*BASE_MODES, "klquant_whole_infer")
+MODES = (*BASE_MODES, "klquant_whole_infer", "benchmark_train")
 # gpu_list entries are told apart by their length, as upstream does (the generated docs say so).
 GPU_ENTRIES_BY_LENGTH = True
 
@@ -56,6 +56,8 @@ INFER_MODE_EXPORTS = {
 }
 # autocast -> (set_autocast, set_amp_level)
 AMP = {"amp": ("--amp", "amp_level=O1"), "fp16": ("--amp", "amp_level=O2")}
+# benchmark_train: (set_shuffle, set_enable_ce) (other modes: blanks)
+BENCH_FLAGS = ("TrainReader.shuffle=False", "--enable_ce=True")
 TO_STATIC_HEADER = "to_static_train_benchmark_params"
 TIMEOUT = "timeout 5m"
 
@@ -198,6 +200,7 @@ def pick_trainer(p: Params, trainer: str) -> Optional[tuple]:
 def train_command(p: Params, e: Entry, run_train: str, autocast: str, use_gpu: str, save_log: str, static: str):
     """-> (command, nodes, save_log): the three launch forms of the script, by length."""
     set_autocast, set_amp = AMP.get(autocast, (" ", " "))
+    shuffle, enable_ce = BENCH_FLAGS if p.mode == "benchmark_train" else (" ", " ")
     nodes = 1
     if len(e.gpu) <= 2:
         head = f"{p.python} {run_train} LearningRate.base_lr=0.0001"
@@ -210,7 +213,7 @@ def train_command(p: Params, e: Entry, run_train: str, autocast: str, use_gpu: s
     tail = (
         f"log_iter=1 {set_param(p.key('train.device'), use_gpu)} {set_param(p.key('train.save_dir'), save_log)} "
         f"{p.mode_flag('train.epochs')} {p.flag('train.pretrained')} {p.mode_flag('train.batch_size')} "
-        f"{p.set_filename}   {set_amp}   {set_autocast} {static} {p.flag('train.extra')}"
+        f"{p.set_filename} {shuffle} {set_amp} {enable_ce} {set_autocast} {static} {p.flag('train.extra')}"
     )
     return f"{head} {tail}", nodes, save_log
 

@@ -14,12 +14,16 @@ What sets it apart from the OCR family's script (plan_classic):
 - a trainer named as the line after `to_static_train_benchmark_params` runs norm_train plus it;
 - inference reads `<model dir>/deploy.yaml`, keeps only fp32 (int8 for a quantized model) on CPU,
   names its logs `python_infer_{cpu,gpu}_gpu_<gpu>_...` and replaces the first extra flag's value by
-  a per-run `..._results` path (CPU only); whole_infer exports into the weights' directory.
+  a per-run `..._results` path (CPU only); whole_infer exports into the weights' directory;
+- benchmark_train (what test_tipc/benchmark_train.sh runs): a `Global.auto_cast` autocast key
+  becomes `--precision`, fp16 trains with `--amp_level=O2`, and the `log_iters`/`repeats` of the
+  config's last line (`key:value;key:value`) are appended to every train command.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from fnmatch import fnmatchcase
 
 from tipcgen.legacy.configview import script_lines, split_line
@@ -34,8 +38,9 @@ from tipcgen.legacy.shellwords import (
 )
 from tipcgen.plan.planner import AMP_FLAGS, NO_RUN, Builder, Entry, Run, TrainParams, read_entry, shell_eq
 from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
-from tipcgen.spec.modes import MODES
+from tipcgen.spec.modes import MODES as BASE_MODES
 
+MODES = (*BASE_MODES, "benchmark_train")
 TEMPLATE = "runner_paddleseg.sh.j2"
 # common_func.sh's status_check: `... - ${run_command} - ${log_path}  ` (two blanks).
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
@@ -275,8 +280,20 @@ def read_entry_by_length(b: Builder, t: TrainParams, count: int, entry: str) -> 
     return Entry(kind, ips, gpu, nodes, env, launch, e.use_gpu, not_first), entry != "-1" and len(entry) <= 1
 
 
+def extra_args(text: str) -> dict:
+    """parse_extra_args: the last non-empty line's `key:value` items (split on `;`), by key."""
+    lines = script_lines(text, len(text) + 1)
+    out: dict = {}
+    for item in ifs_split(lines[-1], ";") if lines else []:
+        parts = ifs_split(item, ":")
+        out[parts[0] if parts else ""] = parts[1] if len(parts) > 1 else ""
+    return out
+
+
 def _train_modes(b: Builder) -> None:
     t = TrainParams.read(b.v, b.mode, b.v.layout.dialect)
+    if b.mode == "benchmark_train" and t.autocast_key == "Global.auto_cast":
+        t = replace(t, autocast_key="--precision")
     state = _State(t.model_file)
     for count, entry in enumerate(ifs_split(b.v.value("gpu_list"), "|")):
         e, export_now = read_entry_by_length(b, t, count, entry)
@@ -285,6 +302,10 @@ def _train_modes(b: Builder) -> None:
         for autocast in t.autocasts:
             for trainer in t.trainers:
                 _run_trainer(b, t, e, state, autocast, trainer)
+
+
+def _bench_fp16(b: Builder, autocast: str) -> bool:
+    return autocast == "fp16" and b.mode == "benchmark_train"
 
 
 def _train_command(t: TrainParams, e: Entry, run_train: str, fields: dict) -> str:
@@ -312,12 +333,17 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, state: _State, autocast: 
         "autocast": set_param(t.autocast_key, autocast),
         "batch": t.set_batch,
         "extra": t.set_extra,
-        "amp": AMP_FLAGS if autocast == "amp" else " ",
+        "amp": AMP_FLAGS if autocast == "amp" else "--amp_level=O2" if _bench_fp16(b, autocast) else " ",
     }
     if e.kind in ("cpu_procs", "cpu_nodes"):
         b.apply_env(e.env)  # tipcgen's CPU launches: a set CUDA_VISIBLE_DEVICES makes the launcher look for GPUs
     group = stem + (f"_nodes_{e.nodes}" if e.nodes > 1 else "")
     cmd = _train_command(t, e, run_train, fields)
+    if b.mode == "benchmark_train":
+        extra = extra_args(b.text)
+        for key in ("log_iters", "repeats"):
+            if extra.get(key):
+                cmd += f" --{key} {extra[key]}"
     log = f"{step_log}.log"
     train_idx = b.add("train", cmd, log, Run(None, e.nodes, group), shown=cmd, status_path=log, output="tee")
     run = Run(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)

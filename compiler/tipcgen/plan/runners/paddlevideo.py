@@ -1,8 +1,8 @@
 """PaddleVideo's test_train_inference_python.sh (templates/runner_paddlevideo.sh.j2 generates it).
 
 What sets it apart from the other OCR-family scripts, all reproduced:
-- lite modes append ` --max_iters=30` to the trainer; whole_train drops the epoch, batch size and
-  both extra train arguments (line 13, and line 12 `train_infer_video_dir`, which it passes too);
+- lite modes (not benchmark_train) append ` --max_iters=30` to the trainer; whole_train drops the
+  epoch, batch size and both extra train arguments (line 13, and line 12 `train_infer_video_dir`, which it passes too);
 - the trainer slot on line 20 is `amp_train` (exported with norm_export); a `to_static_train`
   line after the `to_static_train_benchmark_params` header adds its value to norm_train;
 - launches are `python -B -m paddle.distributed.launch --devices="<ids>"`; the amp flags follow
@@ -29,7 +29,9 @@ from tipcgen.legacy.configview import ConfigView, script_lines, split_line
 from tipcgen.legacy.shellwords import dirname, grep_w_lines, ifs_split, set_param, single_test, unquoted_test
 from tipcgen.plan.planner import NO_RUN, Builder, Run, env_for, gpu_entry, launch_prefix, shell_eq
 from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
-from tipcgen.spec.modes import MODES
+from tipcgen.spec.modes import MODES as BASE_MODES
+
+MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benchmark_train.sh runs
 
 TEMPLATE = "runner_paddlevideo.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} "
@@ -212,7 +214,7 @@ def _train_modes(b: Builder) -> None:
                 if picked is None:
                     continue
                 run_train, run_export, quant = picked
-                if "whole_train" not in b.mode:
+                if "whole_train" not in b.mode and b.mode != "benchmark_train":
                     run_train += LITE_MAX_ITERS
                 pretrain = p.set_pretrain
                 if _pact_or_fpgm(b.v, trainer) and nodes <= 1:

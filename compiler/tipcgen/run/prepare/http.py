@@ -6,6 +6,7 @@ the file takes its place in the cache; a mismatch deletes the download."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -173,7 +174,21 @@ def _cached(url: str, sha: str, cfile: Path, opts: Options) -> bool:
 
 
 def cache_fill(url: str, base: str, sha: str, size: str, cfile: Path, opts: Options) -> None:
-    """Make CFILE, URL's entry in the cache, hold its bytes, checked against SIZE and SHA."""
+    """Make CFILE, URL's entry in the cache, hold its bytes, checked against SIZE and SHA.
+    Prepares sharing one cache (nodes whose home is on NFS) take turns on an entry (flock, as
+    prepare.sh: on the cache directory), so the second finds the first's download instead of
+    racing it on the .part; where the lock is refused (some NFS mounts), it goes on unlocked."""
+    opts.cache.mkdir(parents=True, exist_ok=True)
+    fd = os.open(opts.cache, os.O_RDONLY)
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        _cache_fill_locked(url, base, sha, size, cfile, opts)
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _cache_fill_locked(url: str, base: str, sha: str, size: str, cfile: Path, opts: Options) -> None:
     if _cached(url, sha, cfile, opts):
         return
     if opts.offline:

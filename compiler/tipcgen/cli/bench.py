@@ -1,0 +1,215 @@
+"""CLI commands `tipcgen bench` (run the benchmark matrix or the convergence check) and
+`tipcgen report` (speed-up table and plots from run records); registered on the main app."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from tipcgen.cli.common import LANG_OPT, SOURCE_ARG, SUITE_OPT, app, choice, out_dir, seconds
+from tipcgen.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tipcgen.bench.matrix import BenchRun
+    from tipcgen.bench.parse import TrainLog
+
+
+def _load(source: str):
+    from tipcgen.spec.load import load_spec
+
+    if not source.endswith((".yml", ".yaml")):
+        from tipcgen.bench.legacy_source import spec_of_config
+
+        return spec_of_config(source)
+    return load_spec(source)
+
+
+def _run_one(run: BenchRun, root: str, console: Console) -> tuple[dict, TrainLog]:
+    """Run `run` under a progress bar; (its record, its parsed log)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tipcgen.bench.execute import execute
+    from tipcgen.bench.parse import parse_train_log
+    from tipcgen.bench.records import make_record
+
+    total = run.max_epochs or 1
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("epoch {task.completed:.0f}/{task.total:.0f}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
+        task = bar.add_task(run.run_id, total=total)
+
+        def on_progress(done: int, of: int) -> None:
+            bar.update(task, completed=done, total=of)
+
+        outcome = execute(run, root, on_progress)
+        if outcome.status == "passed":
+            bar.update(task, completed=bar.tasks[0].total)
+    try:
+        with open(run.main_log, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        text = ""
+    log = parse_train_log(text)
+    return make_record(run, outcome, log), log
+
+
+def _show_commands(runs: list[BenchRun]) -> None:
+    import shlex
+
+    for run in runs:
+        typer.echo(f"{run.run_id}:")
+        for node in run.nodes:
+            env = f"CUDA_VISIBLE_DEVICES={node.cuda_visible_devices} " if node.cuda_visible_devices else ""
+            where = f"(cd {node.cwd} && " if node.cwd else ""
+            typer.echo(f"  {where}{env}{shlex.join(node.argv)}{')' if where else ''}")
+
+
+def _summary(records: list[dict], console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(title="tipcgen bench")
+    for col in ("run", "status", "ips (samples/s)", "trainer samples/s", "step s", "final loss", "peak RSS MB"):
+        table.add_column(col, justify="left" if col in ("run", "status") else "right")
+
+    def num(v, f="{:.1f}"):
+        return "-" if v is None else f.format(v)
+
+    for r in records:
+        table.add_row(
+            r["run_id"],
+            r["status"],
+            num(r["ips"]),
+            num(r["trainer_samples_per_s"]),
+            num(r["step_time"], "{:.4f}"),
+            num(r["convergence_value"], "{:.4f}"),
+            num(r["peak_rss_mb"]),
+        )
+    console.print(table)
+
+
+def _converge(spec, suite, out: str, root: str, python, timeout, console: Console) -> None:
+    from tipcgen.bench.converge import judge
+    from tipcgen.bench.matrix import convergence_run
+    from tipcgen.bench.records import write_record
+
+    run = convergence_run(spec, suite, out, python)
+    if timeout is not None:
+        run = _with_timeout(run, timeout)
+    record, log = _run_one(run, root, console)
+    verdict = judge(spec.convergence, log)
+    record["convergence"] = verdict.to_json()
+    path = write_record(record, out)
+    for line in verdict.curve_lines():
+        typer.echo(line)
+    if record["status"] != "passed":
+        typer.echo(f"convergence run {record['status']} (exit {record['returncodes']}); log: {run.main_log}", err=True)
+    typer.echo(verdict.message())
+    typer.echo(f"record: {path}")
+    raise typer.Exit(0 if verdict.passed and record["status"] == "passed" else 1)
+
+
+def _with_timeout(run: BenchRun, timeout: float) -> BenchRun:
+    import dataclasses
+
+    return dataclasses.replace(run, timeout=timeout)
+
+
+@app.command()
+def bench(
+    source: str = SOURCE_ARG,
+    suite: Optional[str] = SUITE_OPT,
+    out: str = typer.Option("bench_results", "--out", "-o", help="Directory for the JSON records and run logs."),
+    root: str = typer.Option(".", "--root", help="The model repo root the runs start in (default: here)."),
+    python: Optional[str] = typer.Option(
+        None, "--python", help="Interpreter for the train commands (default: the config's `python`)."
+    ),
+    converge: bool = typer.Option(
+        False, "--converge", help="Run the spec's `convergence` check instead: PASS/FAIL, exit 1 on FAIL."
+    ),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="Seconds one run may take (default: the spec's `bench.timeout`)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print each run's commands; run nothing."),
+):
+    """Run the spec's benchmark matrix (run modes x batch sizes x precisions) for real.
+
+    One JSON record per run in OUT (upstream benchmark fields: model_name, batch_size, fp_item,
+    run_mode, device_num, ips, speed_unit, ...), with the loss curve and peak memory; exit 1
+    when a run failed. --converge: train the `convergence` run and judge its curve.
+    """
+    out_dir("--out", out)
+    if timeout is not None:
+        seconds("--timeout", timeout)
+    if not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    root = os.path.abspath(root)
+    spec = _load(source)
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    if converge:
+        if dry_run:
+            from tipcgen.bench.matrix import convergence_run
+
+            _show_commands([convergence_run(spec, suite, out, python)])
+            return
+        _converge(spec, suite, out, root, python, timeout, console)
+        return
+    from tipcgen.bench.matrix import bench_matrix
+    from tipcgen.bench.records import write_record
+
+    runs = bench_matrix(spec, suite, out, python)
+    if dry_run:
+        _show_commands(runs)
+        return
+    records = []
+    for run in runs:
+        if timeout is not None:
+            run = _with_timeout(run, timeout)
+        record, _ = _run_one(run, root, console)
+        records.append(record)
+        path = write_record(record, out)
+        if record["status"] != "passed":
+            typer.echo(
+                f"{run.run_id}: {record['status']} (exit {record['returncodes']}); log: {run.main_log}", err=True
+            )
+        typer.echo(f"record: {path}")
+    _summary(records, console)
+    if any(r["status"] != "passed" for r in records):
+        raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    records: list[str] = typer.Argument(..., help="Run records (JSON from `tipcgen bench`) or directories of them."),
+    out: str = typer.Option("bench_report", "--out", "-o", help="Directory for the markdown report and the plots."),
+    lang: str = LANG_OPT,
+    no_plots: bool = typer.Option(False, "--no-plots", help="Write only the markdown (no matplotlib needed)."),
+):
+    """Speed-up table (baseline vs N processes/nodes: time, accuracy, speed-up, efficiency) as
+    markdown, plus throughput-vs-processes (with the ideal line) and loss plots as PNG and SVG."""
+    from tipcgen.bench.records import load_records
+    from tipcgen.bench.report import report_markdown, section
+    from tipcgen.emit.fsio import write_atomic
+
+    choice("--lang", lang, ("zh", "en"))
+    out_dir("--out", out)
+    loaded = load_records(records)
+    plots: list[str] = []
+    if not no_plots:
+        from tipcgen.bench.plots import write_plots
+
+        plots = [os.path.relpath(p, out) for p in write_plots(loaded, out)]
+    md = os.path.join(out, f"report.{lang}.md")
+    write_atomic(md, report_markdown(loaded, lang, plots).encode("utf-8"))
+    typer.echo(section(loaded, lang), nl=False)
+    typer.echo(f"\nwrote {md}" + "".join(f", {os.path.join(out, p)}" for p in plots))

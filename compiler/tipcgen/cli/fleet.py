@@ -1,0 +1,218 @@
+"""CLI command `tipcgen fleet`: a multi-node suite on every node at once over OpenSSH."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from tipcgen.cli.common import LAYOUT_OPT, RUNNER_OPT, SOURCE_ARG, SUITE_OPT, app, mode_option, seconds
+from tipcgen.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from tipcgen.fleet.nodes import Fleet
+    from tipcgen.fleet.run import FleetResult
+
+DEFAULT_PORT = 6070  # paddle.distributed.launch's own default start port
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_STYLE = {
+    "passed": "green",
+    "failed": "bold red",
+    "skipped": "yellow",
+    "timed out": "bold magenta",
+    "stopped": "magenta",
+    "not run": "dim",
+}
+
+
+def _pairs(option: str, values: list[str], what: str) -> list[tuple[str, str]]:
+    out = []
+    for value in values:
+        key, sep, rest = value.partition("=")
+        if not sep or not key:
+            raise UsageError(f"{option} {value!r}: give {what}")
+        out.append((key, rest))
+    return out
+
+
+def _env(values: list[str]) -> tuple:
+    from tipcgen.fleet.run import RESERVED_ENV
+
+    pairs = _pairs("--env", values, "NAME=VALUE")
+    for key, _ in pairs:
+        if not _NAME.match(key):
+            raise UsageError(f"--env {key}=...: {key!r} is not an environment variable name")
+        if key in RESERVED_ENV:
+            raise UsageError(f"--env {key}=...: tipcgen fleet sets {key} itself (see --start-port, --step-timeout)")
+    return tuple(pairs)
+
+
+def _port(option: str, value: Optional[int]) -> Optional[int]:
+    if value is not None and not 1 <= value <= 65535:
+        raise UsageError(f"{option} must be a TCP port (1-65535), not {value}")
+    return value
+
+
+def _grid(setup: Fleet, result: FleetResult) -> Table:
+    """Node x step: one row per step, a column per node."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"{setup.plan.model_name} {setup.mode} on {len(setup.nodes)} nodes")
+    table.add_column("step", justify="right")
+    table.add_column("kind")
+    table.add_column("run", overflow="fold")
+    for node in result.nodes:
+        table.add_column(node.ip, overflow="fold")
+    for i, step in enumerate(setup.plan.steps):
+        cells = []
+        for node in result.nodes:
+            s = node.steps[i]
+            cells.append(f"[{_STYLE.get(s.status, '')}]{s.status}[/]")
+        table.add_row(str(step.index), step.kind, escape(step.group), *cells)
+    return table
+
+
+def _dry_run(setup: Fleet, settings) -> None:
+    from tipcgen.fleet.run import planned_commands
+
+    for node, cmds in planned_commands(setup, settings):
+        typer.echo(f"# node {node.ip} (working copy {node.dir})")
+        for what, argv in cmds:
+            typer.echo(f"# {what}")
+            typer.echo(shlex.join(argv))
+        typer.echo("")
+
+
+def _print_result(setup: Fleet, result: FleetResult, reports: tuple) -> None:
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(_grid(setup, result))
+    for node in result.nodes:
+        step = node.failed_step
+        where = f" at step {step.index} {step.kind} {step.group}" if step else ""
+        verdict = f"node {node.ip}: {node.state}{where}" + (f": {node.reason}" if node.reason else "")
+        typer.echo(verdict)
+        if node.gather_problem:
+            typer.echo(f"node {node.ip}: logs not gathered: {node.gather_problem}", err=True)
+    if result.reason:
+        typer.echo(f"tipc fleet: stopped every node: {result.reason}")
+    typer.echo(
+        f"logs of each node in {os.path.join(setup.plan.log_dir, 'nodes')}/<ip>/; reports {' and '.join(reports)}"
+    )
+
+
+@app.command()
+def fleet(
+    source: str = SOURCE_ARG,
+    mode: str = mode_option(),
+    suite: Optional[str] = SUITE_OPT,
+    layout: Optional[str] = LAYOUT_OPT,
+    runner: Optional[str] = RUNNER_OPT,
+    prepare: bool = typer.Option(False, "--prepare", help="Run test_tipc/prepare.sh on every node first."),
+    sync: bool = typer.Option(
+        False, "--sync", help="Copy this machine's config and suite files (scp) to nodes where they differ."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the ssh/scp commands per node; connect to none."),
+    ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh config file (ssh -F)."),
+    identity: Optional[str] = typer.Option(None, "--identity", help="Private key file (ssh -i)."),
+    user: Optional[str] = typer.Option(None, "--user", help="Login name on the nodes (default: the ssh config's)."),
+    ssh_port: Optional[int] = typer.Option(
+        None, "--ssh-port", help="sshd port on the nodes (default: the ssh config's)."
+    ),
+    ssh_option: list[str] = typer.Option([], "--ssh-option", help="An ssh -o KEY=VALUE option (repeatable)."),
+    connect_timeout: float = typer.Option(
+        10.0, "--connect-timeout", help="Seconds to reach a node (ssh ConnectTimeout); the checks are bounded by it."
+    ),
+    remote_dir: Optional[str] = typer.Option(
+        None, "--remote-dir", help="Working copy of the model repo on the nodes (default: this repo root's path)."
+    ),
+    node_dir: list[str] = typer.Option([], "--node-dir", help="IP=DIR: one node's working copy (repeatable)."),
+    start_port: int = typer.Option(
+        DEFAULT_PORT, "--start-port", help="FLAGS_START_PORT, the same on every node (default 6070)."
+    ),
+    step_timeout: Optional[float] = typer.Option(
+        None, "--step-timeout", help="TIPC_STEP_TIMEOUT on the nodes: seconds a step of the bash may run."
+    ),
+    run_timeout: float = typer.Option(
+        86400.0, "--run-timeout", help="Seconds the whole run may take on the nodes before all are stopped."
+    ),
+    kill_grace: float = typer.Option(
+        10.0, "--kill-grace", help="Seconds between SIGTERM and SIGKILL when stopping a node's run."
+    ),
+    env: list[str] = typer.Option([], "--env", help="NAME=VALUE exported on every node (repeatable)."),
+    json_out: Optional[str] = typer.Option(None, "--json", help="JSON report (default: <log dir>/nodes/fleet.json)."),
+    junit: Optional[str] = typer.Option(
+        None, "--junit", help="JUnit XML report, a testsuite per node (default: <log dir>/nodes/fleet.junit.xml)."
+    ),
+):
+    """Run a multi-node suite on every node at once over ssh, then gather every node's logs.
+
+    Checks first that every node answers and holds the same config (sha256); exports
+    TIPC_NODE_IP and FLAGS_START_PORT per node; stops every node when one fails. Exit 0 when
+    every step passed or was skipped on every node, 1 otherwise (also when refused before
+    starting: then nothing ran), 2 on bad input.
+    """
+    from tipcgen.fleet.nodes import fleet_for
+    from tipcgen.fleet.run import Settings
+    from tipcgen.fleet.ssh import SshOptions
+
+    seconds("--connect-timeout", connect_timeout)
+    seconds("--run-timeout", run_timeout)
+    seconds("--kill-grace", kill_grace, zero=True)
+    if step_timeout is not None:
+        seconds("--step-timeout", step_timeout)
+    opts = SshOptions(
+        config=ssh_config,
+        identity=identity,
+        user=user,
+        port=_port("--ssh-port", ssh_port),
+        options=tuple(f"{k}={v}" for k, v in _pairs("--ssh-option", ssh_option, "KEY=VALUE")),
+        connect_timeout=connect_timeout,
+    )
+    settings = Settings(opts, prepare, sync, step_timeout, run_timeout, kill_grace, _env(env))
+    setup = fleet_for(
+        source,
+        mode,
+        suite=suite,
+        layout=layout,
+        runner=runner,
+        root=os.getcwd(),
+        start_port=_port("--start-port", start_port) or DEFAULT_PORT,
+        remote_dir=remote_dir,
+        node_dirs=dict(_pairs("--node-dir", node_dir, "IP=DIR")),
+        prepare=prepare,
+    )
+    if dry_run:
+        _dry_run(setup, settings)
+        return
+    _run(setup, settings, json_out, junit)
+
+
+def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) -> None:
+    from tipcgen.fleet.report import json_report, junit_report
+    from tipcgen.fleet.run import run_fleet
+    from tipcgen.fleet.session import Printer
+    from tipcgen.run.reports import check_report_path, write_report
+
+    base = os.path.join(setup.plan.log_dir, "nodes")
+    json_out = json_out or os.path.join(base, "fleet.json")
+    junit = junit or os.path.join(base, "fleet.junit.xml")
+    check_report_path("--json", json_out)
+    check_report_path("--junit", junit)
+    result = run_fleet(setup, settings, Printer())
+    if result.refused:
+        for problem in result.refused:
+            typer.echo(f"tipc fleet: {problem}", err=True)
+        typer.echo("tipc fleet: refused to start; nothing was started on any node", err=True)
+        raise typer.Exit(1)
+    write_report(json_out, json_report(setup, result.nodes, result.reason, result.exit_code))
+    write_report(junit, junit_report(setup, result.nodes))
+    _print_result(setup, result, (json_out, junit))
+    raise typer.Exit(result.exit_code)

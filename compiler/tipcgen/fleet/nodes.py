@@ -1,0 +1,149 @@
+"""The fleet of a suite: its nodes (from the multi-node topology), each node's working directory
+and Plan, and the files every node must hold byte for byte (compared by sha256, sent by --sync).
+
+Paths on the nodes are this repo root's relative paths under each node's working directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Optional
+
+from tipcgen.errors import UsageError
+from tipcgen.fleet.ssh import PREPARE, RUNNER
+from tipcgen.plan import Plan
+from tipcgen.run.digest import bytes_digest
+
+COMMON = "test_tipc/common_func.sh"
+
+
+@dataclass(frozen=True)
+class SharedFile:
+    path: str  # relative to the repo root, the same on every node
+    data: bytes  # this machine's bytes (for a spec: compiled from it)
+    why: str  # what it is, for messages ("config", "spec", "runner", ...)
+
+    @property
+    def digest(self) -> str:
+        return bytes_digest(self.data)
+
+
+@dataclass(frozen=True)
+class Node:
+    ip: str
+    dir: str  # its working copy (the repo root there)
+    plan: Plan  # the suite as that node runs it (its TIPC_NODE_IP, the fleet's port)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    source: str
+    mode: str
+    config: str  # what the nodes' bash gets, relative to the repo root
+    nodes: tuple  # Node, trainer 0 first
+    files: tuple  # SharedFile
+    start_port: int
+
+    @property
+    def plan(self) -> Plan:
+        return self.nodes[0].plan
+
+
+def topology_ips(plan: Plan) -> list[str]:
+    """The nodes of the plan's multi-node trains (their `--ips=`), in order, trainer 0 first."""
+    ips: list[str] = []
+    for step in plan.steps:
+        if step.kind != "train" or step.nodes < 2:
+            continue
+        for arg in step.argv or ():
+            if arg.startswith("--ips="):
+                ips.extend(ip for ip in arg[len("--ips=") :].split(",") if ip and ip not in ips)
+    return ips
+
+
+def _relative(root: str, path: str) -> Optional[str]:
+    """`path` relative to `root` ("a/b"), or None when it lies outside."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+    if rel == os.curdir or rel.startswith(os.pardir + os.sep) or rel == os.pardir:
+        return None
+    return rel.replace(os.sep, "/")
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _config_files(source: str, root: str, prepare: bool) -> tuple[str, list[SharedFile]]:
+    rel = _relative(root, source)
+    if rel is None:
+        raise UsageError(
+            f"{source}: the config must lie in the repo root {root} (every node reads it at the same "
+            "relative path in its working copy); run tipcgen fleet from the model repo's root"
+        )
+    files = [SharedFile(rel, _read(source), "config")]
+    for path, why in ((RUNNER, "runner"), (COMMON, "runner"), *([(PREPARE, "prepare")] if prepare else [])):
+        if os.path.isfile(os.path.join(root, path)):
+            files.append(SharedFile(path, _read(os.path.join(root, path)), why))
+    return rel, files
+
+
+def _spec_files(source: str, suite: Optional[str], root: str, prepare: bool) -> tuple[str, list[SharedFile]]:
+    from tipcgen.emit.files import build_files
+    from tipcgen.spec.load import load_spec
+
+    spec = load_spec(source)
+    name = suite or next(iter(spec.suites))
+    if name not in spec.suites:
+        raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
+    built = build_files(spec)
+    config = f"test_tipc/configs/{spec.model}/{spec.suites[name].file}"
+    files = [SharedFile(config, built[config], "config")]
+    rel = _relative(root, source)
+    if rel is not None:  # a spec kept in the model repo is compared too; one elsewhere only compiled
+        files.append(SharedFile(rel, _read(source), "spec"))
+    wanted = [RUNNER, COMMON, *([PREPARE] if prepare else [])]
+    files += [SharedFile(p, built[p], "prepare" if p == PREPARE else "runner") for p in wanted]
+    return config, files
+
+
+def fleet_for(
+    source: str,
+    mode: str,
+    *,
+    suite: Optional[str] = None,
+    layout: Optional[str] = None,
+    runner: Optional[str] = None,
+    root: str,
+    start_port: int,
+    remote_dir: Optional[str] = None,
+    node_dirs: Optional[Mapping[str, str]] = None,
+    prepare: bool = False,
+) -> Fleet:
+    """Plan the suite for each of its nodes; UsageError when it has no multi-node topology."""
+    from tipcgen.plan.source import plan_source
+
+    def plan(ip: Optional[str]) -> Plan:
+        return plan_source(
+            source, mode, suite=suite, layout=layout, runner=runner, root=root, node_ip=ip, start_port=str(start_port)
+        )
+
+    ips = topology_ips(plan(None))
+    if len(ips) < 2:
+        raise UsageError(
+            f"{source}: the suite has no multi-node topology (a gpu_list entry `ip1,ip2;...`, in a spec "
+            "`{ips: [...], gpus: [...]}` or `{ips: [...], cpus: N}`); tipcgen fleet has no nodes to run on"
+        )
+    dirs = dict(node_dirs or {})
+    unknown = sorted(set(dirs) - set(ips))
+    if unknown:
+        raise UsageError(f"--node-dir {unknown[0]}: not a node of this suite (its nodes: {', '.join(ips)})")
+    if source.endswith((".yml", ".yaml")):
+        config, files = _spec_files(source, suite, root, prepare)
+    else:
+        config, files = _config_files(source, root, prepare)
+    default = remote_dir or os.path.abspath(root)
+    nodes = tuple(Node(ip, dirs.get(ip, default), plan(ip)) for ip in ips)
+    return Fleet(source, mode, config, nodes, tuple(files), start_port)

@@ -1,0 +1,203 @@
+"""What happened on each node, step by step, read from the status lines its run appended to
+`results_python.log` (the lines after the size the log had before the run), and the fleet's
+JSON and JUnit reports (a testsuite per node, a testcase per step)."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from typing import Optional
+
+from tipcgen import __version__
+from tipcgen.fleet.nodes import Fleet, Node
+
+PASSED, FAILED, SKIPPED, TIMED_OUT = "passed", "failed", "skipped", "timed out"
+STOPPED, NOT_RUN = "stopped", "not run"
+FAILING = (FAILED, TIMED_OUT, STOPPED, NOT_RUN)
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")  # not in XML 1.0
+_VERDICT = re.compile(r"^Run (successfully|failed|skipped \((?P<why>[^)]*)\)) with command")
+# The generated bash says why a step it stopped failed (its status line only says "Run failed"):
+# "tipc: step N (train) timed out after 5 s (limit from ...); its processes were stopped", N from 1.
+_STOPPED_STEP = re.compile(
+    r"^tipc: step (\d+) \((\w+)\) ((?:timed out after|stalled:) [^;]*?)(?: \(limit from [^)]*\))?;"
+)
+
+
+@dataclass
+class StepOutcome:
+    index: int
+    kind: str
+    group: str
+    log: Optional[str]
+    status: str
+    reason: Optional[str] = None
+    status_line: Optional[str] = None
+
+
+@dataclass
+class NodeOutcome:
+    ip: str
+    dir: str
+    state: str  # passed | failed | stopped | unreachable
+    exit_code: Optional[int]
+    seconds: float
+    reason: Optional[str]
+    steps: list
+    gathered: list
+    gather_problem: Optional[str] = None
+
+    @property
+    def failed_step(self) -> Optional[StepOutcome]:
+        return next((s for s in self.steps if s.status in (FAILED, TIMED_OUT, STOPPED)), None)
+
+
+def status_lines(raw: bytes, offset: int) -> list[str]:
+    """This run's status lines (colour codes and padding removed)."""
+    text = raw[offset:].decode("utf-8", "replace") if offset <= len(raw) else raw.decode("utf-8", "replace")
+    lines = (_ANSI.sub("", ln).strip() for ln in text.splitlines())
+    return [ln for ln in lines if _VERDICT.match(ln)]
+
+
+def stopped_steps(node: Node, output: list) -> dict:
+    """Step index -> why the bash stopped it ("timed out after 5 s", "stalled: ..."), from the
+    node's output lines."""
+    found = {}
+    steps = node.plan.steps
+    for line in output:
+        m = _STOPPED_STEP.match(_ANSI.sub("", line).strip())
+        if not m:
+            continue
+        number, kind = int(m.group(1)), m.group(2)
+        index = next((i for i in (number - 1, number) if 0 <= i < len(steps) and steps[i].kind == kind), None)
+        if index is not None:
+            found[index] = m.group(3)
+    return found
+
+
+def step_outcomes(node: Node, lines: list, ended: str, output: list) -> list[StepOutcome]:
+    """One outcome per plan step: the status lines in plan order; the step that was running when
+    the node's run ended without its line gets `ended` (stopped/failed/timed out), later ones
+    are "not run". A failed step the bash stopped at its time limit is "timed out"."""
+    outcomes: list[StepOutcome] = []
+    stopped = stopped_steps(node, output)
+    for step in node.plan.steps:
+        out = StepOutcome(step.index, step.kind, step.group, step.log, NOT_RUN)
+        if step.index < len(lines):
+            line = lines[step.index]
+            m = _VERDICT.match(line)
+            assert m is not None
+            out.status_line = line
+            if m.group(1) == "successfully":
+                out.status = PASSED
+            elif m.group(1) == "failed":
+                out.status = FAILED
+                if step.index in stopped:
+                    why = stopped[step.index]
+                    out.status = TIMED_OUT if why.startswith("timed out") else FAILED
+                    out.reason = why
+            else:
+                out.status, out.reason = SKIPPED, m.group("why")
+        elif step.index == len(lines) and ended:
+            out.status = ended
+        outcomes.append(out)
+    return outcomes
+
+
+def report_data(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int) -> dict:
+    first = next((n for n in nodes if n.state == "failed"), None) or next(
+        (n for n in nodes if n.state not in ("passed",)), None
+    )
+    failure = None
+    if first is not None:
+        step = first.failed_step
+        failure = {
+            "node": first.ip,
+            "step": None if step is None else {"index": step.index, "kind": step.kind, "group": step.group},
+            "reason": first.reason,
+        }
+    return {
+        "tipcgen": __version__,
+        "source": fleet.source,
+        "config": fleet.config,
+        "mode": fleet.mode,
+        "model_name": fleet.plan.model_name,
+        "start_port": fleet.start_port,
+        "stopped": reason,
+        "exit_code": exit_code,
+        "first_failure": failure,
+        "nodes": [
+            {
+                "ip": n.ip,
+                "dir": n.dir,
+                "state": n.state,
+                "exit_code": n.exit_code,
+                "seconds": round(n.seconds, 3),
+                "reason": n.reason,
+                "gathered": n.gathered,
+                "gather_problem": n.gather_problem,
+                "steps": [s.__dict__ for s in n.steps],
+            }
+            for n in nodes
+        ],
+    }
+
+
+def json_report(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int) -> str:
+    return json.dumps(report_data(fleet, nodes, reason, exit_code), indent=2, ensure_ascii=False) + "\n"
+
+
+def _count(steps: list, *states: str) -> int:
+    return sum(1 for s in steps if s.status in states)
+
+
+def junit_report(fleet: Fleet, nodes: list) -> str:
+    """A testsuite per node, a testcase per step; failed, timed-out and stopped steps are
+    failures, skipped and never-run steps are skipped (with why)."""
+    every = [s for n in nodes for s in n.steps]
+    root = ET.Element(
+        "testsuites",
+        {
+            "name": f"tipcgen fleet {fleet.plan.model_name}.{fleet.mode}",
+            "tests": str(len(every)),
+            "failures": str(_count(every, FAILED, TIMED_OUT, STOPPED)),
+            "errors": "0",
+            "skipped": str(_count(every, SKIPPED, NOT_RUN)),
+            "time": f"{sum(n.seconds for n in nodes):.3f}",
+        },
+    )
+    for n in nodes:
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            {
+                "name": n.ip,
+                "tests": str(len(n.steps)),
+                "failures": str(_count(n.steps, FAILED, TIMED_OUT, STOPPED)),
+                "errors": "0",
+                "skipped": str(_count(n.steps, SKIPPED, NOT_RUN)),
+                "time": f"{n.seconds:.3f}",
+            },
+        )
+        props = ET.SubElement(suite, "properties")
+        for key, value in (("state", n.state), ("dir", n.dir), ("reason", n.reason or "")):
+            ET.SubElement(props, "property", {"name": key, "value": _XML_BAD.sub("", value)})
+        for s in n.steps:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                {"classname": f"{fleet.plan.model_name}.{fleet.mode}.{n.ip}", "name": f"{s.index} {s.kind} {s.group}"},
+            )
+            text = _XML_BAD.sub("", s.status_line or "")
+            if s.status in (SKIPPED, NOT_RUN):
+                why = s.reason or ("not run: " + (n.reason or "the node's run ended before it"))
+                ET.SubElement(case, "skipped", {"message": _XML_BAD.sub("", why)}).text = text
+            elif s.status in (FAILED, TIMED_OUT, STOPPED):
+                why = s.reason or n.reason or s.status
+                ET.SubElement(
+                    case, "failure", {"message": _XML_BAD.sub("", why), "type": s.status.replace(" ", "_")}
+                ).text = text
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,198 @@
+"""A fleet run from start to end: preflight (and --sync), prepare (optional), the suite on every
+node at once, then each node's logs gathered and its steps read from its status lines.
+
+Exit code: 0 when every node ran every step to passed or skipped; 1 otherwise (a preflight
+refusal included: then nothing was started on any node).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Optional
+
+from tipcgen.fleet.gather import gather_node, node_dir
+from tipcgen.fleet.nodes import Fleet, Node
+from tipcgen.fleet.preflight import SLACK, NodeCheck, check_nodes, sync_nodes
+from tipcgen.fleet.report import FAILED, NOT_RUN, SKIPPED, STOPPED, TIMED_OUT, NodeOutcome, status_lines, step_outcomes
+from tipcgen.fleet.session import NodeRun, Printer, run_everywhere
+from tipcgen.fleet.ssh import PREPARE, RUNNER, SshOptions
+
+# What the fleet sets itself on every node; --env may not override them.
+RESERVED_ENV = ("TIPC_NODE_IP", "FLAGS_START_PORT", "TIPC_STEP_TIMEOUT", "TIPC_FLEET_RUN")
+PREPARE_OUT, RUN_OUT = "fleet_prepare.out", "fleet_run.out"
+
+
+@dataclass(frozen=True)
+class Settings:
+    ssh: SshOptions
+    prepare: bool = False
+    sync: bool = False
+    step_timeout: Optional[float] = None  # TIPC_STEP_TIMEOUT on the nodes (the bash's step limit)
+    run_timeout: float = 86400.0  # the whole run on every node
+    grace: float = 10.0  # SIGTERM -> SIGKILL when stopping a node
+    env: tuple = ()  # (NAME, VALUE) exported on every node
+
+
+@dataclass
+class FleetResult:
+    exit_code: int
+    refused: list  # preflight problems (then nothing started)
+    nodes: list  # NodeOutcome
+    reason: Optional[str]  # why the nodes were stopped, if they were
+
+
+def node_env(fleet: Fleet, settings: Settings, node: Node) -> list:
+    env = [("TIPC_NODE_IP", node.ip), ("FLAGS_START_PORT", str(fleet.start_port))]
+    if settings.step_timeout is not None:
+        env.append(("TIPC_STEP_TIMEOUT", f"{settings.step_timeout:g}"))
+    return env + list(settings.env)
+
+
+def suite_command(fleet: Fleet) -> list:
+    return ["bash", RUNNER, fleet.config, fleet.mode]
+
+
+def prepare_command(fleet: Fleet) -> list:
+    return ["bash", PREPARE, fleet.config, fleet.mode]
+
+
+def preflight(fleet: Fleet, settings: Settings) -> tuple[list[str], dict]:
+    """(problems, ip -> NodeCheck). With --sync, files that differ are copied, then checked again."""
+    checks = check_nodes(fleet, settings.ssh)
+    problems = [p for c in checks for p in c.problems]
+    if not problems and settings.sync and any(c.differs for c in checks):
+        problems = sync_nodes(fleet, settings.ssh)
+        if not problems:
+            checks = check_nodes(fleet, settings.ssh)
+            problems = [p for c in checks for p in c.problems]
+    problems += [p for c in checks for p in c.differs]
+    return problems, {c.ip: c for c in checks}
+
+
+def _ended_as(run: Optional[NodeRun], reason: Optional[str]) -> tuple[str, str, Optional[str]]:
+    """(node state, status of the step it was in, why) for a node's run."""
+    if run is None:  # the suite never started (prepare failed somewhere)
+        return "failed", NOT_RUN, reason
+    if run.stopped:
+        status = TIMED_OUT if run.stopped.startswith("timed out") else STOPPED
+        why = f"stopped: {run.stopped}" + (f" ({run.stop_note})" if run.stop_note else "")
+        return "stopped", status, why
+    if run.returncode != 0:
+        return "failed", FAILED, f"the run on this node exited {run.returncode}"
+    return "passed", "", None
+
+
+def outcome(node: Node, run: Optional[NodeRun], check: NodeCheck, dest: str, gathered: tuple) -> NodeOutcome:
+    """A node's outcome from its run and the status log gathered from it."""
+    state, ended, why = _ended_as(run, None if run else "prepare failed")
+    status_log = os.path.join(dest, os.path.basename(node.plan.status_log))
+    raw = b""
+    if os.path.isfile(status_log):
+        with open(status_log, "rb") as fh:
+            raw = fh.read()
+    output: list = []
+    if run is not None and os.path.isfile(run.out_path):
+        with open(run.out_path, encoding="utf-8", errors="replace") as fh:
+            output = fh.read().splitlines()
+    steps = step_outcomes(node, status_lines(raw, check.status_offset), ended, output)
+    for s in steps:
+        if s.status in (STOPPED, TIMED_OUT, FAILED) and s.reason is None and why:
+            s.reason = why
+    if state == "passed" and any(s.status not in ("passed", SKIPPED) for s in steps):
+        state = "failed"
+    return NodeOutcome(
+        node.ip,
+        node.dir,
+        state,
+        run.returncode if run else None,
+        run.seconds if run else 0.0,
+        why,
+        steps,
+        list(gathered[0]),
+        gathered[1],
+    )
+
+
+def _fresh(path: str) -> str:
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".") -> FleetResult:
+    problems, checks = preflight(fleet, settings)
+    if problems:
+        return FleetResult(1, problems, [], None)
+    dests = {n.ip: _fresh(os.path.join(root, node_dir(n.plan.log_dir, n.ip))) for n in fleet.nodes}
+    token = secrets.token_hex(6)
+
+    def everywhere(command: list, tok: str, out_name: str) -> tuple[list, Optional[str]]:
+        return run_everywhere(
+            fleet.nodes,
+            lambda n: command,
+            opts=settings.ssh,
+            env=lambda n: node_env(fleet, settings, n),
+            token=tok,
+            timeout=settings.run_timeout,
+            grace=settings.grace,
+            out_path=lambda n: os.path.join(dests[n.ip], out_name),
+            printer=printer,
+        )
+
+    runs: list = []
+    reason = None
+    if settings.prepare:
+        preps, reason = everywhere(prepare_command(fleet), token + "p", PREPARE_OUT)
+        if reason or not all(r.ok for r in preps):
+            reason = f"prepare: {reason or 'failed'}"
+    if not reason:
+        runs, reason = everywhere(suite_command(fleet), token, RUN_OUT)
+    by_ip = {r.node.ip: r for r in runs}
+    bound = settings.ssh.connect_timeout + SLACK + 60
+
+    def finish(n: Node) -> NodeOutcome:
+        gathered = gather_node(n, settings.ssh, dests[n.ip], bound) if runs else ([], None)
+        out = outcome(n, by_ip.get(n.ip), checks[n.ip], dests[n.ip], gathered)
+        if not runs:
+            out.reason = reason
+        return out
+
+    with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
+        outcomes = list(pool.map(finish, fleet.nodes))
+    ok = all(o.state == "passed" for o in outcomes)
+    return FleetResult(0 if ok else 1, [], outcomes, reason)
+
+
+def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> list[tuple[Node, list]]:
+    """Per node, (what, argv) of every ssh/scp command a run would use, in order (--dry-run)."""
+    from tipcgen.fleet.gather import WORKER_LOGS, gathered_paths
+    from tipcgen.fleet.preflight import sync_commands
+    from tipcgen.fleet.ssh import gather_script, preflight_script, run_script, ssh_argv, stop_script
+
+    out = []
+    for n in fleet.nodes:
+        opts = settings.ssh
+        env = node_env(fleet, settings, n)
+        cmds = [
+            ("check", ssh_argv(opts, n.ip, preflight_script(n.dir, [f.path for f in fleet.files], n.plan.status_log)))
+        ]
+        if settings.sync:
+            cmds += [("sync (when a file differs)", argv) for argv in sync_commands(fleet, n, opts, "STAGING")]
+        if settings.prepare:
+            cmds.append(
+                ("prepare", ssh_argv(opts, n.ip, run_script(n.dir, prepare_command(fleet), env, f"{token}p-{n.ip}")))
+            )
+        cmds.append(("run", ssh_argv(opts, n.ip, run_script(n.dir, suite_command(fleet), env, f"{token}-{n.ip}"))))
+        cmds.append(
+            ("stop (when a node fails)", ssh_argv(opts, n.ip, stop_script(n.dir, f"{token}-{n.ip}", settings.grace)))
+        )
+        script = gather_script(n.dir, gathered_paths(n), [WORKER_LOGS])
+        cmds.append(
+            (f"gather (a tar stream, unpacked into {node_dir(n.plan.log_dir, n.ip)}/)", ssh_argv(opts, n.ip, script))
+        )
+        out.append((n, cmds))
+    return out

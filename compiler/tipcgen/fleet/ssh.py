@@ -1,0 +1,154 @@
+"""argv for the system ssh/scp, and the POSIX shell snippets `tipcgen fleet` runs on a node.
+
+Every remote command is one `sh`-compatible string (ssh hands it to the node's login shell);
+every value in it is `shlex.quote`d. The run is started under `setsid -w` so that the whole run
+is one process group, and every process of it carries `TIPC_FLEET_RUN=<token>` in its
+environment: the stop snippet finds them by that token in /proc (paddle.distributed.launch puts
+its workers in sessions of their own, so the group alone would miss them), falling back to the
+group recorded in the pid file on systems without /proc.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+# Lines the snippets print for us start with this marker (the run's own output never does).
+MARK = "tipcgen-fleet:"
+RUNNER = "test_tipc/test_train_inference_python.sh"
+PREPARE = "test_tipc/prepare.sh"
+# The run's pid (= its process group) on the node, relative to the node's working directory.
+PID_FILE = "test_tipc/output/.tipcgen-fleet.pid"
+TOKEN_VAR = "TIPC_FLEET_RUN"
+
+
+@dataclass(frozen=True)
+class SshOptions:
+    """What the user told us about reaching the nodes; the rest comes from their ssh config."""
+
+    config: Optional[str] = None  # -F FILE
+    identity: Optional[str] = None  # -i FILE
+    user: Optional[str] = None  # -o User=U
+    port: Optional[int] = None  # -o Port=P
+    options: tuple = ()  # ("Key=Value", ...), passed as -o
+    connect_timeout: float = 10.0
+    # Dead connections are noticed after ServerAliveInterval x ServerAliveCountMax seconds.
+    alive_interval: int = 5
+
+    def common(self) -> list[str]:
+        """Options shared by ssh and scp. ssh keeps the first value it gets for an option, so
+        BatchMode comes first (never a password prompt) and the user's -o before our defaults."""
+        args = ["-o", "BatchMode=yes"]
+        if self.config:
+            args += ["-F", self.config]
+        if self.identity:
+            args += ["-i", self.identity]
+        if self.user:
+            args += ["-o", f"User={self.user}"]
+        if self.port:
+            args += ["-o", f"Port={self.port}"]
+        for opt in self.options:
+            args += ["-o", opt]
+        args += [
+            "-o",
+            f"ConnectTimeout={max(1, round(self.connect_timeout))}",
+            "-o",
+            f"ServerAliveInterval={self.alive_interval}",
+            "-o",
+            "ServerAliveCountMax=3",
+        ]
+        return args
+
+
+def host_for_scp(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def ssh_argv(opts: SshOptions, host: str, script: str) -> list[str]:
+    """ssh running `script` on `host`: no tty, no stdin (-n), `--` before the host."""
+    return ["ssh", *opts.common(), "-T", "-n", "--", host, script]
+
+
+def scp_argv(opts: SshOptions, sources: Sequence[str], host: str, dest_dir: str) -> list[str]:
+    """scp copying local `sources` into `dest_dir` on `host` (-p keeps modes and times)."""
+    return ["scp", "-q", "-p", *opts.common(), "--", *sources, f"{host_for_scp(host)}:{shlex.quote(dest_dir)}/"]
+
+
+def _cd(directory: str) -> str:
+    return f"cd {shlex.quote(directory)} 2>/dev/null || {{ echo {shlex.quote(MARK + ' nodir')}; exit 96; }}"
+
+
+def preflight_script(directory: str, files: Sequence[str], status_log: str) -> str:
+    """Prints `MARK file I DIGEST|-` per file (by index: names never need parsing back), the
+    status log's size (so the report reads only this run's lines) and whether setsid exists."""
+    lines = [_cd(directory)]
+    lines.append(f"command -v setsid >/dev/null 2>&1 || echo {shlex.quote(MARK + ' nosetsid')}")
+    for i, path in enumerate(files):
+        q = shlex.quote(path)
+        lines.append(
+            f'if [ -f {q} ]; then d=$(sha256sum < {q}) && echo "{MARK} file {i} ${{d%% *}}"; '
+            f"else echo '{MARK} file {i} -'; fi"
+        )
+    q = shlex.quote(status_log)
+    lines.append(f'if [ -f {q} ]; then s=$(wc -c < {q}); else s=0; fi; echo "{MARK} statuslog $s"')
+    lines.append(f"echo '{MARK} ok'")
+    return "\n".join(lines)
+
+
+def mkdir_script(directory: str, dirs: Sequence[str]) -> str:
+    return f"{_cd(directory)}\nmkdir -p -- {' '.join(shlex.quote(d) for d in dirs)}"
+
+
+def env_words(env: Sequence[tuple]) -> str:
+    return " ".join(shlex.quote(f"{k}={v}") for k, v in env)
+
+
+def run_script(directory: str, command: Sequence[str], env: Sequence[tuple], token: str) -> str:
+    """Start `command` in `directory` as a session of its own (`setsid -w`: we still wait for it
+    and get its exit code), its pid in PID_FILE, TOKEN_VAR=token and `env` in its environment."""
+    start = 'echo "$$" > "$1"; shift; exec "$@"'
+    words = [shlex.quote(w) for w in command]
+    environment = env_words([(TOKEN_VAR, token), *env])
+    return (
+        f"{_cd(directory)}\nmkdir -p {shlex.quote(PID_FILE.rsplit('/', 1)[0])}\n"
+        f"exec setsid -w sh -c {shlex.quote(start)} sh {shlex.quote(PID_FILE)} env {environment} {' '.join(words)}"
+    )
+
+
+def stop_script(directory: str, token: str, grace: float) -> str:
+    """SIGTERM every process of the run (found by its token in /proc/*/environ, else by the
+    pid file's group), SIGKILL what is left after `grace` seconds; prints `MARK stopped N`."""
+    tok = shlex.quote(f"{TOKEN_VAR}={token}")
+    ticks = max(1, round(grace * 5))
+    return "\n".join(
+        [
+            f"cd {shlex.quote(directory)} 2>/dev/null || true",
+            f"tok={tok}",
+            f"pg=$(cat {shlex.quote(PID_FILE)} 2>/dev/null) || pg=",
+            # One grep for every process: -z lines end at NUL (environ), -x whole line, -l names.
+            "procs() { if [ -r /proc/self/environ ]; then "
+            "grep -lsxzF -- \"$tok\" /proc/[0-9]*/environ 2>/dev/null | sed 's,^/proc/,,;s,/environ$,,'; "
+            'elif [ -n "$pg" ] && kill -0 -- "-$pg" 2>/dev/null; then echo "-$pg"; fi; }',
+            "p=$(procs); n=$(echo $p | wc -w)",
+            '[ -n "$p" ] && kill -TERM -- $p 2>/dev/null',
+            f'i=0; while [ -n "$p" ] && [ $i -lt {ticks} ]; do sleep 0.2; i=$((i+1)); p=$(procs); done',
+            '[ -n "$p" ] && kill -KILL -- $p 2>/dev/null',
+            f'echo "{MARK} stopped $n"',
+        ]
+    )
+
+
+def gather_script(directory: str, files: Sequence[str], globs: Sequence[str]) -> str:
+    """A tar stream (on stdout) of those of `files` and `globs` that exist, relative to `directory`."""
+    words = " ".join([shlex.quote(f) for f in files] + list(globs))
+    return "\n".join(
+        [
+            _cd(directory),
+            "set --",
+            f'for f in {words}; do [ -f "$f" ] && set -- "$@" "$f"; done',
+            '[ "$#" -gt 0 ] || exit 0',
+            'exec tar -cf - -- "$@"',
+        ]
+    )
