@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -167,3 +168,62 @@ def test_interrupting_the_bash_stops_the_running_step_and_its_watcher(tmp_path):
     result = finish((proc, time.monotonic()), timeout=20)
     assert result.returncode == 130 and result.seconds < 10, (result.returncode, result.seconds)
     assert sleepers_left(tmp_path / "b") == []
+
+
+# A `python3.7` whose training takes a second and whose other steps end at once.
+BRIEF = r"""#!/usr/bin/env bash
+for arg in "$@"; do
+    if [[ $arg == *train.py ]]; then
+        sleep 1
+    fi
+done
+exit 0
+"""
+
+
+def _watchers(seconds: int) -> list:
+    """Pids of the limit watchers' `sleep SECONDS` processes (a unique SECONDS per test)."""
+    found = []
+    for stat_dir in Path("/proc").iterdir():
+        if stat_dir.name.isdigit():
+            try:
+                argv = (stat_dir / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv[:2] == [b"sleep", str(seconds).encode()]:
+                found.append(int(stat_dir.name))
+    return found
+
+
+def test_the_limit_watcher_holds_no_pipe_of_the_caller_and_never_outlives_the_script(tmp_path):
+    """A caller reading the script's output through a pipe (CI, subprocess) sees it end when the
+    script ends: the watcher's stdio is not the caller's, and no watcher survives the script,
+    even when steps end the moment their watcher starts (bash blocks SIGTERM while it forks, so
+    a SIGTERM'd watcher could leave its `sleep` behind)."""
+    import os
+    import time
+
+    limit = 4321
+    root = repo(tmp_path / "repo", spec_with_limits(tmp_path / "specs", None))
+    env = sleeper_env(tmp_path / "b", TIPC_STEP_TIMEOUT=str(limit))
+    fake = tmp_path / "b" / "bin" / "python3.7"
+    fake.write_text(BRIEF)
+
+    proc, _ = start_bash(root, NORMAL, env)
+    deadline = time.monotonic() + 20
+    while not _watchers(limit) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    watchers = _watchers(limit)
+    assert watchers, "no watcher seen while the training ran"
+    caller_pipes = {os.readlink(f"/proc/{proc.pid}/fd/{fd}") for fd in (1, 2)}
+    for pid in watchers:
+        held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in (0, 1, 2)}
+        assert held == {"/dev/null"} and not held & caller_pipes, held
+    result = finish((proc, time.monotonic()))
+    assert result.returncode == 0, result.stderr[-2000:]
+
+    fake.write_text("#!/usr/bin/env bash\nexit 0\n")  # every step ends at once: the race's best odds
+    for _ in range(15):
+        result = finish(start_bash(root, NORMAL, env), timeout=30)
+        assert result.returncode == 0, result.stderr[-2000:]
+    assert _watchers(limit) == [], "a step's watcher outlived the script"

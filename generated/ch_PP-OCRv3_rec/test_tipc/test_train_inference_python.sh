@@ -164,7 +164,7 @@ tipc_step_pgid=0 tipc_watcher_pgid=0
 # shellcheck disable=SC2329 # invoked by the traps below
 tipc_interrupted() {
     if [[ $tipc_watcher_pgid -gt 0 ]]; then
-        kill -- "-$tipc_watcher_pgid" 2>/dev/null
+        kill -KILL -- "-$tipc_watcher_pgid" 2>/dev/null
     fi
     if [[ $tipc_step_pgid -gt 0 ]]; then
         tipc_stop "$tipc_step_pgid" "${TIPC_KILL_GRACE:-10}"
@@ -296,7 +296,8 @@ tipc_exec() {
     ) </dev/null &
     pid=$!
     if [[ $tipc_limit -gt 0 || $tipc_stall -gt 0 ]]; then
-        tipc_watch "$shell" "$tipc_limit" "$tipc_stall" "$dir" "$tipc_watched" &
+        # Its stdio is not the caller's: a watcher can never hold a pipe the caller reads.
+        tipc_watch "$shell" "$tipc_limit" "$tipc_stall" "$dir" "$tipc_watched" </dev/null >/dev/null 2>&1 &
         watcher=$!
         tipc_watcher_pgid=$watcher
     fi
@@ -314,7 +315,9 @@ tipc_exec() {
     fi
     tipc_step_pgid=0
     if [[ -n $watcher ]]; then
-        kill -- "-$watcher" 2>/dev/null
+        # SIGKILL, not SIGTERM: bash blocks SIGTERM while it forks, so a SIGTERM arriving as the
+        # watcher starts its `sleep` would leave that sleep running (and holding its pipes).
+        kill -KILL -- "-$watcher" 2>/dev/null
         wait "$watcher" 2>/dev/null
         tipc_watcher_pgid=0
     fi
