@@ -50,6 +50,9 @@ class BenchDialect:
     units: tuple = ("samples/s", "images/s")  # analysis.py --speed_unit: single GPU, several
     status_model: tuple = (True, True)  # the status line names the model: single GPU, several
     status_trailer: str = " "  # status_check's end after the log path (none is passed)
+    # The analysis command is written over lines ending in `\` inside double quotes: the status
+    # line keeps each next line's indent, so its options are separated by 1 + this many blanks.
+    analysis_indent: int = 24
     static_mode: str = "sed"  # dynamicTostatic: sed (trainer line), params (any PARAMS naming it), list, none
 
 
@@ -58,7 +61,7 @@ BENCH = {
         "paddleclas", "PaddleClas", None,
         ("batch_size", "fp_items", "epoch", "model_type", "num_workers", "profile", "flags"),
         grep_word=False, null_lines=(24, 30, 17, 18), mode_prefix=False, timeout_train="5m",
-        timeout_multi="5m", skip_steps="100", static_mode="list", status_trailer=" ! ",
+        timeout_multi="5m", skip_steps="100", static_mode="list", status_trailer=" ! ", analysis_indent=28,
     ),
     "paddleseg": BenchDialect(
         "paddleseg", "PaddleSeg", None, ("batch_size", "fp_items", "epoch", "profile", "flags"),
@@ -117,6 +120,7 @@ DEVIATIONS = (
         "PaddleDetection: the datasets' `repeat` line is rewritten for the run, as upstream, and the "
         "files are restored when the script ends",
         "upstream leaves configs/datasets/*.yml modified in the user's checkout",
+        (r"^datasets: upstream leaves them rewritten$",),
     ),
     Deviation(
         "analysis-needs-benchmark-root",
@@ -128,6 +132,14 @@ DEVIATIONS = (
         "exit 1 when a run, a log filter or an analysis failed (after a summary); 2 for a wrong "
         "MODE, a missing config or section",
         "upstream always exits 0 (or dies on an arithmetic error for a config without the section)",
+    ),
+    Deviation(
+        "model-name-kept",
+        "every run's logs and analysis are named after the config's model_name",
+        "PaddleOCR's status_check sets the global model_name to an argument its benchmark script "
+        "never passes: after the first analysis, logs are named `<repo>__bs...` and analyses "
+        "`--model_name _bs...`",
+        (r"^upstream loses the model name after the first analysis$",),
     ),
     Deviation(
         "flags-exported-not-evaluated",
@@ -495,12 +507,19 @@ def _time_sformer(st: _State, bs: str, device_num: str) -> None:
 def _analysis(st: _State, p: _Params, bs: str, precision: str, devices: str, single: bool, log: str, speed: str, run):
     d = st.d
     root = st.benchmark_root if st.benchmark_root is not None else ""
-    cmd = (
-        f"python {root}/scripts/analysis.py --filename {log} --speed_log_file '{st.save_log}/index/{speed}' "
-        f"--model_name {st.model}_bs{bs}_{precision}_{p.run_mode} --base_batch_size {bs} --run_mode {p.run_mode} "
-        f"--fp_item {precision} --keyword ips: --skip_steps {d.skip_steps} --device_num {devices} "
-        f"--speed_unit {d.units[0 if single else 1]} --convergence_key loss:"
-    )
+    cmd = (" " * (d.analysis_indent + 1)).join((
+        f"python {root}/scripts/analysis.py --filename {log}",
+        f"--speed_log_file '{st.save_log}/index/{speed}'",
+        f"--model_name {st.model}_bs{bs}_{precision}_{p.run_mode}",
+        f"--base_batch_size {bs}",
+        f"--run_mode {p.run_mode}",
+        f"--fp_item {precision}",
+        "--keyword ips:",
+        f"--skip_steps {d.skip_steps}",
+        f"--device_num {devices}",
+        f"--speed_unit {d.units[0 if single else 1]}",
+        "--convergence_key loss: ",
+    ))  # fmt: skip
     model = st.model if d.status_model[0 if single else 1] else ""
     status = f"{{verdict}} with command - {model} - {cmd} - {d.status_trailer}"
     skip = None if st.benchmark_root is not None else "BENCHMARK_ROOT unset"

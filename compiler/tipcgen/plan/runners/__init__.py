@@ -41,4 +41,12 @@ COMMON_DEVIATIONS = (
         "upstream runs them on weights that were never written, burying the real failure",
         (r"^status: \w+ verdict upstream 'Run (successfully|failed)' vs plan 'Run skipped \(train failed\)'",),
     ),
+    Deviation(
+        "no-eval",
+        "a step's command is split into words and run as they are: a `;` (or `$`, `*`) in a config "
+        "value reaches the program as part of its argument",
+        "upstream `eval`s the command line it built: a `;` in a value ends the command there and runs "
+        "the rest as further shell commands (a profiler option read into another flag, for one)",
+        (r"^eval: upstream splits the command at ';'$",),
+    ),
 )
