@@ -258,12 +258,18 @@ tipc_exec() {
     tipc_step_pgid=$pid
     wait "$pid"
     code=$?
-    if [[ -n $tipc_stopped ]] && kill -0 "$pid" 2>/dev/null; then
-        tipc_stop "$pid" "${TIPC_KILL_GRACE:-10}"
+    if [[ -n $tipc_stopped ]]; then
+        if kill -0 "$pid" 2>/dev/null; then
+            tipc_stop "$pid" "${TIPC_KILL_GRACE:-10}"
+        fi
+        # The signal only interrupted `wait`: this one gives the step's own status.
         wait "$pid"
         code=$?
-    else
-        tipc_stopped=""
+        if [[ $code -eq 0 ]]; then
+            tipc_stopped="" # it ended by itself as its limit passed
+        fi
+    fi
+    if [[ -z $tipc_stopped ]]; then
         kill -TERM -- "-$pid" 2>/dev/null # what the step left running in its group
     fi
     tipc_step_pgid=0
