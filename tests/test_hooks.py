@@ -69,9 +69,27 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
-def _try_repo(model: Path, hook: str, home: Path) -> subprocess.CompletedProcess:
+def _snapshot(dest: Path) -> Path:
+    """This working tree (tracked and untracked, not ignored files) as a one-commit git repo:
+    what the hooks are tried from, whatever a developer edits or commits meanwhile."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO, check=True, capture_output=True, text=True,
+    ).stdout.split("\0")  # fmt: skip
+    for rel in filter(None, listed):
+        src = REPO / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / rel)
+    _git(dest, "init", "-q")
+    _git(dest, "add", ".")
+    _git(dest, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "snapshot")
+    return dest
+
+
+def _try_repo(model: Path, hook: str, home: Path, source: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, "--all-files"],
+        [sys.executable, "-m", "pre_commit", "try-repo", str(source), hook, "--all-files"],
         cwd=model,
         env={**os.environ, "PRE_COMMIT_HOME": str(home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
         capture_output=True,
@@ -95,15 +113,16 @@ def test_precommit_hooks_pass_when_fresh_and_fail_with_the_diff_when_stale(tmp_p
     _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "suite")
     home = tmp_path / "pre-commit-home"
+    source = _snapshot(tmp_path / "tipcgen")
 
-    fresh = _try_repo(model, "tipcgen-check", home)
+    fresh = _try_repo(model, "tipcgen-check", home, source)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     assert "tipcgen check" in fresh.stdout and "Passed" in fresh.stdout
-    lint = _try_repo(model, "tipcgen-lint", home)
+    lint = _try_repo(model, "tipcgen-lint", home, source)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
     spec = model / "specs" / "mobilenet_v3_small.yml"
     spec.write_text(spec.read_text().replace("python: python3.7", "python: python3.9", 1))
-    stale = _try_repo(model, "tipcgen-check", home)
+    stale = _try_repo(model, "tipcgen-check", home, source)
     assert stale.returncode == 1, stale.stdout + stale.stderr
     assert "Failed" in stale.stdout and "+python:python3.9" in stale.stdout, stale.stdout
