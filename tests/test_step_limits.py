@@ -227,3 +227,24 @@ def test_the_limit_watcher_holds_no_pipe_of_the_caller_and_never_outlives_the_sc
         result = finish(start_bash(root, NORMAL, env), timeout=30)
         assert result.returncode == 0, result.stderr[-2000:]
     assert _watchers(limit) == [], "a step's watcher outlived the script"
+
+
+def test_a_step_that_exits_0_on_sigterm_still_counts_as_timed_out(tmp_path):
+    """A trainer that catches SIGTERM and exits 0 when its limit stops it must not pass."""
+    root = repo(tmp_path / "repo", spec_with_limits(tmp_path / "specs", None))
+    env = sleeper_env(tmp_path / "b", TIPC_STEP_TIMEOUT="2", TIPC_KILL_GRACE="5")
+    (tmp_path / "b" / "bin" / "python3.7").write_text(
+        "#!/usr/bin/env bash\n"
+        'for arg in "$@"; do\n'
+        "    if [[ $arg == *train.py ]]; then\n"
+        "        trap 'exit 0' TERM\n"
+        '        sleep 600 &\n        echo "$$ $!" >>"$FAKE_PIDS"\n        wait\n        exit 0\n'
+        "    fi\n"
+        "done\n"
+        "exit 0\n"
+    )
+    result = finish(start_bash(root, NORMAL, env))
+    assert result.returncode == 1, (result.stdout[-2000:], result.stderr[-2000:])
+    assert "step 1 timed out after 2 s" in result.stdout, result.stdout[-2000:]
+    status = _status_log(root)
+    assert status.count("Run failed with command - ") == 1 and "Run successfully" not in status

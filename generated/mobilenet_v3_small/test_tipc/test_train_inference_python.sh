@@ -261,12 +261,16 @@ tipc_exec() {
     if [[ -n $tipc_stopped ]]; then
         if kill -0 "$pid" 2>/dev/null; then
             tipc_stop "$pid" "${TIPC_KILL_GRACE:-10}"
-        fi
-        # The signal only interrupted `wait`: this one gives the step's own status.
-        wait "$pid"
-        code=$?
-        if [[ $code -eq 0 ]]; then
-            tipc_stopped="" # it ended by itself as its limit passed
+            wait "$pid"
+            code=$?
+            if [[ $code -eq 0 ]]; then
+                code=124 # stopped by its limit: never a pass, even if it exits 0 on SIGTERM
+            fi
+        else
+            # It had ended by itself: the signal only interrupted `wait`, which gives its status now.
+            wait "$pid"
+            code=$?
+            tipc_stopped=""
         fi
     fi
     if [[ -z $tipc_stopped ]]; then
