@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import RECORDER
+from conftest import Recorder
+from helpers.bench_oracle import our_files
 from tipcgen.dialects import get_layout
-from tipcgen.emit.files import benchmark_script, runner_script
 from tipcgen.plan.benchmark import BENCH, DEVIATIONS, commands, plan_benchmark
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -21,16 +21,11 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def _tree(root: Path, dialect: str) -> Path:
-    layout = get_layout(dialect)
-    runner = BENCH[dialect].runner
-    script, common = runner_script(layout, "benchmark test", runner)
-    bench = benchmark_script(layout, "benchmark test", runner)
-    assert bench is not None
+    """test_tipc/ with the dialect's generated benchmark_train.sh and runner."""
     d = root / "test_tipc"
     d.mkdir(parents=True, exist_ok=True)
-    (d / "test_train_inference_python.sh").write_text(script)
-    (d / "common_func.sh").write_text(common)
-    (d / "benchmark_train.sh").write_text(bench)
+    for name, content in our_files(dialect).items():
+        (d / name).write_bytes(content)
     return d
 
 
@@ -75,24 +70,22 @@ def _config(tmp_path: Path, section: bool = True) -> Path:
     return path
 
 
-def _env(tmp_path: Path, **extra) -> dict:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
+def _recorder(tmp_path: Path) -> Recorder:
+    rec = Recorder(tmp_path)
     for name in ("python", "python3", "python3.7"):
-        (bin_dir / name).write_text(RECORDER)
-        (bin_dir / name).chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TIPC_", "BENCHMARK_", "CUDA_"))}
-    (tmp_path / "tmp").mkdir(exist_ok=True)
-    env.update(PATH=f"{bin_dir}:{env['PATH']}", TIPC_RECORD=str(tmp_path / "rec.bin"), TMPDIR=str(tmp_path / "tmp"))
-    env.update(extra)
-    return env
+        rec.install(name)
+    return rec
 
 
-def _run(tmp_path, config, *args, **env):
+def _run(tmp_path, config, *args, fail=None, **env):
+    """Run the script with the recording interpreter, the config copy's TMPDIR at tmp/."""
     root = tmp_path / "repo"
+    full = {k: v for k, v in _recorder(tmp_path).env(fail=fail).items() if not k.startswith("BENCHMARK_")}
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    full.update(TMPDIR=str(tmp_path / "tmp"), **env)
     return subprocess.run(
         ["bash", "test_tipc/benchmark_train.sh", str(config.relative_to(root)), *args],
-        cwd=root, env=_env(tmp_path, **env), capture_output=True, text=True, timeout=60,
+        cwd=root, env=full, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
 
@@ -110,7 +103,7 @@ def test_a_run_leaves_the_config_and_test_tipc_untouched_and_follows_its_plan(tm
     assert after == before, "benchmark_train.sh wrote into test_tipc/ (upstream writes its config copy there)"
     assert list((tmp_path / "tmp").iterdir()) == [], "the config copy's directory was left behind"
     # what ran is what plan_benchmark lists (a recorded argv per interpreter call)
-    recorded = [r.split("\x1f")[3:] for r in (tmp_path / "rec.bin").read_text().split("\x1e") if r]
+    recorded = [r["argv"] for r in _recorder(tmp_path).records()]
     bp = plan_benchmark(
         config.read_text(),
         "paddleseg",
@@ -160,7 +153,7 @@ def test_a_failed_run_exits_1_after_all_runs(tmp_path):
         config,
         "benchmark_train",
         "dynamic_bs2_fp32_DP_N1C8",
-        TIPC_RECORD_FAIL="tools/train.py",
+        fail="tools/train.py",
         BENCHMARK_ROOT=str(tmp_path / "bm"),
     )
     assert proc.returncode == 1, proc.stderr

@@ -35,7 +35,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from helpers.upstream import PYTHONS, RECORDER, SHIMS, Command, _records, upstream_dir
+from helpers.upstream import (
+    PYTHONS,
+    RECORDER,
+    SHIMS,
+    Command,
+    Difference,
+    _recorded_argv,
+    _records,
+    _snapshot,
+    _write_exe,
+    upstream_dir,
+)
 
 # PaddleDetection's benchmark script rewrites line 10 of these (the datasets' `repeat`).
 DET_DATASETS = ("configs/datasets/coco_detection.yml", "configs/datasets/coco_instance.yml", "configs/datasets/mot.yml")
@@ -45,8 +56,9 @@ DET_DATASETS = ("configs/datasets/coco_detection.yml", "configs/datasets/coco_in
 INNER = {
     # upstream's train verdict is the exit of `cat <log>/train.log` (absent here: Run failed)
     "train-status-from-trainer": (r"^inner status: verdicts only$",),
-    # upstream writes one scratch train.log in the mode's log directory
+    # PaddleDetection builds DINO's op before each of its trainings
     "no-dino-op-build": (r"^upstream builds the DINO op$",),
+    # upstream writes one scratch train.log in the mode's log directory
     "train-log-per-run": (r"^logs: upstream \+\./test_tipc/output/[^/]+/benchmark_train/train\.log$",),
 }
 
@@ -63,13 +75,6 @@ class BenchRun:
     datasets: dict = field(default_factory=dict)  # PaddleDetection's dataset files after the run
     stdout: str = ""
     stderr: str = ""
-
-
-@dataclass(frozen=True)
-class Difference:
-    aspect: str  # commands | logs | results | datasets | plan | exit
-    category: str  # what deviations' patterns are matched against
-    detail: str
 
 
 @dataclass
@@ -123,25 +128,16 @@ class BenchDiff:
         return "\n".join(lines)
 
 
-def _write_exe(path: Path, text: str) -> None:
-    path.write_text(text)
-    path.chmod(0o755)
-
-
-def _stage(scratch: Path, test_tipc: dict, config: Path, dialect: str) -> tuple[Path, str]:
+def _stage(scratch: Path, side: str, test_tipc: dict, config: Path, dialect: str) -> tuple[Path, str]:
     """bin/ (recorder and shims) and repo/ (test_tipc/ files, the config, what a checkout has)."""
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
     for name in PYTHONS:
         _write_exe(bin_dir / name, RECORDER)
     for name, body in SHIMS.items():
-        # Upstream's `sleep 5`s return at once; ours sleeps for real (its step limits' watcher
-        # would fire at once).
-        if (
-            name != "sleep"
-            or "benchmark_train.sh" not in test_tipc
-            or b"tipc_watch" not in test_tipc.get("common_func.sh", b"")
-        ):
+        # Upstream's `sleep 5`s return at once; ours sleeps for real (a step limit's watcher
+        # sleeps out the limit).
+        if not (name == "sleep" and side == "ours"):
             _write_exe(bin_dir / name, body)
     root = scratch / "repo"
     (root / "test_tipc").mkdir(parents=True)
@@ -161,18 +157,12 @@ def _stage(scratch: Path, test_tipc: dict, config: Path, dialect: str) -> tuple[
     return root, f"test_tipc/configs/{config.parent.name}/{config.name}"
 
 
-def _snapshot(root: Path) -> dict:
-    return {p: p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
-
-
-def run_bench(
-    side: str, test_tipc: dict, config: Path, dialect: str, params: str, timeout: float = 120, env_extra=None
-) -> BenchRun:
+def run_bench(side: str, test_tipc: dict, config: Path, dialect: str, params: str, timeout: float = 120) -> BenchRun:
     """Run `bash test_tipc/benchmark_train.sh CONFIG benchmark_train [PARAMS]` with `test_tipc`'s
     files (name -> bytes) in a scratch repo."""
     scratch = Path(tempfile.mkdtemp(prefix=f"tipc-bench-{side}-"))
     try:
-        root, config_arg = _stage(scratch, test_tipc, config, dialect)
+        root, config_arg = _stage(scratch, side, test_tipc, config, dialect)
         record = scratch / "record.bin"
         drop = ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL", "BENCHMARK_LOG_DIR", "PROFILING_TIMER_ONLY", "BASH_ENV")
         env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("TIPC_")}
@@ -182,7 +172,6 @@ def run_bench(
             BENCHMARK_ROOT=str(scratch / "bm"),
             TMPDIR=str(scratch),
         )
-        env.update(env_extra or {})
         before = _snapshot(root)
         args = ["bash", "test_tipc/benchmark_train.sh", config_arg, "benchmark_train"] + ([params] if params else [])
         t0 = time.perf_counter()
@@ -208,7 +197,7 @@ def run_bench(
         run.commands = [
             Command(tuple(norm(a) for a in c.argv), c.cuda_visible_devices, c.cwd) for c in _records(record, root)
         ]
-        for path in sorted(set(_snapshot(root)) - set(before)):
+        for path in sorted(_snapshot(root) - before):
             rel = "./" + path.relative_to(root).as_posix()
             run.files.append(rel)
             if path.name == "results.log":
@@ -334,7 +323,7 @@ def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str
     text = config.read_bytes().decode("utf-8")
     try:
         bp = plan_benchmark(text, dialect, params, repo_name="repo", save_log=".", benchmark_root="<scratch>/bm")
-        want = [_strip_timeout(argv) for argv, _kind in commands(bp, get_layout(dialect))]
+        want = [_recorded_argv(argv) for argv, _kind in commands(bp, get_layout(dialect))]
     except UsageError as exc:
         if ours.returncode == 2:
             return []
@@ -370,10 +359,6 @@ def _dataset_text(rel: str, edits: tuple) -> str:
         if path == rel:
             lines[number - 1] = text
     return "".join(line + "\n" for line in lines)
-
-
-def _strip_timeout(argv: tuple) -> tuple:
-    return tuple(argv[2:]) if len(argv) > 2 and argv[0] == "timeout" else tuple(argv)
 
 
 def _model_name_restored(run: BenchRun, model: str) -> bool:
