@@ -34,7 +34,9 @@ class Problem:
         text += self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        from tipcgen.inputs import printable  # one problem, one line: nothing in it can forge another
+
+        return printable(text)
 
 
 class SpecError(TipcError):

@@ -156,6 +156,11 @@ def _locate(pos, suite: str, path: tuple) -> tuple:
     return pos.locate(own) or (None, None)
 
 
+# Step combinations (products of `|` lists) over all suites of a spec: docs and plans list every
+# one of them in every mode. The largest real model holds about 2,100 (see check_spec).
+MAX_SPEC_MATRIX = 16384
+
+
 def _problem(spec: Spec, pos, suite: str, path: tuple, message: str, hint: str) -> Problem:
     line, col = _locate(pos, suite, path)
     return Problem(spec.source, line, col, ".".join(str(p) for p in ("suites", suite, *path)), message, hint)
@@ -167,6 +172,7 @@ def check_spec(spec: Spec, pos) -> list[Problem]:
     problems = []
     files: dict[str, str] = {}
     docs: dict[str, str] = {}
+    steps, too_many = 0, False
     for name, suite in spec.suites.items():
         if suite.file in files:
             problems.append(
@@ -195,7 +201,23 @@ def check_spec(spec: Spec, pos) -> list[Problem]:
             )
         docs.setdefault(doc, name)
         problems += _check_trivia(spec, pos, name, suite)
-        problems += _check_runner(spec, pos, name, suite)
+        found, size = _check_runner(spec, pos, name, suite)
+        problems += found
+        steps += size
+        if steps > MAX_SPEC_MATRIX and not too_many:
+            too_many = True
+            problems.append(
+                _problem(
+                    spec,
+                    pos,
+                    name,
+                    ("file",),
+                    f"the suites up to this one multiply to {steps} step combinations; a spec may hold at "
+                    f"most {MAX_SPEC_MATRIX} (the largest real model, PaddleClas ResNet's 58 configs, holds "
+                    "about 2,100)",
+                    "split the model into several specs, or shorten its `|` lists",
+                )
+            )
     for file in spec.other_configs:
         if file in files:
             where = pos.locate(("other_configs", file), prefer_key=True) or (None, None)
@@ -212,22 +234,24 @@ def check_spec(spec: Spec, pos) -> list[Problem]:
     return problems
 
 
-def _check_runner(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:
+def _check_runner(spec: Spec, pos, name: str, suite: Suite) -> tuple[list[Problem], int]:
     """What the generated runner would refuse at run time (plan/checks.py: control bytes, logs
-    outside test_tipc/output/, a step matrix too large), refused here instead."""
+    outside test_tipc/output/, a step matrix too large), refused here instead; and the suite's
+    step matrix, which the spec's total is bounded by."""
     from tipcgen.errors import UsageError
     from tipcgen.legacy.configview import ConfigView
-    from tipcgen.plan.checks import check_bytes, check_view
+    from tipcgen.plan.checks import check_bytes, check_view, matrix_size
 
     layout = get_layout(spec.layout)  # the layout the generated bash reads every config with
     text_ = config_text(suite, get_layout(spec.suite_layout(name)))
     label = f"[suite {name}: {suite.file}]"
     try:
         check_bytes(text_, label)
-        check_view(ConfigView.parse(text_, layout), label)
+        view = ConfigView.parse(text_, layout)
+        check_view(view, label)
     except UsageError as exc:
-        return [_problem(spec, pos, name, ("file",), str(exc), "the generated runner refuses this config")]
-    return []
+        return [_problem(spec, pos, name, ("file",), str(exc), "the generated runner refuses this config")], 0
+    return [], matrix_size(view)
 
 
 def _check_trivia(spec: Spec, pos, name: str, suite: Suite) -> list[Problem]:

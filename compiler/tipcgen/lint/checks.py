@@ -12,6 +12,7 @@ import re
 from typing import Optional
 
 from tipcgen.dialects import Layout
+from tipcgen.errors import UsageError
 from tipcgen.legacy.configview import split_line
 from tipcgen.legacy.lower import roles_typed
 from tipcgen.lint.rules import ERROR, WARNING, Finding
@@ -80,7 +81,24 @@ def _layout_checks(lines: list, layout: Layout, numbers: list, path: str) -> lis
     findings += _gpu_list(by_role, numbers, path)
     findings += _model_name(by_role, numbers, path)
     findings += _benchmark_params(lines, len(rows), numbers, path)
+    findings += _runner_refuses(lines, layout, by_role, numbers, path)
     return findings
+
+
+def _runner_refuses(lines: list, layout: Layout, by_role: dict, numbers: list, path: str) -> list[Finding]:
+    """What `plan`, `run` and the bash refuse (plan/checks.py), so lint never passes a config
+    none of them would run."""
+    from tipcgen.legacy.configview import ConfigView
+    from tipcgen.plan.checks import check_view
+
+    try:
+        check_view(ConfigView.parse("\n".join(lines) + "\n", layout), "")
+    except UsageError as exc:
+        message = str(exc).removeprefix(": ")
+        role = "model_name" if message.startswith("model_name") else None
+        line = numbers[by_role[role][0]] if role and role in by_role else None
+        return [Finding("TIPC025", ERROR, path, line, message, "", role)]
+    return []
 
 
 def _benchmark_params(lines: list, core: int, numbers: list, path: str) -> list[Finding]:

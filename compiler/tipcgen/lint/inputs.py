@@ -6,6 +6,7 @@ import os
 
 from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.errors import SpecError, UsageError
+from tipcgen.inputs import walk
 from tipcgen.legacy.importer.decode import decode, read_config
 from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import INFO, Finding
@@ -15,9 +16,7 @@ def _walk(paths: list[str]) -> list[str]:
     out = []
     for path in paths:
         if os.path.isdir(path):
-            for dirpath, dirs, names in os.walk(path):
-                dirs.sort()
-                out += [os.path.join(dirpath, n) for n in sorted(names) if n.endswith((".txt", ".yml", ".yaml"))]
+            out += walk(path, (".txt", ".yml", ".yaml"))
         elif os.path.exists(path):
             out.append(path)
         else:

@@ -109,6 +109,13 @@ RULES = {
             "a benchmark parameter benchmark_train.sh misreads (batch sizes, precisions, counts, flags, input shapes)",
         ),
         Rule("TIPC024", "bench-blanks", WARNING, "a benchmark parameter ending in blanks, which reach the command"),
+        Rule(
+            "TIPC025",
+            "runner-refuses",
+            ERROR,
+            "a config the runner refuses before running anything (a model_name or log name leaving "
+            "test_tipc/output/, lists multiplying past the step limit)",
+        ),
     ]
 }
 
@@ -126,7 +133,9 @@ class Finding:
     def render(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         hint = f" ({self.hint})" if self.hint else ""
-        return f"{where}: {self.severity}: {self.rule} {RULES[self.rule].name}: {self.message}{hint}"
+        from tipcgen.inputs import printable  # a file name or value must not forge a line
+
+        return printable(f"{where}: {self.severity}: {self.rule} {RULES[self.rule].name}: {self.message}{hint}")
 
 
 def findings_json(findings: list[Finding]) -> str:

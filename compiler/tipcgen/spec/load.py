@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import stat
 import types
 from typing import Annotated, Any, Callable, Optional, Union, get_args, get_origin
 
@@ -533,20 +532,6 @@ def _sorted(problems: list[Problem], hidden: int = 0) -> list[Problem]:
     return out
 
 
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _not_regular(path: str, mode: int) -> SpecError:
-    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-    return SpecError([Problem(path, None, None, None, f"cannot read {kind}: a spec or config is a regular file")])
-
-
 def _too_big(path: str, size: int) -> SpecError:
     return SpecError(
         [
@@ -563,36 +548,11 @@ def _too_big(path: str, size: int) -> SpecError:
 
 
 def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """At most `limit` + 1 bytes of a regular file, or a located SpecError.
+    """At most `limit` + 1 bytes of a regular file inside the tree it was given in (see
+    tipcgen.inputs), or a located SpecError."""
+    from tipcgen.inputs import read_bytes as read_input
 
-    A FIFO would block and /dev/zero or a huge file would fill memory, so only regular files are
-    read, their type checked before opening (opening a device can have effects) and again on the
-    open file (the path may have changed), and never more than `limit` + 1 bytes, whatever the
-    file claims. The caller decides what more than `limit` means."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise _not_regular(path, st.st_mode)
-        flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(path, flags)
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _not_regular(path, st.st_mode)
-            chunks, got = [], 0
-            while got <= limit:
-                chunk = os.read(fd, limit + 1 - got)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                got += len(chunk)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise SpecError([Problem(path, None, None, None, f"cannot read file: {exc.strerror or exc}")]) from None
-    except ValueError as exc:  # e.g. a NUL byte in the path
-        raise SpecError([Problem(path.replace("\x00", "\\0"), None, None, None, f"cannot read file: {exc}")]) from None
-    return b"".join(chunks)
+    return read_input(path, limit)
 
 
 def read_text(path: str) -> str:

@@ -201,11 +201,10 @@ def config_groups(paths: list[str]) -> dict[str, list[str]]:
     groups: dict = {}
     for path in paths:
         if os.path.isdir(path):
-            for dirpath, dirs, names in os.walk(path):
-                dirs.sort()
-                for name in sorted(names):
-                    if name.endswith(".txt"):
-                        groups.setdefault(dirpath, []).append(os.path.join(dirpath, name))
+            from tipcgen.inputs import walk
+
+            for found in walk(path, (".txt",)):
+                groups.setdefault(os.path.dirname(found), []).append(found)
         else:
             groups.setdefault(os.path.dirname(path) or ".", []).append(path)
     return {d: sorted(ps) for d, ps in sorted(groups.items())}
