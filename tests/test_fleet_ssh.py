@@ -1,7 +1,7 @@
 """`tipcgen fleet` over real OpenSSH: sshd on 127.0.0.2 and 127.0.0.3, one working copy per node.
 
 No mocks: Debian's /usr/sbin/sshd (one per address, throwaway host and user keys, started by the
-module fixture), the system ssh/scp, the generated bash runner on each node. The fast tests put
+module fixture), the system ssh, the generated bash runner on each node. The fast tests put
 a small bash `python3` first on the nodes' PATH (via `--env PATH=...`): it prints what it was
 given and can fail or hang on one node, which is all the fleet's own logic needs. The paddle
 tests train tiny_rec for real across both nodes (`--prepare` fetches the data from a loopback
@@ -227,7 +227,7 @@ def test_dry_run_prints_the_ssh_commands_and_connects_nowhere(copies):
     assert f"# node {A} (working copy {copies.node[A]})" in out and f"# node {B} (working copy {copies.node[B]})" in out
     ssh_lines = [ln for ln in out.splitlines() if ln.startswith("ssh ")]
     assert ssh_lines and all("-o BatchMode=yes" in ln and f"-F {copies.sshd.client_config}" in ln for ln in ssh_lines)
-    assert any(ln.startswith("scp ") for ln in out.splitlines())
+    assert "# sync (when a file differs; a tar stream of" in out and "exec tar -xf -" in out  # --sync: ssh + tar
     assert f"TIPC_NODE_IP={B} FLAGS_START_PORT=6070" in out
     assert "bash test_tipc/test_train_inference_python.sh" in out and "bash test_tipc/prepare.sh" in out
     assert not copies.started_anything() and not (copies.local / NODES_OUT).exists()

@@ -19,7 +19,13 @@ from tipcgen.errors import TipcError, UsageError
 
 
 def _fail(exc: TipcError) -> None:
-    typer.echo(str(exc), err=True)
+    from tipcgen.errors import SpecError
+    from tipcgen.inputs import printable  # an input's name or text must not drive the terminal
+
+    # A SpecError's problems are one escaped line each; any other error is one line whatever
+    # its text holds (a file name with a newline cannot forge a second message).
+    text = str(exc) if isinstance(exc, SpecError) else printable(str(exc))
+    typer.echo(text, err=True)
     raise typer.Exit(exc.exit_code)
 
 
@@ -118,13 +124,25 @@ def _top(
     """Compile typed TIPC specs into PaddlePaddle's legacy test suites."""
 
 
-def seconds(option: str, value: float, zero: bool = False) -> float:
-    """A finite number of seconds (positive, or also 0 when `zero`), or a UsageError."""
-    if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
-        raise UsageError(
-            f"{option} must be a {'non-negative' if zero else 'positive'} number of seconds, not {value:g}"
-        )
+# Bounds of the seconds options: a limit on a step or a run as long as a spec's `limits` may
+# give one (spec/model.py MAX_SECONDS, about 115 days); a wait for something that normally takes
+# seconds (a connection, `import paddle`, SIGTERM -> SIGKILL, another build's lock) at most 1 h.
+MAX_LIMIT = 10_000_000
+MAX_WAIT = 3600
+MAX_JOBS = 64  # TIPC_JOBS: worker processes of build/check
+
+
+def seconds(option: str, value: float, zero: bool = False, most: float = MAX_LIMIT) -> float:
+    """A finite number of seconds (positive, or also 0 when `zero`) up to `most`, or a UsageError."""
+    if not math.isfinite(value) or value < 0 or (value == 0 and not zero) or value > most:
+        sign = "non-negative" if zero else "positive"
+        raise UsageError(f"{option} must be a {sign} number of seconds, at most {_num(most)}, not {_num(value)}")
     return value
+
+
+def _num(value: float) -> str:
+    """10000001, not 1e+07; 1e+308 and 0.5 as they are."""
+    return str(int(value)) if math.isfinite(value) and value == int(value) and abs(value) < 1e15 else f"{value:g}"
 
 
 def choice(option: str, value: str, allowed: tuple) -> str:
@@ -146,9 +164,12 @@ def _expand(paths: list[str]) -> list[str]:
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
+            from tipcgen.inputs import remember
+
             found = sorted(glob.glob(os.path.join(p, "*.yml")) + glob.glob(os.path.join(p, "*.yaml")))
             if not found:
                 raise UsageError(f"{p}: no *.yml specs in this directory")
+            remember(found, p)  # a link among them leading out of p is refused here
             out.extend(found)
         else:
             out.append(p)
@@ -204,8 +225,11 @@ def _map_specs(files: list[str], lang: str) -> list:
     import multiprocessing
 
     jobs = min(4, os.cpu_count() or 1)
-    if os.environ.get("TIPC_JOBS", "").isdigit():
-        jobs = max(1, int(os.environ["TIPC_JOBS"]))
+    raw = os.environ.get("TIPC_JOBS", "")
+    if raw:
+        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_JOBS):
+            raise UsageError(f"TIPC_JOBS={raw!r}: give a whole number of worker processes from 1 to {MAX_JOBS}")
+        jobs = int(raw)
     if len(files) < PARALLEL_MIN or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
         return [_load_and_render(f, lang) for f in files]
     from concurrent.futures import ProcessPoolExecutor
@@ -254,19 +278,47 @@ def mode_option(default: Any = ...) -> Any:  # typer options are typed Any, like
     return typer.Option(default, "--mode", "-m", help=MODES_HELP)
 
 
+def shell_word(word: str) -> str:
+    """`word` quoted for bash so that pasting it gives back exactly `word` and runs nothing:
+    shlex.quote (plain words stay bare), or $'...' with escapes when it holds a control character."""
+    import shlex
+
+    if word.isprintable():
+        return shlex.quote(word)
+    out = []
+    for ch in word:
+        code = ord(ch)
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "$'" + "".join(out) + "'"
+
+
 def step_shell(step: Any, environ: Optional[Mapping[str, str]] = None) -> str:
-    """A step as one shell line a user could paste: its directory, its CUDA_VISIBLE_DEVICES as it
-    differs from the caller's environment, and its status-line command (with the redirect)."""
+    """A step as one shell line a user can paste: its directory, its CUDA_VISIBLE_DEVICES as it
+    differs from the caller's environment, the argv that runs, each word quoted (nothing in a
+    config value is expanded or run by the shell), and its log redirect."""
+    from tipcgen.inputs import printable
+
     env: Mapping[str, str] = os.environ if environ is None else environ
+    if step.argv is None or not step.argv:
+        why = "cannot split the command (a quote is not closed)" if step.argv is None else "empty command"
+        return printable(f"# {why}: {step.command}")
     cvd = step.cuda_visible_devices
     prefix = ""
     if cvd is not None:
-        prefix = f"CUDA_VISIBLE_DEVICES={cvd} "
+        prefix = f"CUDA_VISIBLE_DEVICES={shell_word(cvd)} "
     elif "CUDA_VISIBLE_DEVICES" in env:
         prefix = "env -u CUDA_VISIBLE_DEVICES "
-    line = prefix + step.command
+    line = prefix + " ".join(map(shell_word, step.argv))
+    if step.log:
+        log = shell_word(step.log)
+        line += f" 2>&1 | tee {log}" if step.output == "tee" else f" > {log} 2>&1"
     if step.cwd:
-        line = f"(cd {step.cwd} && {line})"
+        line = f"(cd {shell_word(step.cwd)} && {line})"
     if step.skip:
         line += f"  # skipped: {step.skip}"
     return line

@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import SOURCE_ARG, SUITE_OPT, app, mode_option, plan_for, seconds
+from tipcgen.cli.common import MAX_WAIT, SOURCE_ARG, SUITE_OPT, app, mode_option, plan_for, seconds
 from tipcgen.errors import UsageError
 from tipcgen.run.doctor import CHECK_NAMES, CONNECT_TIMEOUT, IMPORT_TIMEOUT, Limits, Suite, exit_code, run_checks
 
@@ -63,12 +63,17 @@ def doctor(
     Run it from the model repo's root on every node, with the environment the run will have
     (TIPC_NODE_IP, FLAGS_START_PORT, CUDA_VISIBLE_DEVICES). Exit 1 when a check failed.
     """
-    seconds("--connect-timeout", connect_timeout)
-    seconds("--import-timeout", import_timeout)
+    seconds("--connect-timeout", connect_timeout, most=MAX_WAIT)
+    seconds("--import-timeout", import_timeout, most=MAX_WAIT)
     unknown = [name for name in skip if name not in CHECK_NAMES]
     if unknown:
         raise UsageError(f"--skip {unknown[0]}: no such check; checks are {', '.join(CHECK_NAMES)}")
     read = read_suite(source, mode, suite)
+    if read.config_path is not None:  # a spec's IPs were validated with it
+        from tipcgen.fleet.nodes import check_names
+        from tipcgen.run.doctor import plan_launches, suite_ips
+
+        check_names(read.config_path, suite_ips(plan_launches(read.plan)))
     checks = run_checks(read, os.environ, Path.cwd(), Limits(connect_timeout, import_timeout), skip)
     code = exit_code(checks)
     if as_json:

@@ -9,8 +9,19 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from tipcgen.cli.common import LAYOUT_OPT, RUNNER_OPT, SOURCE_ARG, SUITE_OPT, app, mode_option, seconds
+from tipcgen.cli.common import (
+    LAYOUT_OPT,
+    MAX_LIMIT,
+    MAX_WAIT,
+    RUNNER_OPT,
+    SOURCE_ARG,
+    SUITE_OPT,
+    app,
+    mode_option,
+    seconds,
+)
 from tipcgen.errors import UsageError
+from tipcgen.inputs import printable
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -58,6 +69,31 @@ def _port(option: str, value: Optional[int]) -> Optional[int]:
     return value
 
 
+def _directory(what: str, value: str) -> str:
+    """A node's working copy: any path (spaces too: it is quoted for the node's shell), but not
+    empty (`cd ''` stays in the home directory) and without control characters."""
+    if not value or any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise UsageError(f"{what}: give a directory on the nodes (not empty, no control characters), not {value!r}")
+    return value
+
+
+def _local_file(option: str, value: Optional[str]) -> Optional[str]:
+    """--ssh-config / --identity: a regular file here (ssh would block on a FIFO, or fail late)."""
+    if value is not None and not os.path.isfile(value):
+        raise UsageError(f"{option} {value}: error: no such file (a regular file on this machine)")
+    return value
+
+
+def _whole_seconds(option: str, value: Optional[float]) -> Optional[int]:
+    """Seconds for the nodes' bash, which takes whole seconds written as digits."""
+    if value is None:
+        return None
+    seconds(option, value, most=MAX_LIMIT)
+    if value != int(value):
+        raise UsageError(f"{option} must be whole seconds (the nodes' bash counts whole seconds), not {value:g}")
+    return int(value)
+
+
 def _grid(setup: Fleet, result: FleetResult) -> Table:
     """Node x step: one row per step, a column per node."""
     from rich.markup import escape
@@ -98,11 +134,11 @@ def _print_result(setup: Fleet, result: FleetResult, reports: tuple) -> None:
         step = node.failed_step
         where = f" at step {step.index} {step.kind} {step.group}" if step else ""
         verdict = f"node {node.ip}: {node.state}{where}" + (f": {node.reason}" if node.reason else "")
-        typer.echo(verdict)
+        typer.echo(printable(verdict))
         if node.gather_problem:
-            typer.echo(f"node {node.ip}: logs not gathered: {node.gather_problem}", err=True)
+            typer.echo(f"tipc fleet: gathering logs: {printable(node.gather_problem)}", err=True)
     if result.reason:
-        typer.echo(f"tipc fleet: stopped every node: {result.reason}")
+        typer.echo(f"tipc fleet: stopped every node: {printable(result.reason)}")
     typer.echo(
         f"logs of each node in {os.path.join(setup.plan.log_dir, 'nodes')}/<ip>/; reports {' and '.join(reports)}"
     )
@@ -117,9 +153,9 @@ def fleet(
     runner: Optional[str] = RUNNER_OPT,
     prepare: bool = typer.Option(False, "--prepare", help="Run test_tipc/prepare.sh on every node first."),
     sync: bool = typer.Option(
-        False, "--sync", help="Copy this machine's config and suite files (scp) to nodes where they differ."
+        False, "--sync", help="Copy this machine's config and suite files (ssh + tar) to nodes where they differ."
     ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the ssh/scp commands per node; connect to none."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the ssh commands per node; connect to none."),
     ssh_config: Optional[str] = typer.Option(None, "--ssh-config", help="ssh config file (ssh -F)."),
     identity: Optional[str] = typer.Option(None, "--identity", help="Private key file (ssh -i)."),
     user: Optional[str] = typer.Option(None, "--user", help="Login name on the nodes (default: the ssh config's)."),
@@ -163,20 +199,20 @@ def fleet(
     from tipcgen.fleet.run import Settings
     from tipcgen.fleet.ssh import SshOptions
 
-    seconds("--connect-timeout", connect_timeout)
-    seconds("--run-timeout", run_timeout)
-    seconds("--kill-grace", kill_grace, zero=True)
-    if step_timeout is not None:
-        seconds("--step-timeout", step_timeout)
+    seconds("--connect-timeout", connect_timeout, most=MAX_WAIT)
+    seconds("--run-timeout", run_timeout, most=MAX_LIMIT)
+    seconds("--kill-grace", kill_grace, zero=True, most=MAX_WAIT)
+    step = _whole_seconds("--step-timeout", step_timeout)
+    node_dirs = {ip: _directory(f"--node-dir {ip}=DIR", d) for ip, d in _pairs("--node-dir", node_dir, "IP=DIR")}
     opts = SshOptions(
-        config=ssh_config,
-        identity=identity,
+        config=_local_file("--ssh-config", ssh_config),
+        identity=_local_file("--identity", identity),
         user=user,
         port=_port("--ssh-port", ssh_port),
         options=tuple(f"{k}={v}" for k, v in _pairs("--ssh-option", ssh_option, "KEY=VALUE")),
         connect_timeout=connect_timeout,
     )
-    settings = Settings(opts, prepare, sync, step_timeout, run_timeout, kill_grace, _env(env))
+    settings = Settings(opts, prepare, sync, step, run_timeout, kill_grace, _env(env))
     setup = fleet_for(
         source,
         mode,
@@ -185,8 +221,8 @@ def fleet(
         runner=runner,
         root=os.getcwd(),
         start_port=_port("--start-port", start_port) or DEFAULT_PORT,
-        remote_dir=remote_dir,
-        node_dirs=dict(_pairs("--node-dir", node_dir, "IP=DIR")),
+        remote_dir=None if remote_dir is None else _directory("--remote-dir", remote_dir),
+        node_dirs=node_dirs,
         prepare=prepare,
     )
     if dry_run:
@@ -197,10 +233,11 @@ def fleet(
 
 def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) -> None:
     from tipcgen.fleet.report import json_report, junit_report
-    from tipcgen.fleet.run import run_fleet
+    from tipcgen.fleet.run import local_dirs, run_fleet
     from tipcgen.fleet.session import Printer
     from tipcgen.run.reports import check_report_path, write_report
 
+    local_dirs(setup)  # `nodes/` a link is refused before a report is made in it
     base = os.path.join(setup.plan.log_dir, "nodes")
     json_out = json_out or os.path.join(base, "fleet.json")
     junit = junit or os.path.join(base, "fleet.junit.xml")
@@ -208,8 +245,8 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) 
     check_report_path("--junit", junit)
     result = run_fleet(setup, settings, Printer())
     if result.refused:
-        for problem in result.refused:
-            typer.echo(f"tipc fleet: {problem}", err=True)
+        for problem in result.refused:  # a node's own words (its stderr) among them: escaped
+            typer.echo(f"tipc fleet: {printable(problem)}", err=True)
         typer.echo("tipc fleet: refused to start; nothing was started on any node", err=True)
         raise typer.Exit(1)
     write_report(json_out, json_report(setup, result.nodes, result.reason, result.exit_code))

@@ -6,8 +6,10 @@ Paths on the nodes are this repo root's relative paths under each node's working
 
 from __future__ import annotations
 
+import ipaddress
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
@@ -61,6 +63,54 @@ def topology_ips(plan: Plan) -> list[str]:
             if arg.startswith("--ips="):
                 ips.extend(ip for ip in arg[len("--ips=") :].split(",") if ip and ip not in ips)
     return ips
+
+
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)\Z")
+
+
+def name_problem(name: str) -> Optional[str]:
+    """Why `name` cannot be a node, or None for an IPv4/IPv6 address or a DNS host name. A node
+    name is the ssh host (so never an option, `-o...`) and the name of the local directory its
+    logs land in (so never `..`, a `/` or a control character)."""
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        pass
+    else:
+        return "a scoped IPv6 address (`%`)" if "%" in name else None
+    labels = name.split(".")
+    if len(name) > 253 or not all(_LABEL.match(label) for label in labels):
+        return "not an IP address or host name (letters, digits, `-` and `.` between labels)"
+    if all(label.isdigit() for label in labels):
+        return "not an IPv4 address"
+    return None
+
+
+def _where(source: str, name: str) -> str:
+    """`source:line:col` of `name` on the config's gpu_list line (a spec's IPs are validated
+    with the spec), else `source`."""
+    if not os.path.isfile(source):
+        return source
+    try:
+        with open(source, encoding="utf-8", errors="replace") as fh:
+            for number, line in enumerate(fh, 1):
+                if line.startswith("gpu_list") and name in line:
+                    return f"{source}:{number}:{line.index(name) + 1}"
+    except OSError:
+        pass
+    return source
+
+
+def check_names(source: str, ips: Sequence[str]) -> None:
+    """UsageError naming the first of `ips` (a config's gpu_list) that is no IP address or host
+    name; doctor probes them, fleet uses them as ssh hosts and as local directory names."""
+    for ip in ips:
+        why = name_problem(ip)
+        if why:
+            raise UsageError(
+                f"{_where(source, ip)}: error: gpu_list names node {ip!r}: {why}; a node is an IP address "
+                "or a host name (tipcgen fleet uses it as the ssh host and as the directory nodes/<name>/ of its logs)"
+            )
 
 
 def _relative(root: str, path: str) -> Optional[str]:
@@ -136,6 +186,7 @@ def fleet_for(
             f"{source}: the suite has no multi-node topology (a gpu_list entry `ip1,ip2;...`, in a spec "
             "`{ips: [...], gpus: [...]}` or `{ips: [...], cpus: N}`); tipcgen fleet has no nodes to run on"
         )
+    check_names(source, ips)
     dirs = dict(node_dirs or {})
     unknown = sorted(set(dirs) - set(ips))
     if unknown:

@@ -4,21 +4,28 @@ one problem anywhere means nothing is started anywhere."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import re
 import signal
 import subprocess
-import tempfile
+import tarfile
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Optional
 
 from tipcgen.fleet.nodes import Fleet, Node
-from tipcgen.fleet.ssh import MARK, SshOptions, mkdir_script, preflight_script, scp_argv, ssh_argv
+from tipcgen.fleet.ssh import MARK, SshOptions, preflight_script, ssh_argv, unpack_script
 from tipcgen.run.digest import short
 
 # Seconds an ssh command may take beyond ssh's own ConnectTimeout (authentication, a few sha256s).
 SLACK = 20.0
+MAX_ANSWER = 1 << 20  # bytes kept of what a node prints in answer to a check (a few hundred)
+_DIGEST = re.compile(r"[0-9a-f]{64}\Z")
 
 
 @dataclass
@@ -33,22 +40,55 @@ class NodeCheck:
         return not self.problems and not self.differs
 
 
-def run_bounded(argv: Sequence[str], timeout: float) -> tuple[Optional[int], str, str]:
-    """(exit code or None when it outlived `timeout`, stdout, stderr); a late one is killed."""
+def drain(pipe, into: list, cap: int = MAX_ANSWER) -> threading.Thread:
+    """A started thread reading `pipe` to its end, keeping its first `cap` bytes in `into` (a
+    node's answer is untrusted: it may never end)."""
+
+    def read() -> None:
+        kept = 0
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in iter(lambda: pipe.read1(1 << 16), b""):
+                if kept < cap:
+                    into.append(chunk[: cap - kept])
+                    kept += len(into[-1])
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
+def _feed(pipe, data: bytes) -> None:
+    with contextlib.suppress(OSError):  # the remote side may end without reading it all
+        pipe.write(data)
+        pipe.close()
+
+
+def run_bounded(argv: Sequence[str], timeout: float, data: Optional[bytes] = None) -> tuple[Optional[int], str, str]:
+    """(exit code or None when it outlived `timeout`, stdout, stderr, each cut at MAX_ANSWER);
+    a late one is killed. `data`: its stdin."""
     proc = subprocess.Popen(
         list(argv),
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    out: list = []
+    err: list = []
+    readers = [drain(proc.stdout, out), drain(proc.stderr, err)]
+    if data is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True).start()
+    code: Optional[int]
     try:
-        out, err = proc.communicate(timeout=timeout)
+        code = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        return None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        code = None
+    for reader in readers:  # a process it left behind may hold the pipes: bounded
+        reader.join(SLACK)
+    return code, b"".join(out).decode("utf-8", "replace"), b"".join(err).decode("utf-8", "replace")
 
 
 def ssh_failure(ip: str, code: Optional[int], err: str, bound: float) -> str:
@@ -62,7 +102,10 @@ def ssh_failure(ip: str, code: Optional[int], err: str, bound: float) -> str:
     return f"node {ip}: ssh failed: {last}"
 
 
-def _parse(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> None:
+def _answer(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> dict:
+    """The node's marker lines read into `check` (problems, status log offset); the files'
+    digests by index. A node's login scripts may print anything: a marker line we did not
+    write is a problem (refused), never a crash."""
     remote: dict = {}
     for line in out.splitlines():
         if not line.startswith(MARK):
@@ -73,31 +116,60 @@ def _parse(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> None:
                 f"node {node.ip}: no directory {node.dir} (its working copy of the model repo); "
                 f"set --remote-dir, or --node-dir {node.ip}=DIR"
             )
-        elif words == ["nosetsid"]:
-            check.problems.append(f"node {node.ip}: `setsid` (util-linux) is not installed; the run needs it")
-        elif words[:1] == ["file"] and len(words) == 3:
-            remote[int(words[1])] = words[2]
-        elif words[:1] == ["statuslog"] and len(words) == 2 and words[1].isdigit():
+        elif words[:1] == ["missing"] and words[1:] in (["setsid"], ["tar"]):
+            what = "`setsid` (util-linux)" if words[1] == "setsid" else "`tar`"
+            check.problems.append(f"node {node.ip}: {what} is not installed; the run needs it")
+        elif len(words) == 3 and words[0] == "file" and _index(words[1], len(fleet.files)) is not None:
+            i = int(words[1])
+            if (words[2] != "-" and not _DIGEST.match(words[2])) or remote.setdefault(i, words[2]) != words[2]:
+                check.problems.append(_odd_line(node, line))
+        elif len(words) == 2 and words[0] == "statuslog" and _index(words[1], 1 << 62) is not None:
             check.status_offset = int(words[1])
+        elif words != ["ok"]:
+            check.problems.append(_odd_line(node, line))
+    return remote
+
+
+def _index(word: str, end: int) -> Optional[int]:
+    """`word` as a whole number below `end` (ASCII digits only), else None."""
+    if not (word.isascii() and word.isdigit() and len(word) <= 20):
+        return None
+    return int(word) if int(word) < end else None
+
+
+def _odd_line(node: Node, line: str) -> str:
+    shown = repr(line[:200] + ("..." if len(line) > 200 else ""))
+    return (
+        f"node {node.ip}: its answer to the check has a line tipcgen did not write: {shown}; a login "
+        f"script on the node printing lines that start with {MARK!r}? (nothing was started)"
+    )
+
+
+def _parse(node: Node, fleet: Fleet, out: str, check: NodeCheck, synced: bool = False) -> None:
+    remote = _answer(node, fleet, out, check)
     if check.problems:
         return
+    # After --sync a file that still differs is no case for --sync: the copy did not take.
+    fix = (
+        "--sync copied this machine's file there, yet the node still shows another; check its "
+        "directory (permissions, a link to elsewhere, something rewriting it)"
+        if synced
+        else "run with --sync to copy this machine's files there"
+    )
     for i, shared in enumerate(fleet.files):
         theirs = remote.get(i, "-")
         where = f"{node.dir.rstrip('/')}/{shared.path}"
         if theirs == "-":
-            check.differs.append(
-                f"node {node.ip}: {where} is missing (the {shared.why} this machine has); "
-                "run with --sync to copy this machine's files there"
-            )
+            check.differs.append(f"node {node.ip}: {where} is missing (the {shared.why} this machine has); {fix}")
         elif theirs != shared.digest:
             check.differs.append(
                 f"node {node.ip}: {where} differs from this machine's {shared.why} {shared.path} "
-                f"(sha256 {short(shared.digest)} here, {short(theirs)} there); run with --sync to copy "
-                "this machine's files there, or make them equal"
+                f"(sha256 {short(shared.digest)} here, {short(theirs)} there); "
+                + (fix if synced else f"{fix}, or make them equal")
             )
 
 
-def check_node(fleet: Fleet, node: Node, opts: SshOptions) -> NodeCheck:
+def check_node(fleet: Fleet, node: Node, opts: SshOptions, synced: bool = False) -> NodeCheck:
     check = NodeCheck(node.ip)
     script = preflight_script(node.dir, [f.path for f in fleet.files], node.plan.status_log)
     bound = opts.connect_timeout + SLACK
@@ -105,50 +177,49 @@ def check_node(fleet: Fleet, node: Node, opts: SshOptions) -> NodeCheck:
     if f"{MARK} ok" not in out and not any(ln.startswith(f"{MARK} nodir") for ln in out.splitlines()):
         check.problems.append(ssh_failure(node.ip, code, err, bound))
         return check
-    _parse(node, fleet, out, check)
+    _parse(node, fleet, out, check, synced)
     return check
 
 
-def check_nodes(fleet: Fleet, opts: SshOptions) -> list[NodeCheck]:
+def check_nodes(fleet: Fleet, opts: SshOptions, synced: bool = False) -> list[NodeCheck]:
     with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
-        return list(pool.map(lambda n: check_node(fleet, n, opts), fleet.nodes))
+        return list(pool.map(lambda n: check_node(fleet, n, opts, synced), fleet.nodes))
 
 
-def sync_commands(fleet: Fleet, node: Node, opts: SshOptions, staging: str) -> list[list[str]]:
-    """mkdir of the destination directories, then one scp per directory (files staged locally)."""
-    by_dir: dict = {}
-    for shared in fleet.files:
-        parent = os.path.dirname(shared.path)
-        by_dir.setdefault(parent, []).append(os.path.join(staging, shared.path))
-    base = node.dir.rstrip("/")
-    cmds = [ssh_argv(opts, node.ip, mkdir_script(node.dir, [d or "." for d in by_dir]))]
-    for parent, sources in by_dir.items():
-        cmds.append(scp_argv(opts, sources, node.ip, f"{base}/{parent}" if parent else base))
-    return cmds
+def sync_command(node: Node, opts: SshOptions) -> list[str]:
+    """ssh unpacking `bundle()` (on its stdin) in the node's working copy."""
+    return ssh_argv(opts, node.ip, unpack_script(node.dir), stdin=True)
 
 
-def stage(fleet: Fleet, staging: str) -> None:
-    """Write this machine's shared files under `staging` (scp copies from there, modes kept)."""
-    for shared in fleet.files:
-        path = os.path.join(staging, shared.path)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb") as fh:
-            fh.write(shared.data)
-        os.chmod(path, 0o755 if shared.path.endswith(".sh") else 0o644)
+def bundle(fleet: Fleet) -> bytes:
+    """This machine's shared files as a tar stream: file members only (tar creates their
+    directories, and follows a directory link the node's copy has, as a copy would), scripts
+    executable."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for shared in fleet.files:
+            info = tarfile.TarInfo(shared.path)
+            info.size = len(shared.data)
+            info.mode = 0o755 if shared.path.endswith(".sh") else 0o644
+            info.mtime = int(time.time())
+            tar.addfile(info, io.BytesIO(shared.data))
+    return buf.getvalue()
 
 
 def sync_nodes(fleet: Fleet, opts: SshOptions) -> list[str]:
     """Copy the shared files to every node at once; the problems (empty: all copied)."""
     bound = opts.connect_timeout + SLACK
+    data = bundle(fleet)
 
-    def one(node: Node, staging: str) -> list[str]:
-        for argv in sync_commands(fleet, node, opts, staging):
-            code, _out, err = run_bounded(argv, bound)
-            if code != 0:
-                return [ssh_failure(node.ip, code, err, bound).replace("ssh failed", f"{argv[0]} failed", 1)]
-        return []
+    def one(node: Node) -> list[str]:
+        code, out, err = run_bounded(sync_command(node, opts), bound, data)
+        if code == 0:
+            return []
+        if f"{MARK} nodir" in out:
+            return [
+                f"node {node.ip}: no directory {node.dir} to copy the files into (--sync copies files, not the repo)"
+            ]
+        return [ssh_failure(node.ip, code, err, bound).replace("ssh failed", "copying the files (--sync) failed", 1)]
 
-    with tempfile.TemporaryDirectory(prefix="tipcgen-fleet-") as staging:
-        stage(fleet, staging)
-        with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
-            return [p for problems in pool.map(lambda n: one(n, staging), fleet.nodes) for p in problems]
+    with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
+        return [p for problems in pool.map(one, fleet.nodes) for p in problems]

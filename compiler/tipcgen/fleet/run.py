@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Optional
 
+from tipcgen.errors import UsageError
 from tipcgen.fleet.gather import gather_node, node_dir
 from tipcgen.fleet.nodes import Fleet, Node
 from tipcgen.fleet.preflight import SLACK, NodeCheck, check_nodes, sync_nodes
@@ -31,7 +32,7 @@ class Settings:
     ssh: SshOptions
     prepare: bool = False
     sync: bool = False
-    step_timeout: Optional[float] = None  # TIPC_STEP_TIMEOUT on the nodes (the bash's step limit)
+    step_timeout: Optional[int] = None  # TIPC_STEP_TIMEOUT on the nodes (the bash's step limit)
     run_timeout: float = 86400.0  # the whole run on every node
     grace: float = 10.0  # SIGTERM -> SIGKILL when stopping a node
     env: tuple = ()  # (NAME, VALUE) exported on every node
@@ -48,7 +49,7 @@ class FleetResult:
 def node_env(fleet: Fleet, settings: Settings, node: Node) -> list:
     env = [("TIPC_NODE_IP", node.ip), ("FLAGS_START_PORT", str(fleet.start_port))]
     if settings.step_timeout is not None:
-        env.append(("TIPC_STEP_TIMEOUT", f"{settings.step_timeout:g}"))
+        env.append(("TIPC_STEP_TIMEOUT", str(int(settings.step_timeout))))  # the bash takes digits only
     return env + list(settings.env)
 
 
@@ -66,9 +67,10 @@ def preflight(fleet: Fleet, settings: Settings) -> tuple[list[str], dict]:
     problems = [p for c in checks for p in c.problems]
     if not problems and settings.sync and any(c.differs for c in checks):
         problems = sync_nodes(fleet, settings.ssh)
-        if not problems:
-            checks = check_nodes(fleet, settings.ssh)
-            problems = [p for c in checks for p in c.problems]
+        if problems:  # the copy failed: its reasons, not "run with --sync" for each file
+            return problems, {c.ip: c for c in checks}
+        checks = check_nodes(fleet, settings.ssh, synced=True)
+        problems = [p for c in checks for p in c.problems]
     problems += [p for c in checks for p in c.differs]
     return problems, {c.ip: c for c in checks}
 
@@ -118,16 +120,33 @@ def outcome(node: Node, run: Optional[NodeRun], check: NodeCheck, dest: str, gat
 
 
 def _fresh(path: str) -> str:
+    if os.path.islink(path):  # emptied and refilled: never through a link to elsewhere
+        os.unlink(path)
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path, exist_ok=True)
     return path
 
 
+def local_dirs(fleet: Fleet, root: str = ".") -> dict:
+    """ip -> the directory its logs land in, each a directory of its own right below
+    `<log_dir>/nodes/`; UsageError when `nodes` is a link (the fleet empties its entries)."""
+    dests = {n.ip: os.path.join(root, node_dir(n.plan.log_dir, n.ip)) for n in fleet.nodes}
+    for path in dests.values():
+        parent = os.path.dirname(path)
+        if os.path.islink(parent):
+            raise UsageError(
+                f"{parent}: error: a symbolic link; tipcgen fleet empties and refills the node "
+                "directories below it, so it must be a directory of the repo: remove the link"
+            )
+    return dests
+
+
 def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".") -> FleetResult:
+    dests = local_dirs(fleet, root)  # before anything is started anywhere
     problems, checks = preflight(fleet, settings)
     if problems:
         return FleetResult(1, problems, [], None)
-    dests = {n.ip: _fresh(os.path.join(root, node_dir(n.plan.log_dir, n.ip))) for n in fleet.nodes}
+    dests = {ip: _fresh(path) for ip, path in dests.items()}
     token = secrets.token_hex(6)
 
     def everywhere(command: list, tok: str, out_name: str) -> tuple[list, Optional[str]]:
@@ -168,9 +187,9 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
 
 
 def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> list[tuple[Node, list]]:
-    """Per node, (what, argv) of every ssh/scp command a run would use, in order (--dry-run)."""
+    """Per node, (what, argv) of every ssh command a run would use, in order (--dry-run)."""
     from tipcgen.fleet.gather import WORKER_LOGS, gathered_paths
-    from tipcgen.fleet.preflight import sync_commands
+    from tipcgen.fleet.preflight import sync_command
     from tipcgen.fleet.ssh import gather_script, preflight_script, run_script, ssh_argv, stop_script
 
     out = []
@@ -181,7 +200,8 @@ def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> 
             ("check", ssh_argv(opts, n.ip, preflight_script(n.dir, [f.path for f in fleet.files], n.plan.status_log)))
         ]
         if settings.sync:
-            cmds += [("sync (when a file differs)", argv) for argv in sync_commands(fleet, n, opts, "STAGING")]
+            files = ", ".join(f.path for f in fleet.files)
+            cmds.append((f"sync (when a file differs; a tar stream of {files} on stdin)", sync_command(n, opts)))
         if settings.prepare:
             cmds.append(
                 ("prepare", ssh_argv(opts, n.ip, run_script(n.dir, prepare_command(fleet), env, f"{token}p-{n.ip}")))

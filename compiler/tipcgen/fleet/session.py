@@ -59,8 +59,10 @@ class NodeRun:
 
 def _read(run: NodeRun, printer: Printer) -> None:
     assert run.proc is not None and run.proc.stdout is not None
+    stdout = run.proc.stdout
     with open(run.out_path, "ab") as out:
-        for raw in iter(run.proc.stdout.readline, b""):
+        # a line longer than 64 KiB comes in pieces: a node's output is never held whole
+        for raw in iter(lambda: stdout.readline(1 << 16), b""):
             out.write(raw)
             out.flush()
             text = raw.decode("utf-8", "replace")

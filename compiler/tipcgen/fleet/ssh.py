@@ -1,4 +1,4 @@
-"""argv for the system ssh/scp, and the POSIX shell snippets `tipcgen fleet` runs on a node.
+"""argv for the system ssh, and the POSIX shell snippets `tipcgen fleet` runs on a node.
 
 Every remote command is one `sh`-compatible string (ssh hands it to the node's login shell);
 every value in it is `shlex.quote`d. The run is started under `setsid -w` so that the whole run
@@ -38,7 +38,7 @@ class SshOptions:
     alive_interval: int = 5
 
     def common(self) -> list[str]:
-        """Options shared by ssh and scp. ssh keeps the first value it gets for an option, so
+        """ssh's options for every command. ssh keeps the first value it gets for an option, so
         BatchMode comes first (never a password prompt) and the user's -o before our defaults."""
         args = ["-o", "BatchMode=yes"]
         if self.config:
@@ -62,29 +62,26 @@ class SshOptions:
         return args
 
 
-def host_for_scp(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
+def ssh_argv(opts: SshOptions, host: str, script: str, stdin: bool = False) -> list[str]:
+    """ssh running `script` on `host`: no tty, no stdin (-n) unless `stdin`, `--` before the host."""
+    return ["ssh", *opts.common(), "-T", *([] if stdin else ["-n"]), "--", host, script]
 
 
-def ssh_argv(opts: SshOptions, host: str, script: str) -> list[str]:
-    """ssh running `script` on `host`: no tty, no stdin (-n), `--` before the host."""
-    return ["ssh", *opts.common(), "-T", "-n", "--", host, script]
-
-
-def scp_argv(opts: SshOptions, sources: Sequence[str], host: str, dest_dir: str) -> list[str]:
-    """scp copying local `sources` into `dest_dir` on `host` (-p keeps modes and times)."""
-    return ["scp", "-q", "-p", *opts.common(), "--", *sources, f"{host_for_scp(host)}:{shlex.quote(dest_dir)}/"]
+def _dir(directory: str) -> str:
+    """`directory` as one shell word `cd` cannot take for an option (`-x`) or for OLDPWD (`-`)."""
+    return shlex.quote(directory if directory.startswith("/") else f"./{directory}")
 
 
 def _cd(directory: str) -> str:
-    return f"cd {shlex.quote(directory)} 2>/dev/null || {{ echo {shlex.quote(MARK + ' nodir')}; exit 96; }}"
+    return f"cd {_dir(directory)} 2>/dev/null || {{ echo {shlex.quote(MARK + ' nodir')}; exit 96; }}"
 
 
 def preflight_script(directory: str, files: Sequence[str], status_log: str) -> str:
     """Prints `MARK file I DIGEST|-` per file (by index: names never need parsing back), the
-    status log's size (so the report reads only this run's lines) and whether setsid exists."""
+    status log's size (so the report reads only this run's lines) and whether setsid and tar exist."""
     lines = [_cd(directory)]
-    lines.append(f"command -v setsid >/dev/null 2>&1 || echo {shlex.quote(MARK + ' nosetsid')}")
+    for tool in ("setsid", "tar"):
+        lines.append(f"command -v {tool} >/dev/null 2>&1 || echo {shlex.quote(f'{MARK} missing {tool}')}")
     for i, path in enumerate(files):
         q = shlex.quote(path)
         lines.append(
@@ -97,8 +94,11 @@ def preflight_script(directory: str, files: Sequence[str], status_log: str) -> s
     return "\n".join(lines)
 
 
-def mkdir_script(directory: str, dirs: Sequence[str]) -> str:
-    return f"{_cd(directory)}\nmkdir -p -- {' '.join(shlex.quote(d) for d in dirs)}"
+def unpack_script(directory: str) -> str:
+    """Unpack the tar stream on stdin in `directory` (`--sync`). Through the shell and tar rather
+    than scp: scp's SFTP mode (OpenSSH 9) takes a quoted path literally, the old mode needs it
+    quoted, and which one runs depends on the client."""
+    return f"{_cd(directory)}\nexec tar -xf -"
 
 
 def env_words(env: Sequence[tuple]) -> str:
@@ -124,7 +124,7 @@ def stop_script(directory: str, token: str, grace: float) -> str:
     ticks = max(1, round(grace * 5))
     return "\n".join(
         [
-            f"cd {shlex.quote(directory)} 2>/dev/null || true",
+            f"cd {_dir(directory)} 2>/dev/null || true",
             f"tok={tok}",
             f"pg=$(cat {shlex.quote(PID_FILE)} 2>/dev/null) || pg=",
             # One grep for every process: -z lines end at NUL (environ), -x whole line, -l names.

@@ -135,7 +135,7 @@ def can_bind(ip: str) -> bool:
         with socket.socket(family, socket.SOCK_STREAM) as s:
             s.bind((ip, 0))
         return True
-    except OSError:
+    except (OSError, UnicodeError, ValueError):  # a name the resolver refuses (`..`) is not ours either
         return False
 
 
@@ -207,7 +207,7 @@ def launcher_guess() -> str:
     """The address paddle.distributed.launch takes for this node without --host or POD_IP."""
     try:
         return socket.gethostbyname(socket.getfqdn(socket.gethostname()))
-    except OSError:
+    except (OSError, UnicodeError):
         return "127.0.0.1"
 
 
@@ -256,6 +256,13 @@ def start_port(launch: Launch, environ: Mapping[str, str]) -> tuple[str, str]:
     return str(LAUNCH_DEFAULT_PORT), "the launcher's default"
 
 
+def port_number(text: str) -> Optional[int]:
+    """A TCP port (1-65535) written in ASCII digits (FLAGS_START_PORT, --start_port), else None."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 5):
+        return None
+    return int(text) if 0 < int(text) <= 65535 else None
+
+
 def port_busy(ip: str, port: int) -> Optional[str]:
     """Why (ip, port) cannot be listened on, or None when it is free (TIME_WAIT does not count)."""
     try:
@@ -266,6 +273,8 @@ def port_busy(ip: str, port: int) -> Optional[str]:
         return None
     except OSError as exc:
         return exc.strerror or str(exc)
+    except (UnicodeError, ValueError):  # TIPC_NODE_IP `..`: the resolver refuses the name
+        return f"{ip!r} is not an address"
 
 
 def check_ports(
@@ -274,7 +283,7 @@ def check_ports(
     """FLAGS_START_PORT is set, and the ports this node's processes will listen on are free."""
     flags = environ.get("FLAGS_START_PORT", "")
     port_text, source = start_port(launch, environ)
-    if not port_text.isdigit() or not 0 < int(port_text) <= 65536 - launch.nproc:
+    if (port_number(port_text) or 65536) > 65536 - launch.nproc:
         return Check(
             "ports", "fail", f"start port {port_text!r} ({source}) is not a port number for {launch.nproc} process(es)",
             f"export FLAGS_START_PORT=<a free port, the same on every node>, e.g. {EXAMPLE_PORT}",
@@ -320,6 +329,8 @@ def probe(ip: str, port: int, timeout: float) -> str:
         return "timeout"
     except OSError as exc:
         return exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))
+    except (UnicodeError, ValueError):  # the resolver refuses the name (an empty label: `..`)
+        return "not a host name"
 
 
 def check_peers(
@@ -332,9 +343,9 @@ def check_peers(
     port_text, _source = start_port(launch, environ)
     node_ip = environ.get("TIPC_NODE_IP", "")
     peers = [ip for ip in launch.ips if ip != node_ip]
-    if not port_text.isdigit():
+    port = port_number(port_text)
+    if port is None:
         return Check("peers", "skip", "no valid start port to probe (see ports)")
-    port = int(port_text)
     results: dict[str, str] = {}
     threads = [
         threading.Thread(target=_probe_into, args=(results, answer, ip, port, timeout), daemon=True) for ip in peers
@@ -392,22 +403,46 @@ def find_python(python: str, environ: Mapping[str, str], root: Path) -> Optional
     return shutil.which(python, path=environ.get("PATH", os.defpath))
 
 
+def _keep_head(pipe, into: list, cap: int = 1 << 20) -> threading.Thread:
+    """A thread reading `pipe` to its end, keeping its first `cap` bytes (the config's
+    `python` may be anything, `yes` included: its output is never held whole)."""
+
+    def read() -> None:
+        kept = 0
+        for chunk in iter(lambda: pipe.read1(1 << 16), b""):
+            if kept < cap:
+                into.append(chunk[: cap - kept])
+                kept += len(into[-1])
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
+
+
 def import_paddle(exe: str, environ: Mapping[str, str], root: Path, timeout: float) -> tuple[Optional[Paddle], str]:
     """(what paddle reports, '') or (None, why not): `import paddle` in a subprocess, bounded."""
     proc = subprocess.Popen(
         [exe, "-c", PROBE], cwd=root, env=dict(environ), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
+    kept: tuple[list, list] = ([], [])
+    readers = [_keep_head(proc.stdout, kept[0]), _keep_head(proc.stderr, kept[1])]
     try:
-        out, err = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
+        proc.wait()
         return None, f"`import paddle` did not finish within {timeout:g} s"
+    for reader in readers:
+        reader.join(5)  # a process the interpreter left behind may hold the pipes
+    out, err = (b"".join(chunks).decode("utf-8", "replace") for chunks in kept)
     for line in out.splitlines():
         if line.startswith(MARK):
-            got = json.loads(line[len(MARK) :])
-            return Paddle(str(got["version"]), bool(got["cuda"]), int(got["devices"])), ""
+            try:  # the interpreter is the config's: its answer is parsed, never trusted
+                got = json.loads(line[len(MARK) :])
+                return Paddle(str(got["version"]), bool(got["cuda"]), int(got["devices"])), ""
+            except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
+                return None, f"{exe} answered the probe with {line[:200]!r}, not what `import paddle` prints"
     lines = [line.strip() for line in err.splitlines() if line.strip()]
     if not lines:
         return None, f"exit status {proc.returncode}"
