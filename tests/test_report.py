@@ -153,11 +153,14 @@ def test_report_refuses_a_record_without_the_fields_it_needs(tmp_path):
         [*TIPCGEN, "report", str(bad), "--no-plots", "--out", str(tmp_path)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2
-    assert f"{bad}: run record without run_id, workers, nodes, device_num, fp_item, global_batch_size" in proc.stderr
+    assert (
+        f"{bad}: error: run record without run_id, workers, nodes, device_num, fp_item, global_batch_size"
+        in proc.stderr
+    )
     broken = tmp_path / "broken.json"
     broken.write_text("{\n  oops", encoding="utf-8")
     proc = subprocess.run([*TIPCGEN, "report", str(broken), "--no-plots"], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and f"{broken}:2:3: not a JSON run record" in proc.stderr
+    assert proc.returncode == 2 and f"{broken}:2:3: error: not a JSON run record" in proc.stderr
 
 
 def test_build_results_embeds_the_table_and_nothing_without(tmp_path):

@@ -63,6 +63,8 @@ class Verdict:
         return out
 
     def to_json(self) -> dict:
+        from tipcgen.bench.records import thin
+
         return {
             "verdict": self.word,
             "metric": self.metric,
@@ -73,7 +75,7 @@ class Verdict:
             "best_value": self.best.value if self.best else None,
             f"best_{self.unit}": self.best.at if self.best else None,
             f"reached_{self.unit}": self.reached.at if self.reached else None,
-            "curve": [[p.at, p.value] for p in self.curve],
+            "curve": thin([[p.at, p.value] for p in self.curve]),
         }
 
 

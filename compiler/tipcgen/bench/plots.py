@@ -8,7 +8,7 @@ group `ideal-line`, so a reader (or a test) can find it.
 
 from __future__ import annotations
 
-import os
+import io
 from typing import Any
 
 from tipcgen.bench.report import passed, speedup_rows
@@ -16,6 +16,11 @@ from tipcgen.bench.report import passed, speedup_rows
 IDEAL_GID = "ideal-line"
 _DPI = 100
 _SIZE = (7.0, 4.5)  # inches: 700 x 450 pixels at _DPI
+# What one plot draws, so many or long records cannot make it slow or huge (the table has them
+# all): the first groups / runs in the table's order, each curve thinned to about 2 points a pixel.
+MAX_GROUPS = 12
+MAX_RUNS = 24
+MAX_DRAWN_POINTS = 1400
 
 
 def _pyplot() -> Any:
@@ -24,20 +29,30 @@ def _pyplot() -> Any:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "tipcgen", "font.size": 10})
+    # record text is text: `$...$` in a model name is no mathtext (an unknown symbol was a crash)
+    plt.rcParams.update({"svg.fonttype": "none", "svg.hashsalt": "tipcgen", "font.size": 10, "text.parse_math": False})
     return plt
 
 
-def _save(fig: Any, stem: str) -> list[str]:
-    paths = []
+def _save(fig: Any, stem: str) -> dict[str, bytes]:
+    """The figure as PNG and SVG, in memory: nothing is written before every plot is drawn."""
+    files = {}
     for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
-        path = f"{stem}.{ext}"
-        fig.savefig(path, dpi=_DPI, metadata=meta)
-        paths.append(path)
-    return paths
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext, dpi=_DPI, metadata=meta)
+        files[f"{stem}.{ext}"] = buf.getvalue()
+    return files
 
 
-def throughput_plot(records: list[dict], stem: str) -> list[str]:
+def _label(text: str) -> str:
+    return text if not text.startswith("_") else " " + text  # matplotlib hides labels starting with `_`
+
+
+def _more(title: str, shown: int, total: int) -> str:
+    return title if shown >= total else f"{title} (first {shown} of {total})"
+
+
+def throughput_plot(records: list[dict], stem: str) -> dict[str, bytes]:
     """Throughput vs processes, one series per group (model, device, precision, global batch),
     with the ideal line: the baseline's throughput times the ratio of processes."""
     plt = _pyplot()
@@ -46,9 +61,9 @@ def throughput_plot(records: list[dict], stem: str) -> list[str]:
     for row in speedup_rows(records):
         groups.setdefault(id(row.baseline), []).append(row)
     top = 1
-    for rows in groups.values():
+    for rows in list(groups.values())[:MAX_GROUPS]:
         base = rows[0].baseline
-        label = f"{base['model']} {base['fp_item']} global batch {base['global_batch_size']:g}"
+        label = _label(f"{base['model']} {base['fp_item']} global batch {base['global_batch_size']:g}")
         xs = [r.record["workers"] for r in rows]
         # processes on one node and runs on several nodes are two series, both from the baseline
         for kind, marker, keep in (("one node", "o-", 1), ("several nodes", "s-", 2)):
@@ -76,11 +91,17 @@ def throughput_plot(records: list[dict], stem: str) -> list[str]:
         ideal.set_gid(IDEAL_GID)
     ax.set_xlabel("processes (all nodes)")
     ax.set_ylabel(f"throughput ({(records[0].get('speed_unit') if records else None) or 'samples/s'})")
-    ax.set_title("Throughput vs processes (label: N nodes C processes, efficiency)")
-    ax.set_xticks(range(1, top + 1))
+    ax.set_title(_more("Throughput vs processes (label: N nodes C processes, efficiency)", MAX_GROUPS, len(groups)))
+    if top <= 16:
+        ax.set_xticks(range(1, top + 1))
+    else:  # a tick per process count would pile up
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    if groups:  # no passed run: no series to name
+        ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     try:
         return _save(fig, stem)
@@ -88,24 +109,25 @@ def throughput_plot(records: list[dict], stem: str) -> list[str]:
         plt.close(fig)
 
 
-def loss_plot(records: list[dict], stem: str) -> list[str]:
+def loss_plot(records: list[dict], stem: str) -> dict[str, bytes]:
     """Each run's loss per step against the samples seen (steps x global batch), so runs of
     different process counts share the x axis."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=_SIZE)
+    runs = [r for r in passed(records) if r.get("loss_curve")]
     drawn = 0
-    for r in sorted(passed(records), key=lambda r: (r["workers"], r["nodes"], str(r["run_id"]))):
-        curve = r.get("loss_curve") or []
-        if not curve:
-            continue
+    for r in sorted(runs, key=lambda r: (r["workers"], r["nodes"], str(r["run_id"])))[:MAX_RUNS]:
+        curve = list(r["loss_curve"])
+        if len(curve) > MAX_DRAWN_POINTS:
+            curve = curve[:: -(-len(curve) // MAX_DRAWN_POINTS)] + curve[-1:]
         gbs = float(r["global_batch_size"])
-        ax.plot([s * gbs for s, _ in curve], [v for _, v in curve], label=str(r["run_id"]), linewidth=1.2)
+        ax.plot([s * gbs for s, _ in curve], [v for _, v in curve], label=_label(str(r["run_id"])), linewidth=1.2)
         drawn += 1
     if not drawn:
         ax.text(0.5, 0.5, "no loss values in the records", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("samples seen (steps x global batch)")
     ax.set_ylabel("loss (rank 0, per logged step)")
-    ax.set_title("Loss curves")
+    ax.set_title(_more("Loss curves", drawn, len(runs)))
     ax.grid(True, alpha=0.3)
     if drawn:
         ax.legend(fontsize=8)
@@ -116,6 +138,6 @@ def loss_plot(records: list[dict], stem: str) -> list[str]:
         plt.close(fig)
 
 
-def write_plots(records: list[dict], out: str) -> list[str]:
-    os.makedirs(out, exist_ok=True)
-    return throughput_plot(records, os.path.join(out, "throughput")) + loss_plot(records, os.path.join(out, "loss"))
+def plot_files(records: list[dict]) -> dict[str, bytes]:
+    """{file name: bytes} of both plots, each as PNG and SVG."""
+    return {**throughput_plot(records, "throughput"), **loss_plot(records, "loss")}

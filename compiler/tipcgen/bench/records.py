@@ -17,14 +17,29 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
+import re
 import statistics
-from typing import Any, Optional
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    ValidationError,
+    model_validator,
+)
 
 from tipcgen.bench.execute import Outcome
 from tipcgen.bench.matrix import BenchRun
 from tipcgen.bench.parse import TrainLog
-from tipcgen.errors import UsageError
+from tipcgen.errors import Problem, SpecError
+from tipcgen.spec.bench import MAX_RUN_COUNT, MAX_WORKERS
+from tipcgen.spec.policy import MAX_NAME, refuse_control
 
 SPEED_UNIT = "samples/s"
 # What `tipcgen report` needs from a record (the rest is informative).
@@ -51,6 +66,15 @@ def throughput(log: TrainLog, skip: int, workers: int) -> dict[str, Any]:
     }
 
 
+def thin(points: list) -> list:
+    """At most MAX_CURVE of `points`, evenly spaced, the last one kept (what `report` reads)."""
+    if len(points) <= MAX_CURVE:
+        return points
+    kept = points[:: -(-len(points) // MAX_CURVE)]
+    kept[-1] = points[-1]
+    return kept
+
+
 def _curves(log: TrainLog) -> dict[str, Any]:
     steps = [(r.step if r.step is not None else i + 1, r.loss) for i, r in enumerate(log.ips) if r.loss is not None]
     epochs = [(e.epoch, e.loss) for e in log.epochs]
@@ -58,8 +82,8 @@ def _curves(log: TrainLog) -> dict[str, Any]:
     acc = log.metrics.get("acc")
     return {
         "convergence_value": final,
-        "loss_curve": [[s, _round(v, 6)] for s, v in steps],
-        "epoch_loss": [[e, _round(v, 6)] for e, v in epochs],
+        "loss_curve": thin([[s, _round(v, 6)] for s, v in steps]),
+        "epoch_loss": thin([[e, _round(v, 6)] for e, v in epochs]),
         "accuracy": acc[-1][2] if acc else None,
     }
 
@@ -135,50 +159,363 @@ def make_record(run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Opt
     return record
 
 
+def _is_odd_point(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and any(isinstance(v, float) and not math.isfinite(v) for v in value)
+
+
+def finite_json(value: Any) -> Any:
+    """`value` as strict JSON can carry it, and `report` reads it: a curve point with a NaN or
+    infinite value (a diverged run's loss) is left out, any other such number becomes null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value if not _is_odd_point(v)]
+    return value
+
+
 def write_record(record: dict, out: str) -> str:
     from tipcgen.emit.fsio import write_atomic
 
+    data = finite_json(record)
+    if data["ips"] is None:
+        data["ips"] = 0.0  # no throughput: not a row of the speed-up table
     path = os.path.join(out, f"{record['run_id']}.json")
-    write_atomic(path, (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_atomic(path, (json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
     return path
 
 
-def _json_files(paths: list[str]) -> list[str]:
-    files: list[str] = []
+# What `report` and `build --results` read: a record comes from a pull request or another
+# machine, so it is read as hostile input (README, "Untrusted specs"): bounded, typed, one
+# located error for the first problem.
+MAX_RECORD_BYTES = 4 << 20  # one record: bench writes a few KiB, under 3 MiB with every curve full
+MAX_RECORDS = 10_000  # records of one command: the largest bench matrix is 64 x 64 x 2 = 8192 runs
+MAX_TOTAL_BYTES = 128 << 20  # all records of one command: reading and parsing stay within seconds
+MAX_DEPTH = 32  # JSON nesting (a record nests 3 deep); Python's parser recurses per level
+MAX_CURVE = 20_000  # points of one curve (bench keeps every k-th point of a longer log; a plot draws 1400)
+MAX_POINTS = 1_000_000  # curve points of all records together: about 120 MB once parsed
+MAX_VALUES = 150_000  # values of one record: 3 curves of MAX_CURVE points (120k numbers) and the rest
+MAX_OBJECTS = 1000  # JSON objects of one record
+MAX_DIGITS = 30  # digits of a JSON integer: no field needs more, and int() of a long one is slow
+MAX_LONG_TEXT = 65_536  # a string not shown in a report (a command's argument, the log path)
+_DEVICE_NUM = r"^N[0-9]{1,4}C[0-9]{1,4}$"
+
+
+def _shown_text(value: str) -> str:
+    refuse_control(value)  # a newline or ESC would forge report lines or drive a terminal
+    return value
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):  # the parser refuses these first; a record made in Python too
+        raise ValueError("must be a finite number")
+    return value
+
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=MAX_NAME), AfterValidator(_shown_text)]
+Text = Annotated[str, StringConstraints(max_length=MAX_LONG_TEXT), AfterValidator(_shown_text)]
+Number = Annotated[float, Strict(), AfterValidator(_finite)]
+NonNegative = Annotated[float, Strict(), Field(ge=0), AfterValidator(_finite)]
+Count = Annotated[int, Strict(), Field(ge=0, le=MAX_RUN_COUNT)]
+Curve = Annotated[list[tuple[Number, Number]], Field(max_length=MAX_CURVE)]
+
+
+class _Typed(BaseModel):
+    # Fields tipcgen does not know are ignored (another version's, upstream's); those it knows
+    # are checked, whether a report shows them or not.
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class ConvergenceRecord(_Typed):
+    verdict: Literal["PASS", "FAIL"]
+    metric: Name
+    target: Number
+    direction: Literal["min", "max"] = "min"
+    tolerance: Optional[NonNegative] = None
+    within: Annotated[dict[Literal["epochs", "steps"], Count], Field(min_length=1, max_length=1)]
+    best_value: Optional[Number] = None
+    curve: Curve = []
+
+
+class RunRecord(_Typed):
+    """A run record as `report` and `build --results` accept it (make_record writes these)."""
+
+    model: Name
+    run_id: Name
+    ips: NonNegative
+    workers: Annotated[int, Strict(), Field(ge=1, le=MAX_WORKERS)]
+    nodes: Annotated[int, Strict(), Field(ge=1, le=MAX_WORKERS)]
+    device_num: Annotated[Name, StringConstraints(pattern=_DEVICE_NUM)]
+    fp_item: Name
+    global_batch_size: Annotated[int, Strict(), Field(ge=1, le=MAX_RUN_COUNT * MAX_WORKERS)]
+    # upstream's benchmark fields
+    model_branch: Optional[Text] = None
+    model_commit: Optional[Text] = None
+    model_name: Optional[Name] = None
+    batch_size: Optional[Count] = None
+    run_process_type: Optional[Name] = None
+    run_mode: Optional[Name] = None
+    convergence_value: Optional[Number] = None
+    convergence_key: Optional[Name] = None
+    speed_unit: Optional[Name] = None
+    model_run_time: Optional[NonNegative] = None
+    frame_commit: Optional[Text] = None
+    frame_version: Optional[Text] = None
+    # tipcgen's
+    status: Optional[Name] = None
+    returncodes: Annotated[
+        list[Optional[Annotated[int, Strict(), Field(ge=-(2**31), le=2**31)]]], Field(max_length=MAX_WORKERS)
+    ] = []
+    device: Optional[Literal["cpu", "gpu"]] = None
+    procs_per_node: Optional[Annotated[int, Strict(), Field(ge=1, le=MAX_WORKERS)]] = None
+    ips_list: Annotated[list[Name], Field(max_length=MAX_WORKERS)] = []
+    max_epochs: Optional[Count] = None
+    max_iters: Optional[Count] = None
+    skip_steps: Optional[Count] = None
+    ips_records: Optional[Annotated[int, Strict(), Field(ge=0)]] = None
+    ips_per_card: Optional[NonNegative] = None
+    ips_min: Optional[NonNegative] = None
+    ips_max: Optional[NonNegative] = None
+    step_time: Optional[NonNegative] = None
+    trainer_samples_per_s: Optional[NonNegative] = None
+    train_time: Optional[NonNegative] = None
+    peak_rss_mb: Optional[NonNegative] = None
+    max_mem_reserved_mb: Optional[NonNegative] = None
+    max_mem_allocated_mb: Optional[NonNegative] = None
+    autolog_rss_mb: Optional[NonNegative] = None
+    accuracy: Optional[Number] = None
+    loss_curve: Curve = []
+    epoch_loss: Curve = []
+    log_file: Optional[Text] = None
+    commands: Annotated[list[Annotated[list[Text], Field(max_length=4096)]], Field(max_length=MAX_WORKERS)] = []
+    finished_at: Optional[Name] = None
+    convergence: Optional[ConvergenceRecord] = None
+
+    @model_validator(mode="after")
+    def _nodes(self):
+        if self.nodes > self.workers:
+            raise ValueError(f"nodes {self.nodes} is more than workers {self.workers} (processes of all nodes)")
+        return self
+
+    def points(self) -> int:
+        return len(self.loss_curve) + len(self.epoch_loss) + (len(self.convergence.curve) if self.convergence else 0)
+
+
+class _Odd(str):
+    """A JSON number a record may not hold (NaN, Infinity, out of range, too many digits): the
+    parser leaves this marker so that the error can name the field."""
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _problem(path: str, message: str, field: Optional[str] = None, line: Optional[int] = None, col=None):
+    from tipcgen.inputs import printable
+
+    return SpecError([Problem(printable(path), line, col, field, message)])
+
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_PAIR = re.compile(r"\[\]|\{\}")
+
+
+def _too_deep(brackets: str) -> bool:
+    """Whether JSON with these brackets (strings and all else removed) nests deeper than
+    MAX_DEPTH, in C-speed passes (no recursion): each pass drops the innermost bracket pairs.
+    What is left afterwards is either a pair (deeper) or, for broken JSON, unmatched brackets,
+    of which only the openers could nest."""
+    for _ in range(MAX_DEPTH):
+        if not brackets:
+            return False
+        brackets = _PAIR.sub("", brackets)
+    return bool(_PAIR.search(brackets)) or brackets.count("[") + brackets.count("{") > MAX_DEPTH
+
+
+def _shape_problem(text: str) -> Optional[str]:
+    """What makes `text` too costly to parse, counted in C before Python's parser (which recurses
+    per level and calls a hook per object and number) runs: nesting, values, objects."""
+    bare = _STRING.sub('""', text)
+    if _too_deep(_NOT_BRACKET.sub("", bare)):
+        return f"nested more than {MAX_DEPTH} deep (a record nests 3 deep)"
+    if bare.count(",") > MAX_VALUES:
+        return f"more than {MAX_VALUES} values (a record's curves hold {3 * MAX_CURVE} points at most)"
+    if bare.count("{") > MAX_OBJECTS:
+        return f"more than {MAX_OBJECTS} JSON objects (a record has 2)"
+    return None
+
+
+def _dotted(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _find_odd(data: Any) -> tuple[tuple, str]:
+    """The path and text of the first _Odd marker in parsed JSON (iterative: no recursion)."""
+    stack: list[tuple[tuple, Any]] = [((), data)]
+    while stack:
+        loc, value = stack.pop()
+        if isinstance(value, _Odd):
+            return loc, str(value)
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack.extend(reversed([((*loc, k), v) for k, v in items]))
+    return (), ""
+
+
+class _Hooks:
+    """json.loads' hooks: odd numbers become _Odd markers (counted), a repeated key raises."""
+
+    def __init__(self) -> None:
+        self.odd = 0
+
+    def _mark(self, s: str) -> _Odd:
+        self.odd += 1
+        return _Odd(s)
+
+    def constant(self, name: str) -> _Odd:  # NaN, Infinity, -Infinity
+        return self._mark(name)
+
+    def number(self, s: str) -> Any:
+        value = float(s)
+        return value if math.isfinite(value) else self._mark(s)
+
+    def integer(self, s: str) -> Any:
+        return int(s) if len(s.lstrip("-")) <= MAX_DIGITS else self._mark(s)
+
+    @staticmethod
+    def pairs(items: list) -> dict:
+        obj: dict = {}
+        for key, value in items:
+            if key in obj:
+                raise _Duplicate(key)
+            obj[key] = value
+        return obj
+
+
+def _decode(raw: bytes, path: str) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise _problem(path, "not a JSON run record: the file is not UTF-8 text", line=line) from None
+    shape = _shape_problem(text)
+    if shape:
+        raise _problem(path, f"not a JSON run record: {shape}")
+    return text
+
+
+def _parse(raw: bytes, path: str) -> Any:
+    """The JSON of a record, refusing what another reader would take differently: invalid
+    UTF-8, a key given twice, numbers that are not finite or do not fit, deep nesting."""
+    text = _decode(raw, path)
+    hooks = _Hooks()
+    try:
+        data = json.loads(
+            text,
+            parse_constant=hooks.constant,
+            parse_float=hooks.number,
+            parse_int=hooks.integer,
+            object_pairs_hook=hooks.pairs,
+        )
+    except json.JSONDecodeError as exc:
+        raise _problem(path, f"not a JSON run record: {exc.msg}", line=exc.lineno, col=exc.colno) from None
+    except _Duplicate as exc:
+        key = str(exc.args[0])
+        raise _problem(path, "given twice (readers disagree on which one counts)", field=key[:80]) from None
+    except RecursionError:  # _shape_problem should have said so
+        raise _problem(path, f"not a JSON run record: nested more than {MAX_DEPTH} deep") from None
+    if hooks.odd:
+        loc, value = _find_odd(data)
+        shown = value if len(value) <= 40 else f"{value[:20]}...({len(value)} characters)"
+        raise _problem(
+            path,
+            f"{shown} does not fit: a record's numbers are finite, its whole numbers at most {MAX_DIGITS} digits",
+            field=_dotted(loc) or None,
+        )
+    return data
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a JSON object"
+    if isinstance(value, list):
+        return f"a JSON array of {len(value)}"
+    text = json.dumps(value, ensure_ascii=True) if isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:40] + "..." + text[-12:]
+
+
+def check_record(data: Any, path: str) -> RunRecord:
+    """The typed record, or one located error: the file and the first bad field."""
+    if not isinstance(data, dict):
+        raise _problem(path, "not a run record: a run record is a JSON object (written by `tipcgen bench`)")
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise _problem(path, f"run record without {', '.join(missing)} (written by `tipcgen bench`?)")
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        message = str(err["msg"]).removeprefix("Value error, ").replace("Input should", "should", 1)
+        message = message[:1].lower() + message[1:]
+        if err["type"] not in ("missing", "value_error"):  # a value error shows the value itself
+            message += f", got {_shown(err.get('input'))}"
+        raise _problem(path, message, field=_dotted(err["loc"]) or None) from None
+
+
+def _record_files(paths: list[str]) -> list[tuple[str, Optional[str]]]:
+    """(file, the directory tree it was found in; None: a file argument), at most MAX_RECORDS."""
+    files: list[tuple[str, Optional[str]]] = []
     for p in paths:
-        if os.path.isdir(p):
-            found = sorted(os.path.join(p, f) for f in os.listdir(p) if f.endswith(".json"))
-            if not found:
-                raise UsageError(f"{p}: no *.json run records in this directory")
-            files.extend(found)
-        else:
-            files.append(p)
+        if not os.path.isdir(p):
+            files.append((p, None))
+            continue
+        found = []
+        with os.scandir(p) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json"):
+                    found.append(entry.path)
+                    if len(files) + len(found) > MAX_RECORDS:
+                        raise _problem(p, f"more than {MAX_RECORDS} run records (*.json); give fewer at once")
+        if not found:
+            raise _problem(p, "no *.json run records in this directory")
+        files.extend((f, p) for f in sorted(found))
+    if len(files) > MAX_RECORDS:
+        raise _problem(paths[-1], f"more than {MAX_RECORDS} run records in all; give fewer at once")
     return files
 
 
+def _read(path: str, tree: Optional[str]) -> bytes:
+    from tipcgen.inputs import read_bytes
+
+    raw = read_bytes(path, MAX_RECORD_BYTES, tree, what="a run record")
+    if len(raw) > MAX_RECORD_BYTES:
+        raise _problem(
+            path, f"more than {MAX_RECORD_BYTES} bytes; a run record is at most {MAX_RECORD_BYTES >> 20} MiB"
+        )
+    return raw
+
+
 def load_records(paths: list[str]) -> list[dict]:
-    """Records from files (a directory: its *.json), checked for what a report needs; of
-    several records of one run_id the latest (`finished_at`) wins."""
+    """Records from files (a directory: its *.json), each read within the bounds above and
+    checked against RunRecord; of several records of one run_id the latest (`finished_at`)
+    wins. The dicts hold the fields given (None left out), with their checked types."""
     latest: dict[str, dict] = {}
-    for path in _json_files(paths):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                record = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:{exc.lineno}:{exc.colno}: not a JSON run record: {exc.msg}") from None
-        if not isinstance(record, dict):
-            raise UsageError(f"{path}: a run record is a JSON object (written by `tipcgen bench`)")
-        missing = [k for k in REQUIRED if k not in record]
-        if missing:
-            raise UsageError(f"{path}: run record without {', '.join(missing)} (written by `tipcgen bench`?)")
-        bad = [k for k in ("ips", "workers", "nodes", "global_batch_size") if not _number(record[k])]
-        if bad:
-            raise UsageError(f"{path}: field {bad[0]} must be a number, not {record[bad[0]]!r}")
-        old = latest.get(record["run_id"])
-        if old is None or str(record.get("finished_at", "")) >= str(old.get("finished_at", "")):
-            latest[record["run_id"]] = record
+    size = points = 0
+    for path, tree in _record_files(paths):
+        raw = _read(path, tree)
+        size += len(raw)
+        if size > MAX_TOTAL_BYTES:
+            raise _problem(path, f"the records add up to more than {MAX_TOTAL_BYTES >> 20} MiB; give fewer at once")
+        record = check_record(_parse(raw, path), path)
+        points += record.points()
+        if points > MAX_POINTS:
+            raise _problem(path, f"the records hold more than {MAX_POINTS} curve points in all; give fewer at once")
+        data = record.model_dump(exclude_none=True)
+        old = latest.get(record.run_id)
+        if old is None or data.get("finished_at", "") >= old.get("finished_at", ""):
+            latest[record.run_id] = data
     return list(latest.values())
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value

@@ -13,6 +13,7 @@ precision, global batch, then processes and nodes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -40,7 +41,7 @@ WORDS: dict[str, dict[str, Any]] = {
         ),
         "failed": "未成功的运行（不计入表格）：{runs}",
         "converge": "收敛性验证：",
-        "verdict": "- `{run}`：{verdict}（{goal}，{limit} 个 {unit} 内；最优值 {best}）",
+        "verdict": "- {run}：{verdict}（{goal}，{limit} 个 {unit} 内；最优值 {best}）",
     },
     "en": {
         "heading": "Speed and speed-up",
@@ -67,9 +68,31 @@ WORDS: dict[str, dict[str, Any]] = {
         ),
         "failed": "Runs that did not pass (left out of the table): {runs}",
         "converge": "Convergence:",
-        "verdict": "- `{run}`: {verdict} ({goal} within {limit} {unit}; best value {best})",
+        "verdict": "- {run}: {verdict} ({goal} within {limit} {unit}; best value {best})",
     },
 }
+
+
+# Markdown that a record's text could use to break the table (`|`, a newline), inject HTML or
+# an image (`<`, `&`, `[`...`]`), or open a code span; escaped with a backslash, as CommonMark
+# allows for any ASCII punctuation. `_` and `*` stay: at most emphasis, and names have `_`.
+_MD_SPECIAL = re.compile(r"([\\`|\[\]<>&!])")
+_BREAK = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
+
+
+def md(value: Any) -> str:
+    """A record's text as literal markdown inline text (the record loader refuses control
+    characters already; a newline here would still end the table row, so it becomes a space)."""
+    return _MD_SPECIAL.sub(r"\\\1", _BREAK.sub(" ", str(value)))
+
+
+def code(value: Any) -> str:
+    """A record's text as a code span: fenced by more backticks than it holds (CommonMark), so
+    nothing in it is markdown or HTML."""
+    text = _BREAK.sub(" ", str(value))
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 @dataclass(frozen=True)
@@ -99,11 +122,11 @@ def verdicts(records: list[dict], lang: str) -> list[str]:
         best = c.get("best_value")
         out.append(
             WORDS[lang]["verdict"].format(
-                run=r["run_id"],
-                verdict=c.get("verdict"),
-                goal=f"{c.get('metric')} {sign} {c.get('target')}",
+                run=code(r["run_id"]),
+                verdict=md(c.get("verdict")),
+                goal=f"{md(c.get('metric'))} {sign} {c.get('target')}",
                 limit=limit,
-                unit=unit,
+                unit=md(unit),
                 best="-" if best is None else f"{best:g}",
             )
         )
@@ -149,7 +172,7 @@ def setup(r: dict, lang: str) -> str:
     w = WORDS[lang]
     what = w["gpu"] if r.get("device") == "gpu" else w["cpu"]
     return w["setup"].format(nodes=r["nodes"], procs=r["workers"] // max(1, r["nodes"]), what=what) + (
-        f" ({r['device_num']})"
+        f" ({md(r['device_num'])})"
     )
 
 
@@ -158,13 +181,13 @@ def table(records: list[dict], lang: str = "zh") -> str:
     w = WORDS[lang]
     rows = speedup_rows(records)
     unit = rows[0].record.get("speed_unit", "samples/s") if rows else "samples/s"
-    cols = [c.format(unit=unit) for c in w["columns"]]
+    cols = [c.format(unit=md(unit)) for c in w["columns"]]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join(":---:" for _ in cols) + "|"]
     for row in rows:
         r = row.record
         cells = [
-            str(r["model"]),
-            str(r["fp_item"]),
+            md(r["model"]),
+            md(r["fp_item"]),
             f"{r['global_batch_size']:g}",
             setup(r, lang),
             _time_acc(row.baseline),
@@ -183,10 +206,10 @@ def section(records: list[dict], lang: str = "zh", level: int = 2) -> str:
     skips = sorted({int(r.get("skip_steps") or 0) for r in passed(records)})
     out = [f"{'#' * level} {w['heading']}", "", table(records, lang).rstrip("\n"), ""]
     out.append(w["note"].format(skip="/".join(str(s) for s in skips) or "0"))
-    ok = passed(records)
-    bad = sorted(str(r["run_id"]) for r in records if r not in ok and "convergence" not in r)
+    ok = {id(r) for r in passed(records)}  # by identity: comparing dicts is quadratic in the records
+    bad = sorted(str(r["run_id"]) for r in records if id(r) not in ok and "convergence" not in r)
     if bad:
-        out += ["", w["failed"].format(runs=", ".join(f"`{b}`" for b in bad))]
+        out += ["", w["failed"].format(runs=", ".join(code(b) for b in bad))]
     lines = verdicts(records, lang)
     if lines:
         out += ["", w["converge"], "", *lines]

@@ -204,12 +204,43 @@ def report(
     choice("--lang", lang, ("zh", "en"))
     out_dir("--out", out)
     loaded = load_records(records)
-    plots: list[str] = []
+    files: dict[str, bytes] = {}
     if not no_plots:
-        from tipcgen.bench.plots import write_plots
+        from tipcgen.bench.plots import plot_files
 
-        plots = [os.path.relpath(p, out) for p in write_plots(loaded, out)]
-    md = os.path.join(out, f"report.{lang}.md")
-    write_atomic(md, report_markdown(loaded, lang, plots).encode("utf-8"))
+        files = plot_files(loaded)
+    md = f"report.{lang}.md"
+    pngs = [name for name in files if name.endswith(".png")]
+    files = {md: report_markdown(loaded, lang, pngs).encode("utf-8"), **files}
+    paths = _report_destinations(out, list(files))  # everything rendered and checked before a write
+    for name, data in files.items():
+        write_atomic(paths[name], data)
     typer.echo(section(loaded, lang), nl=False)
-    typer.echo(f"\nwrote {md}" + "".join(f", {os.path.join(out, p)}" for p in plots))
+    typer.echo("\nwrote " + ", ".join(paths.values()))
+
+
+def _report_destinations(out: str, names: list[str]) -> dict[str, str]:
+    """{name: OUT/name}, refusing a file there that is a symbolic link leading out of OUT, or
+    is no regular file (writing would follow the link; comparing with a FIFO would block)."""
+    import stat
+
+    from tipcgen.emit.fsio import PathError
+    from tipcgen.inputs import printable
+
+    real_out = os.path.realpath(out)
+    paths = {}
+    for name in names:
+        path = os.path.join(out, name)
+        real = os.path.realpath(path)
+        if not real.startswith(real_out.rstrip(os.sep) + os.sep):
+            raise PathError(
+                printable(f"{path}: error: leads to {real}, outside {out}/ (a symbolic link); refusing to write it")
+            )
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise PathError(printable(f"{path}: error: is not a regular file; refusing to write over it"))
+        paths[name] = path
+    return paths

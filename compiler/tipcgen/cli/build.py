@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tipcgen import __version__
-from tipcgen.cli.common import LANG_OPT, SPECS_ARG, _load_all, _render_all, app, choice, out_dir, seconds
+from tipcgen.cli.common import LANG_OPT, MAX_WAIT, SPECS_ARG, _load_all, _render_all, app, choice, out_dir, seconds
 
 RESULTS_OPT = typer.Option(
     None,
@@ -49,7 +49,7 @@ def build(
     from tipcgen.emit.fsio import BuildLock, check_destinations, remove_leftover_temps, stale_files, write_atomic
 
     out_dir("--out", out)
-    seconds("--wait", wait, zero=True)
+    seconds("--wait", wait, zero=True, most=MAX_WAIT)
     rendered = _render(specs, lang, results)  # everything validated and rendered before any write
     with BuildLock(out, wait):
         roots = [check_destinations(out, spec.model, files) for spec, files in rendered]

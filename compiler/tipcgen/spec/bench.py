@@ -14,7 +14,7 @@ import math
 import re
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator, model_validator
 
 from tipcgen.spec.policy import ConfigKey, Scalar, SuiteName, refuse_control
 
@@ -87,7 +87,8 @@ class Bench(Model):
     suite: Optional[SuiteName] = None  # whose train command runs (default: the first suite)
     device: Literal["cpu", "gpu"] = "gpu"
     run_modes: list[RunMode] = Field(min_length=1, max_length=64)
-    batch_sizes: list[int] = Field(min_length=1, max_length=64)
+    # strict: `"10"`, `10.0` or `true` is not a batch size (the run's name and argv carry the number)
+    batch_sizes: list[StrictInt] = Field(min_length=1, max_length=64)
     # `card`: each process gets the batch size (upstream's benchmark); `global`: the processes of
     # a run share it, so runs with different worker counts compare at the same global batch.
     batch_scope: Literal["card", "global"] = "card"
@@ -153,7 +154,7 @@ class Convergence(Model):
     direction: Literal["min", "max"] = "min"  # min: lower is better (a loss); max: an accuracy
     tolerance: float = Field(default=0.0, ge=0)
     within: Within
-    batch_size: Optional[int] = Field(default=None, ge=1, le=MAX_RUN_COUNT)  # default: bench's first
+    batch_size: Optional[StrictInt] = Field(default=None, ge=1, le=MAX_RUN_COUNT)  # default: bench's first
     # Extra `key=value` options of the convergence run (over bench's overrides).
     overrides: dict[ConfigKey, Scalar] = Field(default_factory=dict)
 

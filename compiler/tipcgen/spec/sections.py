@@ -28,6 +28,21 @@ _INT_KEYS = {"epoch": "epoch", "num_workers": "num_workers", "repeat": "repeat",
 _WORD = re.compile(r"[A-Za-z0-9.+-]+")  # no `_`: run names are split on it
 _FLAG = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
 _SHAPE = re.compile(r"\{\s*([A-Za-z0-9]+)\s*,\s*\[\s*(\d+(?:\s*,\s*\d+)*)\s*\]\s*\}")
+# The names a `flags` item may export: Paddle's FLAGS_*, all the corpus uses. Any other variable
+# (BASH_ENV, LD_PRELOAD, PATH, PYTHONPATH, ...) changes what the runs execute, so the generated
+# benchmark_train.sh and plan/benchmark.py refuse it too.
+FLAG_NAME = re.compile(r"FLAGS_[A-Za-z0-9_]+")
+
+
+def flag_name_problem(item: str) -> Optional[str]:
+    """Why a `flags` item (`NAME=VALUE`) may not be exported; None when it may (or has no `=`)."""
+    name, eq, _value = item.lstrip(" \t").partition("=")  # upstream's `eval export` drops blanks before it
+    if not eq or FLAG_NAME.fullmatch(name):
+        return None
+    return (
+        f"`flags` item {item!r} would export {name!r}: only Paddle's FLAGS_* variables are exported "
+        "(another variable, such as BASH_ENV, LD_PRELOAD or PATH, changes what the runs execute)"
+    )
 
 
 @dataclass(frozen=True)
@@ -96,9 +111,14 @@ def read_params(params: Mapping[str, Any]) -> tuple[BenchmarkParams, list[Issue]
     return BenchmarkParams(other=tuple(other), **values), issues
 
 
+# A number as the scripts' bash arithmetic reads it: ASCII digits (no `1_0`, which int() takes
+# as 10, no `²`), at most 18 of them (64-bit).
+_NUMBER = re.compile(r"[0-9]{1,18}")
+
+
 def _ints(key: str, value: str) -> dict:
     items = value.split("|")
-    if not all(i.isdigit() for i in items):
+    if not all(_NUMBER.fullmatch(i) for i in items):
         raise ValueError(f"`{key}` is {value!r}: not whole numbers separated by `|`")
     return {"batch_sizes": tuple(int(i) for i in items)}
 
@@ -122,7 +142,7 @@ def _model_types(key: str, value: str) -> dict:
 
 
 def _int(key: str, value: str) -> dict:
-    if not value.isdigit():
+    if not _NUMBER.fullmatch(value):
         raise ValueError(f"`{key}` is {value!r}: not a whole number")
     return {_INT_KEYS[key]: int(value)}
 
@@ -137,6 +157,9 @@ def _log_iters(key: str, value: str) -> dict:
 
 def _flags(key: str, value: str) -> dict:
     items = [i for i in value.split(";") if i]
+    refused = [p for p in map(flag_name_problem, items) if p]
+    if refused:
+        raise ValueError(refused[0])
     bad = [i for i in items if not _FLAG.fullmatch(i)]
     if bad:
         raise ValueError(f"`{key}` item {bad[0]!r} is not NAME=VALUE")
