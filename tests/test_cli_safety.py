@@ -530,7 +530,7 @@ def test_prepare_never_writes_through_a_link_leading_outside(tmp_path, sentinel,
     (repo / "data").symlink_to(sentinel)  # in the repo already, or made by an earlier link step
     step = {k: (v.format(repo=repo) if isinstance(v, str) else v) for k, v in step.items()}
     spec = _prepare_spec(tmp_path, [step])
-    env = {**os.environ, "TIPC_CACHE": str(tmp_path / "cache")}
+    env = {**os.environ, "TIPC_CACHE": str(tmp_path / "cache"), "TIPC_ALLOW_FILE_URLS": str(repo)}
     before = snapshot(sentinel)
     err = refused(tipcgen("prepare", spec, "--mode", MODE, "--root", repo, cwd=tmp_path, env=env), "data", code=1)
     assert "refusing" in err and "outside the model repo" in err
@@ -544,7 +544,7 @@ def test_prepare_os_errors_are_clean(tmp_path):
     spec = _prepare_spec(tmp_path, [{"url": f"file://{repo}/a.tar", "to": "data", "extract": True}])
     cache = tmp_path / "cache"
     cache.write_text("a file where the cache directory should be")
-    env = {**os.environ, "TIPC_CACHE": str(cache)}
+    env = {**os.environ, "TIPC_CACHE": str(cache), "TIPC_ALLOW_FILE_URLS": str(repo)}
     refused(tipcgen("prepare", spec, "--mode", MODE, "--root", repo, cwd=tmp_path, env=env), str(cache), code=1)
     (repo / "data").write_text("a file where a directory should be")
     env["TIPC_CACHE"] = str(tmp_path / "cache2")

@@ -13,6 +13,7 @@ A mode's list holds steps, told apart by their first key:
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from typing import Annotated, Any, Literal, Optional, Union
@@ -26,7 +27,12 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-_URL = re.compile(r"^(https?|file)://[^\s'\"`$;&|<>\\]+$")
+_URL = re.compile(r"^https?://[^\s'\"`$;&|<>\\]+$")
+_FILE_URL = re.compile(r"^file:///[^\s'\"`$;&|<>\\]*$")
+# The directory a spec's file:// URLs may name (a local mirror); unset, they are refused: a
+# spec from a pull request must not make prepare copy /etc/shadow into the repo.
+FILE_URLS_ENV = "TIPC_ALLOW_FILE_URLS"
+MAX_SIZE = 1 << 50  # 1 PiB: more is a mistake, and would overflow the bash's arithmetic
 _BASE = re.compile(r"^https?://[^\s/'\"`$;&|<>\\]+(/[^\s'\"`$;&|<>\\]*)?$")
 # One path component: a file or directory name we create.
 _NAME = re.compile(r"^[^/\x00-\x1f]+$")
@@ -75,6 +81,22 @@ def _rel_path(v: str, what: str, allow_dot: bool = True) -> str:
     return v
 
 
+def _file_url(v: str) -> str:
+    """A file:// URL, allowed only below the directory TIPC_ALLOW_FILE_URLS names."""
+    root = os.environ.get(FILE_URLS_ENV, "")
+    if not root:
+        raise ValueError(
+            f"{v!r}: a file:// URL reads a file of the machine prepare runs on; it is refused unless "
+            f"{FILE_URLS_ENV} names the directory it lies in (a local mirror); or use an http(s) URL"
+        )
+    if not _FILE_URL.match(v) or ".." in v.split("/"):
+        raise ValueError(f"{v!r} must be file:///<absolute path>, without `..`")
+    path, top = v[len("file://") :], posixpath.normpath(root)
+    if not path.startswith(top.rstrip("/") + "/"):
+        raise ValueError(f"{v!r} lies outside {top}, the directory {FILE_URLS_ENV} allows")
+    return v
+
+
 def _name(v: str, what: str) -> str:
     if not _NAME.match(v or "") or v in (".", "..") or v.startswith(".tipcgen"):
         raise ValueError(f"{what} {v!r} must be one plain file name (no `/`, not `.`/`..`/.tipcgen*)")
@@ -114,8 +136,22 @@ class Download(Model):
     @field_validator("url")
     @classmethod
     def _url(cls, v):
+        if v.startswith("file:"):
+            return _file_url(v)
         if not _URL.match(v):
             raise ValueError(f"{v!r} is not a plain http(s) URL")
+        if "@" in v.split("://", 1)[1].split("/", 1)[0]:
+            raise ValueError(
+                f"{v!r} holds credentials (user:password@): a spec is public and prepare prints its URLs; "
+                "serve the file from a mirror (TIPC_MIRROR) instead"
+            )
+        return v
+
+    @field_validator("size")
+    @classmethod
+    def _size(cls, v):
+        if v is not None and v > MAX_SIZE:
+            raise ValueError(f"size {v} is more than 1 PiB ({MAX_SIZE} bytes)")
         return v
 
     @field_validator("to")

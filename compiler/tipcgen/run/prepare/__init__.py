@@ -20,6 +20,7 @@ Offline (TIPC_OFFLINE=1) only the cache is used; every missing artifact is liste
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Callable
@@ -27,7 +28,15 @@ from typing import Callable
 from tipcgen.emit.prepare import mode_steps
 from tipcgen.errors import UsageError
 from tipcgen.run.prepare.archive import UnsafeArchive, check_tar, check_zip, link_inside
-from tipcgen.run.prepare.http import cache_fill, download, mirror_missed, sha256_file, source_url
+from tipcgen.run.prepare.http import (
+    cache_fill,
+    download,
+    file_root,
+    mirror_missed,
+    private_dir,
+    sha256_file,
+    source_url,
+)
 from tipcgen.run.prepare.install import (
     UnsafeDestination,
     command_step,
@@ -141,30 +150,44 @@ def run_prepare(prepare: dict, mode: str, opts: Options, root: Path = Path("."),
 # -- tipcgen hash ----------------------------------------------------------------------------------
 
 
+def _hash_file(target: str) -> tuple[str, int]:
+    """(sha256, size) of the local file TARGET: a regular file (stat, not open: a FIFO would block)."""
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        raise UsageError(f"{target}: error: no such file (give a file or an http(s) URL)") from None
+    except OSError as exc:
+        raise UsageError(f"{target}: error: cannot read it: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        what = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO, device or socket"
+        raise UsageError(f"{target}: error: not a regular file ({what}); give a file or an http(s) URL")
+    return sha256_file(Path(target)), st.st_size
+
+
 def hash_target(target: str, opts: Options) -> tuple[str, int]:
     """(sha256, size) of a file or URL; a downloaded URL is kept in the cache under its sha256."""
     if "://" not in target:
-        path = Path(target)
-        if not path.is_file():
-            raise UsageError(f"{target}: no such file (give a file or an http(s) URL)")
-        return sha256_file(path), path.stat().st_size
-    if not target.startswith(("http://", "https://", "file://")):
-        raise UsageError(f"{target}: only http(s) and file URLs can be hashed")
+        return _hash_file(target)
+    if not target.startswith(("http://", "https://", "file:///")):
+        raise UsageError(f"{target}: error: only http(s) and file:/// URLs can be hashed")
     if opts.offline:
         raise FetchError(f"prepare: error: offline (TIPC_OFFLINE=1): cannot download {target}")
     tmpdir = opts.cache / "tmp"
-    tmpdir.mkdir(parents=True, exist_ok=True)
+    private_dir(opts.cache)
+    private_dir(tmpdir)
     fd, name = tempfile.mkstemp(prefix="hash.", suffix=".part", dir=tmpdir)
     os.close(fd)
     part = Path(name)
     part.unlink()
     src = source_url(target, "", opts.mirror, opts.mirror_layout)
     mirror_missed(target, src, opts)
+    # The file:// URL you type is yours to read; a mirrored one stays inside TIPC_MIRROR.
+    root = file_root(target, src, opts) if src != target else "/"
     try:
-        download(src, part, opts)
+        download(src, part, opts, "", root)
         sha, size = sha256_file(part), part.stat().st_size
         final = opts.cache / "sha256" / sha / url_basename(target)
-        final.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(final.parent)
         os.replace(part, final)
     finally:
         part.unlink(missing_ok=True)

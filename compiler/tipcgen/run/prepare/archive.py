@@ -1,23 +1,34 @@
 """Archive safety and extraction. Archives (tar, tar.gz, tgz, zip) are checked before anything is
 written: no absolute or `..` names, no links leading out of the directory, no members inside
-links, no devices, nothing in prepare's `.tipcgen` state; after extraction every link must still
-resolve inside the directory."""
+links, no devices, no encrypted zip entries, nothing in prepare's `.tipcgen` state, and no more
+bytes than the extraction bound (Options.extract_limit: a ratio to the archive's size, and a
+ceiling; each member counts its size + 512 bytes, its header, so a million empty files count
+too); after extraction every link must still resolve inside the directory. The sizes these
+checks add up are what extraction writes: a tar member's data is its header's size, and
+zipfile reads no more of an entry than its declared size. Extracted files get no set-id bits
+and no owner from the archive."""
 
 from __future__ import annotations
 
+import lzma
 import os
 import shutil
 import stat
 import tarfile
 import time
 import zipfile
+import zlib
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from tipcgen.emit.prepare import STATE_DIR
-from tipcgen.run.prepare.options import FetchError
+from tipcgen.run.prepare.options import FetchError, Options
 
 CHUNK = 1 << 16
+MEMBER_COST = 512  # bytes each member counts, beyond its data
+# What a damaged or hostile archive raises while it is read (a cut gzip stream: EOFError).
+READ_ERRORS = (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, ValueError)
+ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
 
 
 class UnsafeArchive(FetchError):
@@ -90,14 +101,39 @@ def _check_links(archive: str, links: dict) -> None:
             raise UnsafeArchive(f"prepare: error: refusing {archive}: link {clean!r} -> {target!r} points outside")
 
 
-def check_tar(path: Path, label: Optional[str] = None) -> list:
-    """The members of a tarball, after refusing it when any would land outside its directory."""
-    label = label or str(path)
+def too_big(label: str, limit: int, opts: Optional[Options]) -> UnsafeArchive:
+    why = "TIPC_MAX_EXTRACT"
+    if opts is not None and limit < opts.max_extract:
+        why = f"TIPC_MAX_RATIO={opts.max_ratio} times the archive's size, counted as at least 1 MiB"
+    return UnsafeArchive(
+        f"prepare: error: refusing {label}: it would extract to more than {limit} bytes ({why}; "
+        "each member counts its size + 512 bytes)"
+    )
+
+
+def _tar_members(path: Path, label: str, limit: Optional[int], opts: Optional[Options]) -> list:
+    """The members of a tarball, read one at a time: past LIMIT bytes it is refused at once
+    (before its data, maybe a gzip bomb, is decompressed to reach the next header)."""
+    members = []
+    total = 0
     try:
         with tarfile.open(path, "r:*") as tf:
-            members = tf.getmembers()
-    except (tarfile.TarError, OSError) as exc:
+            for m in tf:
+                members.append(m)
+                total += MEMBER_COST + (m.size if m.isreg() else 0)
+                if limit is not None and total > limit:
+                    raise too_big(label, limit, opts)
+    except READ_ERRORS as exc:
         raise FetchError(f"prepare: error: cannot read {label} (not a tar archive?): {exc}") from exc
+    return members
+
+
+def check_tar(path: Path, label: Optional[str] = None, opts: Optional[Options] = None) -> list:
+    """The members of a tarball, after refusing it when any would land outside its directory
+    (or, given OPTS, when it would extract to more than its bound)."""
+    label = label or str(path)
+    limit = opts.extract_limit(path.stat().st_size) if opts is not None else None
+    members = _tar_members(path, label, limit, opts)
     links: dict = {}
     for m in members:
         if "\n" in m.name:
@@ -129,28 +165,50 @@ def _zip_is_link(info: zipfile.ZipInfo) -> bool:
     return info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16)
 
 
-def check_zip(path: Path, label: Optional[str] = None) -> list:
+def _check_zip_entry(label: str, info: zipfile.ZipInfo) -> None:
+    if "\\" in info.filename or "\n" in info.filename:
+        raise UnsafeArchive(
+            f"prepare: error: refusing {label}: member {info.filename!r} has a backslash or newline in its name"
+        )
+    if info.flag_bits & 0x1:  # unzip would stop at a password prompt
+        raise UnsafeArchive(f"prepare: error: refusing {label}: member {info.filename!r} is encrypted")
+    if info.compress_type not in ZIP_METHODS:
+        raise UnsafeArchive(
+            f"prepare: error: refusing {label}: member {info.filename!r} uses compression method "
+            f"{info.compress_type}, which prepare cannot extract"
+        )
+
+
+def check_zip(path: Path, label: Optional[str] = None, opts: Optional[Options] = None) -> list:
     """The entries of a zip archive, after the same checks as check_tar."""
     label = label or str(path)
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except READ_ERRORS as exc:
         raise FetchError(f"prepare: error: cannot read {label} (not a zip archive?): {exc}") from exc
     with zf:
         infos = zf.infolist()
+        if opts is not None:
+            limit = opts.extract_limit(path.stat().st_size)
+            if sum(MEMBER_COST + i.file_size for i in infos) > limit:
+                raise too_big(label, limit, opts)
         links: dict = {}
         for info in infos:
-            if "\\" in info.filename or "\n" in info.filename:
-                raise UnsafeArchive(
-                    f"prepare: error: refusing {label}: member {info.filename!r} has a backslash or newline in its name"
-                )
+            _check_zip_entry(label, info)
             if _zip_is_link(info):
                 clean = _clean(info.filename)
                 if not clean:
                     raise UnsafeArchive(
                         f"prepare: error: refusing {label}: link {info.filename!r} is absolute or contains '..'"
                     )
-                links[clean] = zf.read(info).decode("utf-8", "surrogateescape")
+                if info.file_size > 4096:  # PATH_MAX: no link target is longer
+                    raise UnsafeArchive(
+                        f"prepare: error: refusing {label}: link {info.filename!r} has a target longer than 4096 bytes"
+                    )
+                try:
+                    links[clean] = zf.read(info).decode("utf-8", "surrogateescape")
+                except READ_ERRORS as exc:
+                    raise FetchError(f"prepare: error: cannot read {label}: {exc}") from exc
         _check_names(label, [i.filename for i in infos], set(links))
         _check_links(label, links)
     return infos
@@ -171,11 +229,29 @@ def _check_tree(root: Path, label: str) -> None:
                     )
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _tar_filter(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo:
+    """As GNU tar --no-same-owner --no-same-permissions (what prepare.sh runs): no owner from
+    the archive, its modes less the umask and the set-id and sticky bits."""
+    mode = None if member.mode is None else member.mode & 0o777 & ~_umask()
+    nobody: dict[str, Any] = dict(uid=None, gid=None, uname=None, gname=None)  # None: no chown
+    return member.replace(mode=mode, deep=False, **nobody)
+
+
 def _extract_tar(path: Path, dest: Path) -> None:
     with tarfile.open(path, "r:*") as tf:
         if hasattr(tarfile, "fully_trusted_filter"):  # checked by check_tar; extract like GNU tar
-            tf.extractall(dest, filter="fully_trusted")
+            tf.extractall(dest, filter=_tar_filter)
         else:  # pragma: no cover - Python < 3.12 without the backported filters
+            mask = _umask()
+            for m in tf.getmembers():
+                m.mode &= 0o777 & ~mask
+                m.uid, m.gid, m.uname, m.gname = os.getuid(), os.getgid(), "", ""
             tf.extractall(dest)
 
 
@@ -205,25 +281,25 @@ def _extract_zip(path: Path, dest: Path) -> None:
             os.utime(target, (mtime, mtime))
 
 
-def check_archive(path: Path, fmt: str, label: str) -> None:
+def check_archive(path: Path, fmt: str, label: str, opts: Optional[Options] = None) -> None:
     """Refuse the archive PATH of format FMT (tar, zip; a plain file needs no check) before extracting."""
     if fmt == "tar":
-        check_tar(path, label)
+        check_tar(path, label, opts)
     elif fmt == "zip":
-        check_zip(path, label)
+        check_zip(path, label, opts)
 
 
 def unpack(src: Path, dest: Path, file: str, fmt: str, label: str) -> None:
-    """Copy SRC to DEST/FILE (format `file`) or extract it into DEST, then check DEST's links."""
+    """Copy SRC to DEST/FILE (format `file`: with the mode new files get, whatever SRC's, a
+    cache file of 0600) or extract it into DEST, then check DEST's links."""
     try:
         if fmt == "file":
             shutil.copyfile(src, dest / file)
-            shutil.copymode(src, dest / file)
         elif fmt == "tar":
             _extract_tar(src, dest)
         else:
             _extract_zip(src, dest)
-    except (OSError, tarfile.TarError, zipfile.BadZipFile) as exc:
+    except (*READ_ERRORS, RuntimeError, NotImplementedError) as exc:
         raise FetchError(f"prepare: error: cannot extract {src}: {exc}") from exc
     if fmt != "file":
         _check_tree(dest, label)

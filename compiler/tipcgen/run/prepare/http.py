@@ -1,7 +1,12 @@
 """Downloads into the cache: httpx (imported only when a download runs), retried with back-off on
 connection errors, cut transfers, 408, 429 and 5xx; resumed with a Range request from the `.part`
 file in the cache; other 4xx fail at once. The size and sha256 the spec gives are checked before
-the file takes its place in the cache; a mismatch deletes the download."""
+the file takes its place in the cache; a mismatch deletes the download.
+
+Bounds (options.py): each file has a deadline (every try and back-off included), its declared
+size (else TIPC_MAX_SIZE) is enforced while it arrives, and at most MAX_REDIRECTS redirects are
+followed, to http(s) only. A download that fails for good leaves no `.part` behind. The cache is
+private: the directories prepare creates there are 0700, its files 0600."""
 
 from __future__ import annotations
 
@@ -9,13 +14,16 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import shutil
+import signal
+import stat
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
 from tipcgen.errors import UsageError
-from tipcgen.run.prepare.options import FetchError, Options
+from tipcgen.run.prepare.options import MAX_REDIRECTS, FetchError, Options
 from tipcgen.spec.prepare import url_basename
 
 
@@ -33,6 +41,52 @@ class _Transient(Exception):
 
 class _Permanent(Exception):
     pass
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _Deadline(BaseException):
+    """The file's deadline passed (raised by SIGALRM, maybe inside httpx: not an Exception, so
+    that no library code catching those can swallow it)."""
+
+
+def private_dir(path: Path) -> None:
+    """Create PATH (a directory of the cache), and its missing parents, for its owner only
+    (as prepare.sh's `mkdir -p` under umask 077)."""
+    mask = os.umask(0o077)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    finally:
+        os.umask(mask)
+
+
+def _open_private(path: Path, mode: str) -> Any:
+    """PATH opened for writing ("wb" or "ab"), created 0600."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "ab" else os.O_TRUNC)
+    return os.fdopen(os.open(path, flags, 0o600), mode)
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float) -> Iterator[None]:
+    """Raise _Deadline after SECONDS, wherever the download waits (httpx bounds each read, not
+    a server sending its headers one byte at a time). Only the main thread gets signals: in
+    another, the deadline is checked between chunks only."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def ring(signum: int, frame: Any) -> None:
+        raise _Deadline
+
+    old = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def source_url(url: str, base: str, mirror: str, layout: str = "base") -> str:
@@ -92,28 +146,42 @@ def _write_mode(r: Any, url: str, part: Path, have: int, opts: Options) -> tuple
     return "wb", 0
 
 
-def _save(r: Any, url: str, part: Path, mode: str, have: int, opts: Options) -> None:
-    """Write the body of R to PART as it arrives (a cut keeps every byte that came)."""
+def _save(r: Any, url: str, part: Path, mode: str, have: int, limit: int, end: float, opts: Options) -> None:
+    """Write the body of R to PART as it arrives (a cut keeps every byte that came), never past
+    LIMIT bytes in all, nor past the deadline END."""
     length = r.headers.get("Content-Length")
-    total = have + int(length) if length and length.isdigit() else None
+    total = have + int(length) if length and length.isascii() and length.isdigit() else None
+    if total is not None and total > limit:
+        raise _TooBig(f"it announces {total} bytes")
     bar = _progress(opts, url_basename(url), total, have)
     try:
         if bar:
             bar[0].start()
-        with open(part, mode) as f:
+        with _open_private(part, mode) as f:
             for chunk in r.iter_raw():  # as received: a cut keeps every byte that came
+                if have + len(chunk) > limit:
+                    raise _TooBig(f"more than {limit} bytes came")
                 f.write(chunk)
+                have += len(chunk)
                 if bar:
                     bar[0].advance(bar[1], len(chunk))
+                if time.monotonic() > end:
+                    raise _Deadline
     finally:
         if bar:
             bar[0].stop()
 
 
-def _get_once(client: Any, url: str, part: Path, opts: Options) -> None:
+def _get_once(client: Any, url: str, part: Path, limit: int, end: float, opts: Options) -> None:
+    import httpx
+
     have = part.stat().st_size if part.exists() else 0
+    if have > limit:  # a stale part (of another server's answer): start again
+        part.unlink()
+        have = 0
     headers = {"Range": f"bytes={have}-"} if have else {}
-    with client.stream("GET", url, headers=headers) as r:
+    wait = max(0.001, min(opts.timeout, end - time.monotonic()))
+    with client.stream("GET", url, headers=headers, timeout=httpx.Timeout(wait)) as r:
         code = r.status_code
         if code == 416 and have:
             return  # the part was complete already; the size and sha256 checks tell
@@ -122,17 +190,47 @@ def _get_once(client: Any, url: str, part: Path, opts: Options) -> None:
         if code >= 400:
             raise _Permanent(f"HTTP {code}")
         mode, have = _write_mode(r, url, part, have, opts)
-        _save(r, url, part, mode, have, opts)
+        _save(r, url, part, mode, have, limit, end, opts)
 
 
-def download(url: str, part: Path, opts: Options) -> None:
+def _copy_file(url: str, part: Path, limit: int, root: str) -> None:
+    """Copy the file:// URL (`file:///<absolute path>`) to PART: only a regular file that, with
+    every link on its path resolved, lies inside the directory ROOT ("": none may be read)."""
+    if not root:
+        raise FetchError(
+            f"prepare: error: refusing {url}: a file:// URL is read only below the directory "
+            "TIPC_ALLOW_FILE_URLS names (a local mirror); set it, or use TIPC_MIRROR=file:///DIR"
+        )
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(url[len("file://") :])
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise FetchError(f"prepare: error: refusing {url}: it leads to {real}, outside {real_root}")
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # a FIFO must not block
+        with os.fdopen(fd, "rb") as src:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise FetchError(f"prepare: error: refusing {url}: not a regular file")
+            data_left = limit + 1
+            with _open_private(part, "wb") as out:
+                while data_left > 0 and (block := src.read(min(1 << 20, data_left))):
+                    out.write(block)
+                    data_left -= len(block)
+    except OSError as exc:
+        raise FetchError(f"prepare: error: cannot copy {url}: {exc.strerror or exc}") from exc
+    if data_left <= 0:
+        raise _TooBig(f"more than {limit} bytes")
+
+
+def file_root(url: str, src: str, opts: Options) -> str:
+    """The directory a file:// SRC may be read from: TIPC_MIRROR's, when SRC is URL's mirror;
+    else the one TIPC_ALLOW_FILE_URLS names ("" when unset: no file:// URL of a spec is read)."""
+    if src != url and opts.mirror.startswith("file://"):
+        return opts.mirror[len("file://") :]
+    return opts.file_root
+
+
+def _fetch_http(url: str, part: Path, limit: int, end: float, opts: Options) -> None:
     """Download URL into PART (resuming it), retrying transient failures with back-off."""
-    if url.startswith("file://"):
-        try:
-            shutil.copyfile(url[len("file://") :], part)
-        except OSError as exc:
-            raise FetchError(f"prepare: error: cannot copy {url}: {exc}") from exc
-        return
     try:
         import httpx
     except ImportError:  # pragma: no cover - httpx ships with the package's environment
@@ -141,20 +239,54 @@ def download(url: str, part: Path, opts: Options) -> None:
 
     delay = opts.backoff
     headers = {"Accept-Encoding": "identity", "User-Agent": f"tipcgen/{__version__}"}
-    with httpx.Client(follow_redirects=True, timeout=httpx.Timeout(opts.timeout), headers=headers) as client:
+    with httpx.Client(follow_redirects=True, max_redirects=MAX_REDIRECTS, headers=headers) as client:
         for attempt in range(1, opts.retries + 1):
             try:
-                _get_once(client, url, part, opts)
+                _get_once(client, url, part, limit, end, opts)
                 return
             except _Permanent as exc:
                 raise FetchError(f"prepare: error: download failed ({exc}): {url}") from exc
+            except httpx.TooManyRedirects as exc:
+                why = f"more than {MAX_REDIRECTS} redirects"
+                raise FetchError(f"prepare: error: download failed ({why}): {url}") from exc
+            except httpx.UnsupportedProtocol as exc:
+                raise FetchError(
+                    f"prepare: error: download failed (redirected to a URL that is not http(s)): {url}"
+                ) from exc
             except (_Transient, httpx.TransportError, httpx.StreamError) as exc:
                 why = str(exc) or type(exc).__name__
                 if attempt >= opts.retries:
                     raise FetchError(f"prepare: error: download failed after {attempt} tries ({why}): {url}") from exc
                 opts.echo(f"prepare: try {attempt} of {opts.retries} failed ({why}); retrying {url} in {delay:g}s")
-                time.sleep(delay)
+                time.sleep(max(0.0, min(delay, end - time.monotonic())))
                 delay *= 2
+
+
+def download(url: str, part: Path, opts: Options, size: str = "", root: str = "") -> None:
+    """Download URL into PART (a file:// URL: copy it from below ROOT), within the deadline and
+    the size bound of a step declaring SIZE ("": none); a failure leaves no PART behind."""
+    limit = opts.size_limit(size)
+    seconds = opts.deadline_for(size)
+    end = time.monotonic() + seconds
+    try:
+        with _alarm(seconds):
+            if url.startswith("file://"):
+                _copy_file(url, part, limit, root)
+            else:
+                _fetch_http(url, part, limit, end, opts)
+    except _Deadline:
+        part.unlink(missing_ok=True)
+        raise FetchError(
+            f"prepare: error: download took longer than {seconds:g} s, its deadline (TIPC_DEADLINE; by default "
+            f"600 s + 1 s per 256 KiB of the declared size, 3600 s without one): {url}"
+        ) from None
+    except _TooBig as exc:
+        part.unlink(missing_ok=True)
+        bound = f"its declared size, {size} bytes" if size else f"TIPC_MAX_SIZE, {limit} bytes (no size declared)"
+        raise FetchError(f"prepare: error: refusing {url}: larger than {bound}: {exc}") from None
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
 
 
 def _cached(url: str, sha: str, cfile: Path, opts: Options) -> bool:
@@ -178,7 +310,7 @@ def cache_fill(url: str, base: str, sha: str, size: str, cfile: Path, opts: Opti
     Prepares sharing one cache (nodes whose home is on NFS) take turns on an entry (flock, as
     prepare.sh: on the cache directory), so the second finds the first's download instead of
     racing it on the .part; where the lock is refused (some NFS mounts), it goes on unlocked."""
-    opts.cache.mkdir(parents=True, exist_ok=True)
+    private_dir(opts.cache)
     fd = os.open(opts.cache, os.O_RDONLY)
     try:
         with contextlib.suppress(OSError):
@@ -193,18 +325,24 @@ def _cache_fill_locked(url: str, base: str, sha: str, size: str, cfile: Path, op
         return
     if opts.offline:
         raise FetchError(f"prepare: error: offline (TIPC_OFFLINE=1) and not in the cache {opts.cache}: {url}")
-    cfile.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(cfile.parent)
     part = cfile.with_name(cfile.name + ".part")
     src = source_url(url, base, opts.mirror, opts.mirror_layout)
     mirror_missed(url, src, opts)
     opts.echo(f"prepare: downloading {url}" if src == url else f"prepare: downloading {src} (mirror of {url})")
-    download(src, part, opts)
 
     def reject(message: str) -> None:
         part.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
             cfile.parent.rmdir()
         raise FetchError(message)
+
+    try:
+        download(src, part, opts, size, file_root(url, src, opts))
+    except FetchError:
+        with contextlib.suppress(OSError):
+            cfile.parent.rmdir()
+        raise
 
     have = part.stat().st_size
     if size and have != int(size):

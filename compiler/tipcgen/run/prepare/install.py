@@ -4,6 +4,7 @@ and run steps, and the containment check that keeps every write inside the repo.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -102,6 +103,15 @@ def _write_stamp(state: Path, file: str, source: str, sha: str, entries: list[st
     os.replace(part, stamp)
 
 
+def _missing(path: Path) -> list[Path]:
+    """PATH and those of its parents that do not exist yet, outermost first."""
+    out = []
+    while not os.path.lexists(path) and path != path.parent:
+        out.append(path)
+        path = path.parent
+    return out[::-1]
+
+
 def install(
     src: Path, source: str, sha: str, root: Path, to: str, file: str, fmt: str, rename: list, opts: Options
 ) -> None:
@@ -109,13 +119,20 @@ def install(
     dest_dir = inside_root(root, to, f"write into {to}")
     state = inside_root(root, os.path.join(to, STATE_DIR), f"write prepare's state into {to}")
     sha = sha or sha256_file(src)
-    check_archive(src, fmt, source)
+    check_archive(src, fmt, source, opts)
+    made = _missing(state)
     state.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="tmp.", dir=state))
     try:
         unpack(src, tmp, file, fmt, source)
         _rename_entries(tmp, rename, source)
         entries = _move_into_place(tmp, dest_dir, state, to)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for path in reversed(made):  # what this install created, when still empty
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     _write_stamp(state, file, source, sha, entries)
