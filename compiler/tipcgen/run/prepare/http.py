@@ -16,6 +16,7 @@ import hashlib
 import os
 import signal
 import stat
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -80,13 +81,30 @@ def _alarm(seconds: float) -> Iterator[None]:
     def ring(signum: int, frame: Any) -> None:
         raise _Deadline
 
+    # The alarm can land while httpcore closes a stream from a finalizer: Python then prints the
+    # _Deadline as "Exception ignored ... Traceback" and goes on (the deadline check between
+    # chunks, or the next ring, still ends the download). No error of the user's: keep it off stderr.
+    hook = sys.unraisablehook
+
+    def quiet(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, _Deadline):
+            hook(unraisable)
+
     old = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    sys.unraisablehook = quiet
+    # Repeating: should one ring be swallowed (above), the next ends a wait that no chunk ends.
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001), 0.5)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        while True:  # a ring landing here must not skip the restoring below
+            try:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                break
+            except _Deadline:
+                continue
         signal.signal(signal.SIGALRM, old)
+        sys.unraisablehook = hook
 
 
 def source_url(url: str, base: str, mirror: str, layout: str = "base") -> str:
