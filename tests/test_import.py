@@ -223,13 +223,26 @@ def test_hostile_files_give_clean_errors(tmp_path, name):
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize("variant", ["crlf", "bom", "only_headers", "long"])
+def test_a_crlf_config_is_refused_with_the_fix(tmp_path, corpus):
+    """CRLF line ends put a CR at the end of every value (it reaches every command, and printed it
+    sends the cursor back over a status line): the runner refuses such a config, so import does."""
+    seed = (
+        corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"
+    ).read_bytes()
+    src = tmp_path / "src" / "m"
+    src.mkdir(parents=True)
+    (src / "train_infer_python.txt").write_bytes(seed.replace(b"\n", b"\r\n"))
+    result = runner.invoke(app, ["import", str(src), "--out", str(tmp_path / "specs")])
+    assert result.exit_code == 2 and "carriage return" in result.output and "LF line ends" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "specs").exists()
+
+
+@pytest.mark.parametrize("variant", ["bom", "only_headers", "long"])
 def test_hostile_files_that_import_correctly(tmp_path, corpus, variant):
     seed = (
         corpus / "PaddleOCR/ch_PP-OCRv3_rec/train_linux_gpu_fleet_normal_infer_python_linux_gpu_cpu.txt"
     ).read_bytes()
     data = {
-        "crlf": seed.replace(b"\n", b"\r\n"),
         "bom": b"\xef\xbb\xbf" + seed,
         "only_headers": b"".join(line + b"\n" for line in seed.splitlines() if line.startswith(b"=")),
         "long": seed + b"".join(b"extra_%d:value\n" % i for i in range(10_000)),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -254,10 +255,11 @@ def test_dry_run_prints_seed_000_commands_and_writes_nothing(tmp_path, corpus):
     env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     proc = _tipcgen(["run", str(config), "--mode", MODE, "--dry-run"], work, env)
     assert proc.returncode == 0, proc.stderr
-    lines = [line.rstrip() for line in proc.stdout.splitlines()]
+    # each word shell-quoted (pasting a line runs nothing a value holds): the seed's words
+    lines = [shlex.split(line) for line in proc.stdout.splitlines()]
     for command in SEED_000_COMMANDS:
-        assert command.rstrip() in lines
-    assert lines[0] == SEED_000_COMMANDS[0].rstrip()
+        assert shlex.split(command) in lines
+    assert lines[0] == shlex.split(SEED_000_COMMANDS[0])
     assert list(work.iterdir()) == [] and not (bin_dir / "python3.7.ran").exists()
     seeds = sorted(SEEDS.glob("000_*.txt"))
     if seeds:  # the constants above are the seed's own text
@@ -499,26 +501,31 @@ def test_dry_run_and_plan_text_show_env_directory_and_skips(tmp_path):
     proc = _tipcgen(["run", spec, "--mode", MODE, "--dry-run"], tmp_path, env)
     assert proc.returncode == 0, proc.stderr
     plan = plan_source(spec, MODE)
+
+    def redirect(s):  # the step's argv runs, with its log
+        return [*s.argv, ">", s.log, "2>&1"] if s.log else list(s.argv)
+
     want = [
-        (f"CUDA_VISIBLE_DEVICES={s.cuda_visible_devices} " if s.cuda_visible_devices is not None else "") + s.command
+        ([f"CUDA_VISIBLE_DEVICES={s.cuda_visible_devices}"] if s.cuda_visible_devices is not None else []) + redirect(s)
         for s in plan.steps
     ]
-    assert proc.stdout.splitlines() == want
-    assert any(line.startswith("CUDA_VISIBLE_DEVICES=0 ") for line in want)
+    assert [shlex.split(line) for line in proc.stdout.splitlines()] == want
+    assert any(line.startswith("CUDA_VISIBLE_DEVICES=0 ") for line in proc.stdout.splitlines())
     # With the caller's CUDA_VISIBLE_DEVICES=3: inherited where the script keeps it, dropped
     # (`env -u`) once the script has unset it (after a run's inference).
     caller = _tipcgen(["run", spec, "--mode", MODE, "--dry-run"], tmp_path, {**env, "CUDA_VISIBLE_DEVICES": "3"})
     inherited = plan_source(spec, MODE, cuda_visible_devices="3")
     want = [
         (
-            f"CUDA_VISIBLE_DEVICES={s.cuda_visible_devices} "
+            [f"CUDA_VISIBLE_DEVICES={s.cuda_visible_devices}"]
             if s.cuda_visible_devices is not None
-            else "env -u CUDA_VISIBLE_DEVICES "
+            else ["env", "-u", "CUDA_VISIBLE_DEVICES"]
         )
-        + s.command
+        + redirect(s)
         for s in inherited.steps
     ]
-    assert caller.stdout.splitlines() == want
+    assert [shlex.split(line) for line in caller.stdout.splitlines()] == want
+    want = [" ".join(w) for w in want]
     assert want[0].startswith("CUDA_VISIBLE_DEVICES=3 ") and any(w.startswith("env -u ") for w in want)
 
     fleet = _tipcgen(["plan", spec, "--suite", "fleet"], tmp_path, {**env, "TIPC_NODE_IP": "192.168.0.2"})

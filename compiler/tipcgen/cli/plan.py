@@ -35,17 +35,20 @@ def plan(
     if fmt == "json":
         typer.echo(result.to_json())
         return
+    from tipcgen.inputs import printable  # config text must not drive the terminal
+
     for step in result.steps:
         cvd = step.cuda_visible_devices
         env = f"CUDA_VISIBLE_DEVICES={cvd} " if cvd is not None else ""
         where = f"(in {step.cwd}/) " if step.cwd else ""
-        typer.echo(f"[{step.index}] {step.kind:<6} {where}{env}{' '.join(step.argv or ('<unsplittable>',))}")
+        argv = " ".join(step.argv or ("<unsplittable>",))
+        typer.echo(printable(f"[{step.index}] {step.kind:<6} {where}{env}{argv}"))
         if step.log:
-            typer.echo(f"         log: {step.log}")
+            typer.echo(printable(f"         log: {step.log}"))
         if step.timeout is not None or step.stall is not None:
             stall = f"; stalled after {step.stall} s without log output" if step.stall is not None else ""
             limit = f"{step.timeout} s" if step.timeout is not None else "tipcgen's default"
             typer.echo(f"         limit: {limit}{stall} (the spec's limits)")
         if step.skip:
             typer.echo(f"         skipped: {step.skip} (the status line says `Run skipped ({step.skip})`)")
-    typer.echo(f"{len(result.steps)} steps; status lines -> {result.status_log}")
+    typer.echo(printable(f"{len(result.steps)} steps; status lines -> {result.status_log}"))

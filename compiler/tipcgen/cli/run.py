@@ -10,6 +10,7 @@ import typer
 from tipcgen.cli.common import (
     GPUID_OPT,
     LAYOUT_OPT,
+    MAX_WAIT,
     RUNNER_OPT,
     SOURCE_ARG,
     SUITE_OPT,
@@ -43,10 +44,19 @@ _STYLE = {
 }
 
 
-def _end_line(tag: str, result: StepResult) -> str:
-    """The console line for a step that ran or was skipped (rich markup)."""
+def _text(text: str) -> str:
+    """Text for the console: rich markup escaped, and control characters (shown `\\x1b`), so
+    that nothing a config or a log holds drives the terminal."""
     from rich.markup import escape
 
+    from tipcgen.inputs import printable
+
+    return escape(printable(text))
+
+
+def _end_line(tag: str, result: StepResult) -> str:
+    """The console line for a step that ran or was skipped (rich markup)."""
+    escape = _text
     style = _STYLE[result.status]
     line = f"[bold]{escape(tag)}[/] "
     if result.status in ("timed out", "stalled"):  # the reason says it: "timed out after S s (limit from X)"
@@ -72,10 +82,10 @@ def _print_stalled(console: Console, step: Step) -> None:
     """A stalled step: the last lines of each worker log, and how to find where it hangs."""
     import os
 
-    from rich.markup import escape
-
     from tipcgen.run.reports import log_tail
     from tipcgen.run.watch import STALL_HINTS, worker_logs
+
+    escape = _text
 
     for path in worker_logs(os.path.join(".", step.cwd) if step.cwd else "."):
         with open(path, "rb") as fh:
@@ -89,9 +99,9 @@ def _print_stalled(console: Console, step: Step) -> None:
 def _event_printer(console: Console, plan: Plan, hint: str = "") -> Callable:
     """run_plan's on_event: a line when a step starts and ends, a failed step's log tail (and
     worker logs when it stalled), `hint` when a multi-node train step failed."""
-    from rich.markup import escape
-
     from tipcgen.run.reports import log_tail, read_log
+
+    escape = _text
 
     total = len(plan.steps)
     width = len(str(total))
@@ -123,10 +133,10 @@ def _event_printer(console: Console, plan: Plan, hint: str = "") -> Callable:
 
 def _results_table(plan: Plan, results: list[StepResult]) -> Table:
     """The summary table: one row per step."""
-    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"{plan.model_name} {plan.mode}", caption=f"logs in {plan.log_dir}/")
+    escape = _text
+    table = Table(title=escape(f"{plan.model_name} {plan.mode}"), caption=escape(f"logs in {plan.log_dir}/"))
     prefix = plan.log_dir.rstrip("/") + "/"
     for col in ("step", "kind", "status", "seconds", "log"):
         table.add_column(col, justify="right" if col in ("step", "seconds") else "left", overflow="fold")
@@ -178,15 +188,16 @@ def run(
         seconds("--step-timeout", step_timeout)
     if stall_timeout is not None:
         seconds("--stall-timeout", stall_timeout, zero=True)
-    seconds("--kill-grace", kill_grace, zero=True)
+    seconds("--kill-grace", kill_grace, zero=True, most=MAX_WAIT)
     plan = plan_for(source, mode, suite, layout, gpuid, runner)
-    if dry_run:
+    if dry_run:  # each word shell-quoted: a pasted line runs nothing a config value holds
         for step in plan.steps:
             typer.echo(step_shell(step))
         return
 
     from rich.console import Console
 
+    from tipcgen.inputs import printable
     from tipcgen.run.executor import run_plan, summarize
     from tipcgen.run.reports import check_report_path, json_report, junit_report, write_report
 
@@ -214,7 +225,7 @@ def run(
 
     console.print(_results_table(plan, results))
     summary = summarize(results)
-    typer.echo(summary.sentence(plan.status_log))
+    typer.echo(printable(summary.sentence(plan.status_log)))
     if json_out:
         write_report(json_out, json_report(plan, results, source=source))
     if junit:

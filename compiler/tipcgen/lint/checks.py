@@ -121,19 +121,26 @@ def _benchmark_params(lines: list, core: int, numbers: list, path: str) -> list[
 
 
 def _file_name_and_encoding(text: str, path: str) -> list[Finding]:
-    """A `*.txt.txt` name (TIPC012); CRLF line ends or a BOM (TIPC014)."""
+    """A `*.txt.txt` name (TIPC012); CRLF line ends (an error: the runner refuses them) or a BOM (TIPC014)."""
     findings = []
     base = os.path.basename(path)
     if base.endswith(".txt.txt"):
         findings.append(
             Finding("TIPC012", WARNING, path, None, f"{base} ends in .txt.txt", "rename it to a single .txt")
         )
-    if text.startswith("\ufeff") or "\r\n" in text:
+    if "\r\n" in text:  # every value would end in a CR: the runner, plan and run refuse the config
         findings.append(
             Finding(
-                "TIPC014", WARNING, path, 1, "CRLF line ends or a BOM", "save the file with LF line ends and no BOM"
+                "TIPC014",
+                ERROR,
+                path,
+                1,
+                "CRLF line ends: the runner refuses this config (each value would end in a carriage return)",
+                "save the file with LF line ends",
             )
         )
+    elif text.startswith("\ufeff"):
+        findings.append(Finding("TIPC014", WARNING, path, 1, "a BOM", "save the file without a BOM"))
     return findings
 
 

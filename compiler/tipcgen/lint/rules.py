@@ -73,7 +73,12 @@ RULES = {
             ERROR,
             "a line of only spaces counts as a line and shifts every index after it",
         ),
-        Rule("TIPC014", "line-ends", WARNING, "CRLF line ends or a BOM: the scripts keep `\\r`/the BOM inside values"),
+        Rule(
+            "TIPC014",
+            "line-ends",
+            WARNING,
+            "a BOM (warning), or CRLF line ends (error: every value would end in `\\r`, so the runner refuses them)",
+        ),
         Rule("TIPC015", "unverified-artifact", INFO, "prepare downloads an artifact without a sha256"),
         Rule("TIPC016", "empty-config", ERROR, "the config has no train_params lines"),
         Rule(

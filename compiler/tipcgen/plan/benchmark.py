@@ -20,6 +20,7 @@ from typing import Optional
 from tipcgen.errors import UsageError
 from tipcgen.legacy.shellwords import grep_w_lines, ifs_split, words
 from tipcgen.plan.runners import Deviation
+from tipcgen.spec.sections import flag_name_problem
 
 HEADER = "train_benchmark_params"
 RUNNER = "test_tipc/test_train_inference_python.sh"
@@ -143,8 +144,10 @@ DEVIATIONS = (
     ),
     Deviation(
         "flags-exported-not-evaluated",
-        "each `NAME=VALUE` of the section's `flags` is exported as is; other items are ignored",
-        "upstream runs `eval export <item>`: an item is shell code",
+        "each `FLAGS_*=VALUE` of the section's `flags` is exported as is (blanks before the name "
+        "dropped); an item without `=` is ignored, another name refused (exit 2)",
+        "upstream runs `eval export <item>`: an item is shell code, and a variable such as BASH_ENV "
+        "or LD_PRELOAD runs code in every later process",
     ),
 )
 
@@ -316,14 +319,32 @@ def read_section(d: BenchDialect, lines: list, text: str, source: str) -> dict:
     return out
 
 
-def flag_exports(flags: str) -> tuple:
-    """(NAME, VALUE) of the `flags` items that are assignments (`NAME=VALUE`)."""
+def flag_exports(flags: str, source: str = "config") -> tuple:
+    """(NAME, VALUE) of the `flags` items that are assignments (`NAME=VALUE`); a UsageError for
+    one whose NAME is not Paddle's FLAGS_* (spec/sections.py's rule, lint TIPC023)."""
     out = []
     for item in ifs_split(flags, ";"):
-        name, eq, value = item.partition("=")
-        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        problem = flag_name_problem(item)
+        if problem:
+            raise UsageError(f"{source}: {problem}")
+        name, eq, value = item.lstrip(" \t").partition("=")
+        if eq:
             out.append((name, value))
     return tuple(out)
+
+
+def _check_log_names(source: str, model: str, p: _Params) -> None:
+    """Logs are named <repo>_<model>_bs<N>_<precision>_<run_mode>_<devices>_: refuse a part that
+    would put one elsewhere (the generated script refuses the same, exit 2)."""
+    if "/" in model or model in (".", ".."):
+        raise UsageError(
+            f"{source}: model_name {model!r} would put logs outside train_log/ (it must be one plain name, without `/`)"
+        )
+    for item in (*p.batch_sizes, *p.precisions, *p.device_nums):
+        if "/" in item:
+            raise UsageError(
+                f"{source}: {item!r} (a batch size, precision or device count) holds a `/`, but it names log files"
+            )
 
 
 def extra_args(lines: list) -> dict:
@@ -386,6 +407,7 @@ def plan_benchmark(
     lines = [line for line in config.lines if line != ""]
     model = parser_value(lines[1]) if len(lines) > 1 else ""
     section = read_section(d, lines, config.text(), source)
+    env = flag_exports(section["flags"], source) if _flags_on(d, section) else ()
     st = _State(
         d, config, model, repo_name, save_log, profiling or "True", benchmark_root, section["profile"], steps=[]
     )
@@ -395,6 +417,7 @@ def plan_benchmark(
     config.set_value(3, "python")
     _rewrite_before_runs(st, section, lines)
     p = _read_params(d, params, section)
+    _check_log_names(source, model, p)
     if (d.static_mode == "params" and "dynamicTostatic" in params) or (
         d.static_mode == "sed" and p.model_type == "dynamicTostatic"
     ):
@@ -409,8 +432,7 @@ def plan_benchmark(
                 for model_type in p.model_types:
                     _one_run(st, p, extra, bs, precision, device_num, model_type, epoch)
     return BenchPlan(
-        d.name, model, params, save_log, flag_exports(section["flags"]) if _flags_on(d, section) else (),
-        edits, tuple(st.steps), f"{save_log}/benchmark_log/results.log",
+        d.name, model, params, save_log, env, edits, tuple(st.steps), f"{save_log}/benchmark_log/results.log",
     )  # fmt: skip
 
 

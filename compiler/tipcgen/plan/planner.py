@@ -149,6 +149,7 @@ class Builder:
         self.gpuid = gpuid  # the script's 3rd argument (None: not given)
         self.root = root  # the repo root's absolute path, for runners whose scripts use $(pwd)
         self.text = ""  # the whole config text (runners whose scripts read past the layout's lines)
+        self.source = "config"  # the config's name in error messages
         self.steps: list[Step] = []
         self.preamble: list[str] = []
         self.log_dir = f"./test_tipc/output/{view.value('model_name')}/{mode}"
@@ -216,7 +217,7 @@ def plan_config(
     view = ConfigView.parse(text, layout)
     check_view(view, source)
     b = Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None, gpuid or None, root)
-    b.text = text
+    b.text, b.source = text, source
     r.plan(b)
     steps = tuple(_limited(step, limits, mode) for step in b.steps) if limits is not None else tuple(b.steps)
     return Plan(

@@ -261,6 +261,45 @@ def _reap_leftovers(proc: subprocess.Popen, grace: float, tree: ProcessTree) -> 
         kill_group(proc, grace, tree)
 
 
+def escapes(path: str, root: str) -> Optional[str]:
+    """Where `path` really leads (every symbolic link resolved, like `realpath -m`) when that
+    is outside the directory `root` (already resolved); None when it stays inside."""
+    real = os.path.realpath(path)
+    if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    return real
+
+
+def _refusal(path: str, what: str, real: str, root: str) -> str:
+    return f"refusing to write {what}: {path} leads to {real}, outside {root} (a symbolic link on the way)"
+
+
+def check_log_dir(plan: Plan, cwd: str) -> None:
+    """Before a run, as the bash does: the log directory and every symbolic link below it (the
+    trainers' save directories are there) resolve inside the model repo `cwd`; else a UsageError."""
+    root = os.path.realpath(cwd)
+    log_dir = os.path.join(cwd, plan.log_dir)
+    real = escapes(log_dir, root)
+    if real is not None:
+        raise UsageError(_refusal(plan.log_dir, "the logs", real, root))
+    for dirpath, dirnames, filenames in os.walk(log_dir):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            real = escapes(path, root) if os.path.islink(path) else None
+            if real is not None:
+                raise UsageError(_refusal(os.path.relpath(path, cwd), "logs and saved models", real, root))
+
+
+def _writable(path: str, root: str, what: str) -> Optional[str]:
+    """Why `path` may not be written (its directory, or itself as a symbolic link, leads outside
+    `root`), as the bash's tipc_writable decides; None when it may."""
+    directory = os.path.dirname(path) or "."
+    real = escapes(directory, root)
+    if real is None and os.path.islink(path):
+        real, directory = escapes(path, root), path
+    return None if real is None else _refusal(directory, what, real, root)
+
+
 def _open_log(cwd: str, log: Optional[str]) -> tuple:
     """(the step's log opened like the bash's `>"$log"`, None), (None, None) without a log, or
     (None, why) when it cannot be opened: no directory is made for it (run_plan made the log
@@ -337,7 +376,13 @@ def _execute(step: Step, cwd: str, bounds: Bounds, grace: float, env: dict) -> t
         return FAILED, None, "cannot split the command (a quote is not closed)"
     if not step.argv:
         return FAILED, 127, "empty command"
+    root = os.path.realpath(cwd)
     cwd = os.path.join(cwd, step.cwd) if step.cwd else cwd
+    why = _writable(os.path.join(cwd, "."), root, f"the step's files in {step.cwd}") if step.cwd else None
+    if why is None and step.log:
+        why = _writable(os.path.join(cwd, step.log), root, "the log")
+    if why:
+        return FAILED, 2, f"tipc: {why}"
     out, why = _open_log(cwd, step.log)
     if why:
         return FAILED, 1, why
@@ -398,8 +443,12 @@ def run_plan(
     """
     base = dict(os.environ if environ is None else environ)
     overrides = Limits.of(timeout, stall, base)
+    check_log_dir(plan, cwd)
     os.makedirs(os.path.join(cwd, plan.log_dir), exist_ok=True)
     status_path = os.path.join(cwd, plan.status_log)
+    why = _writable(status_path, os.path.realpath(cwd), "the status lines")
+    if why:
+        raise UsageError(why)
     if plan.preamble:
         with open(status_path, "a", encoding="utf-8") as fh:
             fh.write("".join(f"{line}\n" for line in plan.preamble))

@@ -82,6 +82,34 @@ tipc_test_unquoted() {
     test "${_tu_args[@]}" 2>/dev/null
 }
 
+# tipc_normpath OUT PATH: PATH with `.`, `..` and repeated slashes resolved (Python's
+# posixpath.normpath), without looking at the file system.
+tipc_normpath() {
+    local -n _np_out=$1
+    local _np_part _np_lead=""
+    local -a _np_parts=() _np_stack=()
+    if [[ $2 == /* ]]; then
+        _np_lead=/
+    fi
+    IFS=/ read -r -a _np_parts <<<"$2"
+    for _np_part in "${_np_parts[@]}"; do
+        if [[ -z $_np_part || $_np_part == . ]]; then
+            continue
+        elif [[ $_np_part != .. ]]; then
+            _np_stack+=("$_np_part")
+        elif [[ ${#_np_stack[@]} -gt 0 && ${_np_stack[-1]} != .. ]]; then
+            unset '_np_stack[-1]'
+        elif [[ -z $_np_lead ]]; then
+            _np_stack+=("..")
+        fi
+    done
+    _np_out=$(IFS=/ && echo "${_np_stack[*]}")
+    _np_out=$_np_lead$_np_out
+    if [[ -z $_np_out ]]; then
+        _np_out=.
+    fi
+}
+
 # tipc_gpu_entry KIND IPS GPUS NODES ENTRY: parse one gpu_list entry by its
 # structure: -1 (cpu), 0 (single), 0,1 (multi), ip1,ip2;0,1 (multinode), and tipcgen's
 # CPU extension cpuxN (cpu_procs: N processes) and ip1,ip2;cpuxN (cpu_nodes).
@@ -192,18 +220,26 @@ tipc_words() {
 # The checks below refuse a config before anything runs; `tipcgen plan` and `tipcgen run`
 # refuse the same configs (plan.py: check_bytes, check_view).
 
-# tipc_check_bytes FILE: refuse a NUL byte (bash's `read` would drop it silently) and control
-# characters other than tab, CR and LF anywhere in FILE.
+# tipc_check_bytes FILE: refuse a NUL byte (bash's `read` would drop it silently), control
+# characters other than tab and LF anywhere in FILE (a CR too: it reaches commands and, printed,
+# sends the cursor back over a status line), and the UTF-8 of C1 controls (U+0080-U+009F), line
+# separators and bidirectional overrides (U+2028-U+202E, U+2066-U+2069), which reorder or end a
+# printed line.
 tipc_check_bytes() {
-    local _cb_line _cb_n=0
-    local _cb_ctl=$'[\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f]'
+    local LC_ALL=C _cb_line _cb_n=0
+    local _cb_ctl=$'[\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f]'
+    local _cb_c1=$'\xc2[\x80-\x9f]' _cb_ls=$'\xe2\x80[\xa8-\xae]' _cb_bidi=$'\xe2\x81[\xa6-\xa9]'
     if IFS= read -r -d '' _cb_line <"$1"; then
         echo "tipc: $1: a NUL byte: refusing this config (no command can hold it)" >&2
         return 1
     fi
     while IFS= read -r _cb_line || [[ -n $_cb_line ]]; do
         _cb_n=$((_cb_n + 1))
-        if [[ $_cb_line == *$_cb_ctl* ]]; then
+        if [[ $_cb_line == *$'\r'* ]]; then
+            echo "tipc: $1: line $_cb_n: a carriage return (CR): refusing this config (save it with LF line ends)" >&2
+            return 1
+        fi
+        if [[ $_cb_line == *$_cb_ctl* || $_cb_line == *$_cb_c1* || $_cb_line == *$_cb_ls* || $_cb_line == *$_cb_bidi* ]]; then
             echo "tipc: $1: line $_cb_n: a control character: refusing this config (no command can hold it)" >&2
             return 1
         fi
@@ -245,6 +281,28 @@ tipc_check_matrix() {
             return 1
         fi
     done
+}
+
+# tipc_within ROOT PATH WHAT: refuse (return 1, saying why) to write WHAT at PATH when PATH,
+# resolved through every symbolic link on the way (`realpath -m`), lies outside ROOT (a resolved
+# directory): a link committed in the repo must not carry a log, a saved model or a link out of it.
+tipc_within() {
+    local _wi_real
+    _wi_real=$(realpath -m -- "$2" 2>/dev/null) || _wi_real=""
+    if [[ -n $_wi_real ]] && [[ $1 == / || $_wi_real == "$1" || $_wi_real == "$1"/* ]]; then
+        return 0
+    fi
+    echo "tipc: refusing to write $3: $2 leads to ${_wi_real:-a path that cannot be resolved}, outside $1 (a symbolic link on the way)" >&2
+    return 1
+}
+
+# tipc_check_links ROOT DIR WHAT: refuse (return 1) when a symbolic link below DIR (where WHAT
+# go) leads outside ROOT.
+tipc_check_links() {
+    local _cl_link
+    while IFS= read -r -d '' _cl_link; do
+        tipc_within "$1" "$_cl_link" "$3" || return 1
+    done < <(find "$2/" -type l -print0 2>/dev/null)
 }
 
 # --- bounded steps (tipcgen's extension): time limits, the stall watchdog, stopping a step ---

@@ -142,9 +142,38 @@ tipc_check_matrix "$FILENAME" 4096 \
     "$use_trt_list" \
     "$infer_model_dir_list" || exit 2
 
+# tipc_writable PATH WHAT [DIR]: PATH (relative to DIR, default here) and its directory resolve
+# inside the repo; each directory is resolved once.
+tipc_writable() {
+    local path=$1 dir
+    if [[ -n ${3:-} && $path != /* ]]; then
+        path="${3}/${path}"
+    fi
+    dir=.
+    if [[ $path == */* ]]; then
+        dir=${path%/*}
+        dir=${dir:-/}
+    fi
+    if [[ -z ${tipc_dirs_ok[$dir]:-} ]]; then
+        tipc_within "$tipc_root" "$dir" "$2" || return 1
+        tipc_dirs_ok[$dir]=1
+    fi
+    if [[ -L $path ]]; then
+        tipc_within "$tipc_root" "$path" "$2" || return 1
+    fi
+    return 0
+}
+
 LOG_PATH="./test_tipc/output/${model_name}/${MODE}"
+# Every write (logs, the trainers' save directories below LOG_PATH) stays in the repo as it
+# resolves: a symbolic link committed on the way must not lead out of it.
+tipc_root=$(pwd -P) || exit 2
+declare -A tipc_dirs_ok=()
+tipc_within "$tipc_root" "$LOG_PATH" "the logs" || exit 2
+tipc_check_links "$tipc_root" "$LOG_PATH" "logs and saved models" || exit 2
 mkdir -p "$LOG_PATH" || exit 2
 status_log="${LOG_PATH}/results_python.log"
+tipc_writable "$status_log" "the status lines" || exit 2
 
 steps_run=0
 steps_passed=0
@@ -213,7 +242,11 @@ run_step() {
         return 0
     fi
     tipc_stopped="" tipc_multinode=0
-    if ! tipc_words argv "$cmd"; then
+    if [[ -n $dir ]] && ! tipc_writable "$dir/." "the step's files in $dir"; then
+        last_status=2
+    elif [[ -n $log ]] && ! tipc_writable "$log" "the log" "$dir"; then
+        last_status=2
+    elif ! tipc_words argv "$cmd"; then
         echo "tipc: cannot split command (a quote is not closed): $cmd" >&2
         last_status=2
     elif [[ ${#argv[@]} -eq 0 ]]; then

@@ -12,10 +12,12 @@ its quantized model. Status lines end ` - <log> ! `.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from fnmatch import fnmatchcase
 from typing import NamedTuple, Optional
 
+from tipcgen.errors import UsageError
 from tipcgen.legacy.configview import ConfigView
 from tipcgen.legacy.shellwords import ifs_split, set_param, single_test, unquoted_test
 from tipcgen.plan.planner import NO_RUN, Builder, Run, shell_eq, shell_ne
@@ -282,16 +284,34 @@ def quant_cwd(infer_dir: str) -> Optional[str]:
     return "deploy" if posixpath.normpath(f"{first}/../../deploy") == "deploy" else first
 
 
+def check_quant_dir(infer_dir: str, root: str, source: str = "config") -> None:
+    """Refuse an infer_model whose quant_post_static_model directory, inside the checkout as
+    written, resolves outside it (a symbolic link on the way): the script makes its inference.*
+    links there (the generated bash refuses the same, exit 2)."""
+    first = posixpath.normpath(f"{infer_dir}/quant_post_static_model")
+    if first.startswith("/") or first == ".." or first.startswith("../"):
+        return  # never entered (quant_cwd)
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, first))
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise UsageError(
+            f"{source}: infer_model `{infer_dir}`: {first} leads to {real}, outside the model repo "
+            f"{real_root} (a symbolic link on the way); whole_infer would make its inference.* links there"
+        )
+
+
 def _whole_infer(b: Builder) -> None:
     """Only the kl_quant path: quantize the model, then infer the quantized one (logs `_gpus_0`)."""
     v = b.v
     kl_quant = _value(v, "trainer.slot1.export")
     if not (shell_ne(kl_quant, "null") and shell_ne(kl_quant, "False")):
         return
+    if b.root is not None:
+        check_quant_dir(_value(v, "whole_infer.models"), b.root, b.source)
     log = f"{b.log_dir}/export.log"
     _add(b, "export", f"{_value(v, 'python')} {kl_quant}", log, NO_RUN, bars=False)  # IFS is still a newline
     infer_dir = _value(v, "whole_infer.models")
     _inference(b, f"../{infer_dir}/quant_post_static_model", "0", quant_cwd(infer_dir))
 
 
-__all__ = ["DEVIATIONS", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan", "quant_cwd"]
+__all__ = ["DEVIATIONS", "MODES", "STATUS_FORMAT", "TEMPLATE", "check_quant_dir", "plan", "quant_cwd"]
