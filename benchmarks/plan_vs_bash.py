@@ -39,7 +39,7 @@ def main() -> int:
 
     from tipcgen.dialects import get_layout
     from tipcgen.emit.files import runner_script
-    from tipcgen.plan import plan_config
+    from tipcgen.plan.planner import plan_config
 
     layout = get_layout(args.layout)
     text = Path(args.config).read_text()

@@ -29,8 +29,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from tipcgen.dialects import detect, get_layout
-    from tipcgen.legacy.importer import decode, import_group, import_suite
-    from tipcgen.legacy.lower import config_text
+    from tipcgen.importer import import_group, import_suite
+    from tipcgen.lower.text import config_text
+    from tipcgen.script.decode import decode
     from tipcgen.spec.model import Suite
 
     corpus = Path(args.corpus)

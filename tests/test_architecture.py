@@ -1,5 +1,6 @@
-"""The package's shape: no import cycles, typer only in cli/, a light CLI start-up, and every
-stage package importable on its own in a fresh interpreter."""
+"""The package's shape: the stages as a rank table every import obeys (module level, in functions,
+under `if`), no import cycles, typer only in cli/, a light CLI start-up, and every module importable
+on its own in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -29,36 +30,99 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _top_level_imports(module: str, path: Path) -> set[str]:
-    """tipcgen modules `module` imports when it is imported (function-local imports run later)."""
-    tree = ast.parse(path.read_text(), str(path))
-    found: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If):  # `if TYPE_CHECKING:` blocks do not run
-            continue
-        for sub in ast.walk(node) if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) else ():
-            if isinstance(sub, ast.ImportFrom) and sub.module and sub.level == 0:
-                if sub.module.startswith("tipcgen"):
-                    found.add(sub.module)
-                    for alias in sub.names:  # `from tipcgen.cli import build` imports a module
-                        candidate = f"{sub.module}.{alias.name}"
-                        if candidate in MODULES:
-                            found.add(candidate)
-            elif isinstance(sub, ast.ImportFrom) and sub.level:
-                raise AssertionError(f"{path}: relative import; the package uses absolute imports")
-            elif isinstance(sub, ast.Import):
-                found.update(a.name for a in sub.names if a.name.startswith("tipcgen"))
-    # importing a.b.c first imports its packages a and a.b
-    closure = set()
-    for name in found:
-        parts = name.split(".")
-        closure.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-    closure.discard(module)
-    return {m for m in closure if m in MODULES and not module.startswith(m + ".")}
+# The stages, lowest first: a module may import only modules of its own rank or below. Each
+# folder is one stage; the use cases (importer, the executors, the CLI) sit above what they use.
+RANKS = (
+    ("tipcgen", "tipcgen.errors"),  # the package itself; one error hierarchy
+    ("tipcgen.inputs", "tipcgen.fsio"),  # bounded reads of untrusted inputs; atomic writes, the lock
+    ("tipcgen.script",),  # how upstream bash reads config text
+    ("tipcgen.dialects",),  # the registry: line tables, detection, per-family data
+    ("tipcgen.spec",),  # YAML -> typed Spec
+    ("tipcgen.lower",),  # Spec -> config text; ConfigView
+    ("tipcgen.plan",),  # config -> steps (runners, benchmark runs)
+    ("tipcgen.lint",),  # config -> findings
+    ("tipcgen.check",),  # validation in one place; loading an input for a command
+    ("tipcgen.emit",),  # files, docs, report rendering
+    ("tipcgen.importer",),  # legacy configs -> specs (bench reads a legacy config through it)
+    ("tipcgen.run",),  # the executor, prepare, doctor
+    ("tipcgen.fleet", "tipcgen.bench"),  # several nodes; benchmark runs
+    ("tipcgen.cli",),
+)
 
 
-def test_no_import_cycles():
-    graph = {m: _top_level_imports(m, p) for m, p in MODULES.items()}
+def rank_of(module: str) -> int:
+    best = None
+    for rank, stages in enumerate(RANKS):
+        for stage in stages:
+            if (module == stage or module.startswith(stage + ".")) and (best is None or len(stage) > len(best[1])):
+                best = (rank, stage)
+    assert best is not None, f"{module} is in no stage of RANKS: add its package"
+    return best[0]
+
+
+def every_import(module: str, source: str, filename: str = "<test>") -> list[tuple[int, str]]:
+    """(line, tipcgen module) of every import in `source`: module level, inside functions and
+    classes, under `if` (TYPE_CHECKING too) and `try` alike."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                raise AssertionError(f"{filename}:{node.lineno}: relative import; the package uses absolute imports")
+            if node.module and node.module.split(".")[0] == "tipcgen":
+                found.append((node.lineno, node.module))
+                for alias in node.names:  # `from tipcgen.cli import build` imports a module
+                    if f"{node.module}.{alias.name}" in MODULES:
+                        found.append((node.lineno, f"{node.module}.{alias.name}"))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "tipcgen"]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+            "import_module",
+            "__import__",
+        ):
+            raise AssertionError(f"{filename}:{node.lineno}: a dynamic import; register modules statically")
+    return found
+
+
+def upward_imports(module: str, source: str, filename: str = "<test>") -> list[str]:
+    mine = rank_of(module)
+    return [
+        f"{filename}:{line}: {module} (rank {mine}) imports {target} (rank {rank_of(target)})"
+        for line, target in every_import(module, source, filename)
+        if rank_of(target) > mine
+    ]
+
+
+def test_every_import_points_down_the_rank_table():
+    bad = [line for module, path in MODULES.items() for line in upward_imports(module, path.read_text(), str(path))]
+    assert not bad, "imports pointing up the stages:\n" + "\n".join(bad)
+
+
+def test_every_module_has_a_rank():
+    for module in MODULES:
+        rank_of(module)
+
+
+def test_an_upward_import_inside_a_function_is_found():
+    source = "def f():\n    if True:\n        from tipcgen.cli.build import app\n    return app\n"
+    assert upward_imports("tipcgen.spec.load", source) == [
+        "<test>:3: tipcgen.spec.load (rank 4) imports tipcgen.cli.build (rank 13)"
+    ]
+    typing_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tipcgen.plan.model import Plan\n"
+    assert upward_imports("tipcgen.lower.text", typing_only)
+    with pytest.raises(AssertionError, match="dynamic import"):
+        every_import("tipcgen.plan.planner", "from importlib import import_module\nimport_module('tipcgen.x')\n")
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        deps = {t for _, t in every_import(module, path.read_text(), str(path)) if t in MODULES and t != module}
+        graph[module] = {d for d in deps if not module.startswith(d + ".")}  # a package's own parent runs first
+    return graph
+
+
+def test_no_import_cycles_counting_every_import():
+    graph = _graph()
     visiting: list[str] = []
     done: set[str] = set()
 
@@ -76,6 +140,16 @@ def test_no_import_cycles():
 
     for module in sorted(graph):
         visit(module)
+
+
+def test_the_runner_registry_holds_every_dialects_runners():
+    from tipcgen.dialects import LAYOUTS
+    from tipcgen.plan.registry import RUNNERS
+
+    named = {runner for layout in LAYOUTS.values() for runner in layout.dialect.runners}
+    assert named == set(RUNNERS)
+    files = {p.stem for p in (PKG / "plan" / "runners").glob("*.py")} - {"__init__", "classic"}
+    assert files == set(RUNNERS), "a runner module that is not registered (or the reverse)"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

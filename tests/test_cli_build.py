@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import GENERATED, SPECS
+from tipcgen.check.spec import load_spec
 from tipcgen.cli import app
 from tipcgen.emit.files import build_files
-from tipcgen.spec.load import load_spec
 from tipcgen.spec.schema import schema_text
 
 runner = CliRunner()

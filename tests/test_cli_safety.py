@@ -23,8 +23,8 @@ import pytest
 import yaml
 
 from conftest import SPECS, Recorder, run_bash
-from tipcgen.emit.fsio import LOCK_NAME, check_destinations
 from tipcgen.errors import UsageError
+from tipcgen.fsio import LOCK_NAME, check_destinations
 
 SPEC = SPECS / "tiny_rec.yml"
 CONFIG = "test_tipc/configs/tiny_rec/train_infer_python.txt"
@@ -210,7 +210,7 @@ def test_runner_refuses_what_would_escape_or_cannot_run(tmp_path, built, sentine
 def test_executor_opens_logs_like_the_bash_redirect(tmp_path):
     """No directory is made for a step's log (the bash makes only the log directory): a log that
     cannot be opened fails its step unrun, status 1, as `cmd >"$log"` does."""
-    from tipcgen.plan import Plan, Step
+    from tipcgen.plan.model import Plan, Step
     from tipcgen.run.executor import FAILED, PASSED, run_plan
 
     steps = (

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tipcgen.check.source import plan_source
 from tipcgen.cli import app
-from tipcgen.dialects import LAYOUTS, detect, split_lines
-from tipcgen.legacy.importer import import_group
-from tipcgen.plan.source import plan_source
+from tipcgen.dialects import LAYOUTS, detect
+from tipcgen.importer import import_group
+from tipcgen.script.lines import split_lines
 from tipcgen.spec.modes import MODES
 
 runner = CliRunner()

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tipcgen.dialects import LAYOUTS, detect, get_layout, split_lines
-from tipcgen.legacy.configview import split_line
-from tipcgen.legacy.importer import decode, header_name, import_group, import_suite
-from tipcgen.legacy.lower import config_text
+from tipcgen.check.lint_paths import lint_config
+from tipcgen.dialects import LAYOUTS, detect, get_layout
+from tipcgen.importer import import_group, import_suite
 from tipcgen.lint.checks import lint_text
-from tipcgen.lint.inputs import lint_config
+from tipcgen.lower.text import config_text
+from tipcgen.script.decode import decode
+from tipcgen.script.lines import header_name, split_line, split_lines
 from tipcgen.spec.model import Suite
 
 FIXTURES = Path(__file__).parent / "fixtures" / "paddledetection"

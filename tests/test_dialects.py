@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from tipcgen.check.spec import load_spec_text
 from tipcgen.dialects import LAYOUTS, detect
 
 # ---- everything used from tipcgen and from the golden generator (update here when modules move)
 from tipcgen.emit.files import config_files
-from tipcgen.legacy.importer import decode
-from tipcgen.spec.load import load_spec_text
+from tipcgen.script.decode import decode
 from update_golden import (
     ENV_VARS,
     FIXTURES,

@@ -319,8 +319,8 @@ def test_happy_path_tiny_rec_fleet(repo, tmp_path):
     "lang, words", [("zh", "先在每个节点上运行`tipcgen doctor`"), ("en", "first run `tipcgen doctor` on every node")]
 )
 def test_fleet_docs_say_to_run_doctor_first(lang, words):
+    from tipcgen.check.spec import load_spec
     from tipcgen.emit.files import build_files
-    from tipcgen.spec.load import load_spec
 
     files = build_files(load_spec(str(SPEC)), lang)
     fleet = files["test_tipc/docs/test_train_fleet_inference_python.md"].decode()

@@ -7,11 +7,12 @@ import shlex
 import pytest
 
 from conftest import SEED_000_INFER, SEED_000_TRAIN, SPECS, run_bash
+from tipcgen.check.spec import load_spec
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import build_files
-from tipcgen.legacy.lower import config_text
-from tipcgen.plan import plan_config, skip_reason
-from tipcgen.spec.load import load_spec
+from tipcgen.lower.text import config_text
+from tipcgen.plan.model import skip_reason
+from tipcgen.plan.planner import plan_config
 from tipcgen.spec.modes import MODES
 
 # Seed 000 (quoted in legacy-format.md §4): the first and a CPU inference line of the fleet run.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import SPECS
+from tipcgen.check.spec import load_spec
 from tipcgen.emit.files import build_files
-from tipcgen.spec.load import load_spec
 
 CASES = [
     (

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from conftest import SPECS
+from tipcgen.check.spec import load_spec
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import build_files
-from tipcgen.legacy.lower import config_text
-from tipcgen.plan import plan_config
-from tipcgen.spec.load import load_spec
+from tipcgen.lower.text import config_text
+from tipcgen.plan.planner import plan_config
 
 
 def _doc(spec_file, suite, lang="zh"):

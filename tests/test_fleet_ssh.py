@@ -272,9 +272,9 @@ def test_a_step_the_bash_timed_out_is_reported_as_timed_out(copies):
 def test_status_lines_and_the_bash_step_limit_message_become_step_outcomes():
     """The report's reading of a node's run: this run's status lines (after the log's old size),
     the bash's "timed out" message for a failed step, the step a stopped node was in."""
+    from tipcgen.check.source import plan_source
     from tipcgen.fleet.nodes import Node
     from tipcgen.fleet.report import status_lines, step_outcomes
-    from tipcgen.plan.source import plan_source
 
     config = str(REPO / "generated" / "tiny_rec" / FLEET)
     plan = plan_source(config, MODE, node_ip=B, start_port="7000")

@@ -30,9 +30,9 @@ from typer.testing import CliRunner
 
 from helpers.http_server import PrepareServer
 from test_prepare import HAVE_WGET, MODE, Model, clean_env, files_in, make_tar, make_zip, sha, spec_text
+from tipcgen.check.spec import load_spec_text
 from tipcgen.cli import app
 from tipcgen.errors import SpecError
-from tipcgen.spec.load import load_spec_text
 
 IMPLS = ["curl", "wget", "python"] if HAVE_WGET else ["curl", "python"]
 UMASK = os.umask(0o022)

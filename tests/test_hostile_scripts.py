@@ -21,13 +21,13 @@ import pytest
 from conftest import REPO, Recorder, run_bash
 from helpers.bench_oracle import our_files
 from helpers.configs import variant
+from tipcgen.check.lint_paths import lint_config
 from tipcgen.cli.common import step_shell
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.lint.inputs import lint_config
-from tipcgen.plan import plan_config
 from tipcgen.plan.benchmark import plan_benchmark
+from tipcgen.plan.planner import plan_config
 from tipcgen.run.executor import run_plan
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -186,8 +186,8 @@ def test_lint_cli_reports_a_refused_flag_as_tipc023(tmp_path):
 
 def test_a_spec_exporting_another_variable_fails_validation(tmp_path):
     """A spec's benchmark section is checked by the same rule (TIPC023), at its own line."""
+    from tipcgen.check.spec import load_spec
     from tipcgen.errors import SpecError
-    from tipcgen.spec.load import load_spec
 
     spec = (REPO / "specs" / "ch_PP-OCRv3_rec.yml").read_text()
     anchor = '      random_infer_input: "[{float32,[3,48,320]}]"\n'

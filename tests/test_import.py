@@ -11,10 +11,11 @@ import pytest
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
+from tipcgen.check.lint_paths import lint_config
 from tipcgen.cli import app
 from tipcgen.dialects import detect
-from tipcgen.legacy.importer import decode, import_group
-from tipcgen.lint.inputs import lint_config
+from tipcgen.importer import import_group
+from tipcgen.script.decode import decode
 
 runner = CliRunner()
 
@@ -260,7 +261,7 @@ def test_hostile_files_that_import_correctly(tmp_path, corpus, variant):
 
 @pytest.mark.corpus
 def test_lint_reports_each_files_findings_in_line_order(corpus):
-    from tipcgen.lint.inputs import lint_paths
+    from tipcgen.check.lint_paths import lint_paths
 
     findings = lint_paths([str(corpus / "PaddleSeg")])
     assert len({f.file for f in findings}) > 5

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from tipcgen.dialects.paddleocr import PADDLEOCR
 from tipcgen.emit.files import runner_script
-from tipcgen.legacy.shellwords import ifs_split, mode_value, set_param, unquoted_test, words
-from tipcgen.plan import gpu_entry
+from tipcgen.plan.builder import gpu_entry
+from tipcgen.script.shellwords import ifs_split, mode_value, set_param, unquoted_test, words
 
 DRIVER = r"""
 source "$1"

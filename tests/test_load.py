@@ -9,9 +9,9 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from tipcgen.check.spec import load_spec, load_spec_text
 from tipcgen.cli import app
 from tipcgen.errors import SpecError
-from tipcgen.spec.load import load_spec, load_spec_text
 
 VALID = """\
 tipcgen: 1

@@ -21,9 +21,9 @@ from test_load import VALID
 from test_load import _text as malformed_text
 from test_load_limits import CASES as HOSTILE
 from test_load_limits import KEEP_WORKING, NO_TRACEBACK, _anchored
+from tipcgen.check.spec import load_spec_text
 from tipcgen.errors import SpecError
 from tipcgen.spec import yamlcore, yamlpos
-from tipcgen.spec.load import load_spec_text
 from tipcgen.spec.yamlpos import load_with_libyaml, load_yaml
 
 REPO = Path(__file__).resolve().parents[1]

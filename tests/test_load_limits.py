@@ -11,8 +11,10 @@ import time
 
 import pytest
 
+from tipcgen.check.spec import load_spec
 from tipcgen.errors import SpecError
-from tipcgen.spec.load import MAX_FILE_BYTES, MAX_SUITES, clean_loc, load_spec
+from tipcgen.inputs import MAX_FILE_BYTES
+from tipcgen.spec.load import MAX_SUITES, clean_loc
 from tipcgen.spec.model import SpecFile, Suite
 from tipcgen.spec.yamlpos import MAX_DEPTH, MAX_NODES, MAX_NUMBER_CHARS, load_yaml
 

@@ -19,8 +19,8 @@ from tipcgen.cli import app
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import TipcError
-from tipcgen.legacy.lower import config_text
-from tipcgen.plan import plan_config
+from tipcgen.lower.text import config_text
+from tipcgen.plan.planner import plan_config
 from tipcgen.spec.model import Suite
 
 runner = CliRunner()

@@ -14,9 +14,10 @@ from pydantic import ValidationError
 from helpers.difftest import Case, Harness
 from tipcgen.dialects import detect, get_layout
 from tipcgen.errors import UsageError
-from tipcgen.legacy.importer import decode, header_name
-from tipcgen.legacy.lower import config_text
-from tipcgen.plan import plan_config
+from tipcgen.lower.text import config_text
+from tipcgen.plan.planner import plan_config
+from tipcgen.script.decode import decode
+from tipcgen.script.lines import header_name
 from tipcgen.spec.model import Suite
 from tipcgen.spec.modes import MODES
 

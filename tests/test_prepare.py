@@ -26,10 +26,10 @@ from typer.testing import CliRunner
 
 from conftest import GENERATED, SPECS
 from helpers.http_server import PrepareServer
+from tipcgen.check.spec import load_spec, load_spec_text
 from tipcgen.cli import app
 from tipcgen.emit.files import build_files
 from tipcgen.errors import SpecError
-from tipcgen.spec.load import load_spec, load_spec_text
 
 MODE = "lite_train_lite_infer"
 MODEL_NAME = "demo_rec"

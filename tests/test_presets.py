@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tipcgen.check.spec import load_spec_text
 from tipcgen.emit.files import config_files
 from tipcgen.errors import SpecError
-from tipcgen.spec.load import load_spec_text
 
 SPEC = """\
 tipcgen: 1
@@ -82,7 +82,7 @@ def _line(text: str, needle: str) -> int:
 
 @pytest.mark.corpus
 def test_the_resnet_import_shares_its_amp_configs_in_a_preset_and_rebuilds_them(corpus):
-    from tipcgen.legacy.importer import import_group
+    from tipcgen.importer import import_group
 
     folder = corpus / "PaddleClas" / "ResNet"
     paths = sorted(str(p) for p in folder.glob("*.txt"))

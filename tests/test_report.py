@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tipcgen.bench.report import section, speedup_rows, table
+from tipcgen.emit.bench_report import section, speedup_rows, table
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = REPO / "specs" / "tiny_rec.yml"

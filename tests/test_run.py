@@ -29,11 +29,12 @@ from conftest import (
     copy_suite,
     run_bash,
 )
+from tipcgen.check.spec import load_spec
 from tipcgen.dialects import get_layout
-from tipcgen.plan import Plan, Step, plan_config, skip_reason
+from tipcgen.plan.model import Plan, Step, skip_reason
+from tipcgen.plan.planner import plan_config
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import FAILED, PASSED, TIMED_OUT, run_plan
-from tipcgen.spec.load import load_spec
 
 FIXTURES = Path(__file__).parent / "fixtures" / "executor"
 AUTOLOG_LOG = FIXTURES / "autolog_seed000.log"
@@ -461,7 +462,7 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     import sys as _sys
     import time as _time
 
-    from tipcgen.plan import Step
+    from tipcgen.plan.model import Step
     from tipcgen.run.executor import Bounds, _execute
 
     pidfile = tmp_path / "worker.pid"
@@ -494,7 +495,7 @@ def test_dry_run_and_plan_text_show_env_directory_and_skips(tmp_path):
     """What a step runs with is visible before running: `run --dry-run` prefixes the
     CUDA_VISIBLE_DEVICES a step gets (and `env -u` when the caller's one is dropped), and
     `plan` names a step's skip (a node other than trainer 0's) as its JSON does."""
-    from tipcgen.plan.source import plan_source
+    from tipcgen.check.source import plan_source
 
     spec = str(SPECS / "mobilenet_v3_small.yml")
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_NODE_IP")}

@@ -17,7 +17,7 @@ from helpers.difftest import Case, Harness
 from tipcgen.cli import app
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
-from tipcgen.plan import plan_config
+from tipcgen.plan.planner import plan_config
 from tipcgen.spec.modes import MODES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "paddleocr"

@@ -12,7 +12,7 @@ import pytest
 from helpers.configs import variant
 from helpers.difftest import Case, Harness
 from tipcgen.dialects import get_layout
-from tipcgen.plan import plan_config
+from tipcgen.plan.planner import plan_config
 from tipcgen.plan.runners.paddleclas import quant_cwd
 from tipcgen.spec.modes import MODES
 

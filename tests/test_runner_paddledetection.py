@@ -14,7 +14,7 @@ from helpers.difftest import Case, Harness
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.lint.checks import lint_text
-from tipcgen.plan import plan_config
+from tipcgen.plan.planner import plan_config
 from tipcgen.plan.runners.paddledetection import MODES, mode_table, to_static_line, value_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "paddledetection"

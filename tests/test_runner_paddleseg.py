@@ -12,7 +12,7 @@ import pytest
 
 from helpers.difftest import Case, Harness, _compare, _records
 from tipcgen.dialects import get_layout
-from tipcgen.plan import plan_config
+from tipcgen.plan.planner import plan_config
 from tipcgen.plan.runners.paddleseg import dirname, to_static
 from tipcgen.spec.modes import MODES
 

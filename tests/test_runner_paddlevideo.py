@@ -16,7 +16,7 @@ import pytest
 from helpers.configs import variant
 from helpers.difftest import Case, Harness
 from tipcgen.dialects import get_layout
-from tipcgen.plan import plan_config
+from tipcgen.plan.planner import plan_config
 from tipcgen.plan.runners.paddlevideo import dirname, to_static_line
 from tipcgen.spec.modes import MODES
 

@@ -43,7 +43,7 @@ suites:
 
 
 def test_a_suite_reads_its_benchmark_sections_typed(tmp_path):
-    from tipcgen.spec.load import load_spec_text
+    from tipcgen.check.spec import load_spec_text
 
     suite = load_spec_text(SPEC, "demo.yml").suites["normal"]
     train = suite.benchmark()
@@ -115,7 +115,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 @pytest.mark.corpus
 def test_every_corpus_benchmark_section_is_typed_and_none_is_left_in_trivia(corpus, tmp_path):
-    from tipcgen.spec.load import load_spec
+    from tipcgen.check.spec import load_spec
 
     out = tmp_path / "specs"
     result = CliRunner().invoke(app, ["import", str(corpus), "--out", str(out)])

@@ -21,12 +21,12 @@ from pydantic import AfterValidator, BaseModel, ValidationError
 from typer.testing import CliRunner
 
 from conftest import SPECS
+from tipcgen.check.lint_paths import lint_config
+from tipcgen.check.spec import load_spec, load_spec_text
 from tipcgen.cli import app
 from tipcgen.emit.files import config_files
 from tipcgen.errors import SpecError
-from tipcgen.legacy.importer import import_group
-from tipcgen.lint.inputs import lint_config
-from tipcgen.spec.load import load_spec, load_spec_text
+from tipcgen.importer import import_group
 from tipcgen.spec.model import Spec, SpecFile, Suite
 from tipcgen.spec.policy import SHELL_META
 

@@ -16,9 +16,10 @@ import pytest
 
 from helpers.bench_oracle import compare_bench
 from helpers.upstream import upstream_dir
-from tipcgen.dialects import detect, split_lines
+from tipcgen.dialects import detect
 from tipcgen.emit.files import has_benchmark_section
 from tipcgen.plan.benchmark import BENCH
+from tipcgen.script.lines import split_lines
 
 pytestmark = pytest.mark.corpus
 

@@ -4,7 +4,7 @@ tests/helpers/upstream.py compares what it ran with our Plan.
 
 Here: the harness itself, models (identical to its script), PaddleOCR at seed document 000's time
 (runner `ocr`) and today (runner `ocr_head`): every run faithful, i.e. each difference is one of the
-runner's deliberate deviations (tipcgen.plan.runners.Deviation), and each deviation is seen. The
+runner's deliberate deviations (tipcgen.plan.runner.Deviation), and each deviation is seen. The
 slow tier compares hypothesis-generated variants of the corpus configs. The whole picture (every
 dialect, every mode, categories of differences) is `python benchmarks/upstream_fidelity.py`.
 """

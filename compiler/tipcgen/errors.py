@@ -34,9 +34,7 @@ class Problem:
         text += self.message
         if self.hint:
             text += f" ({self.hint})"
-        from tipcgen.inputs import printable  # one problem, one line: nothing in it can forge another
-
-        return printable(text)
+        return printable(text)  # one problem, one line: nothing in it can forge another
 
 
 class SpecError(TipcError):
@@ -52,3 +50,18 @@ class SpecError(TipcError):
 
 class UsageError(TipcError):
     """Bad command-line usage (unknown mode, missing file, ...)."""
+
+
+def printable(text: str) -> str:
+    """`text` with control characters escaped, for a message or a terminal (a file name with a
+    newline must not forge an output line, nor an ESC drive the terminal)."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)

@@ -20,11 +20,12 @@ import stat
 from collections.abc import Iterable
 from typing import Optional
 
-from tipcgen.errors import Problem, SpecError
+from tipcgen.errors import Problem, SpecError, printable
 
 # Files found by walking a directory argument, by absolute path: the tree they were given in
 # (read_bytes' default for any other file is the directory holding it).
 _TREES: dict[str, str] = {}
+MAX_FILE_BYTES = 1 << 20  # a spec or legacy config file: 1 MiB (spec/yamlpos.py says why)
 MAX_WALK_FILES = 100_000  # files one directory argument may yield (a repo has a few thousand)
 
 _KINDS = (
@@ -34,21 +35,6 @@ _KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
-
-
-def printable(text: str) -> str:
-    """`text` with control characters escaped, for a message or a terminal (a file name with a
-    newline must not forge an output line, nor an ESC drive the terminal)."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        if ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
 
 
 def _problem(path: str, message: str, hint: Optional[str] = None) -> SpecError:
@@ -83,7 +69,9 @@ def _not_regular(path: str, mode: int, what: str) -> SpecError:
     return _problem(path, f"cannot read {kind}: {what} is a regular file")
 
 
-def read_bytes(path: str, limit: int, tree: Optional[str] = None, what: str = "a spec or config") -> bytes:
+def read_bytes(
+    path: str, limit: int = MAX_FILE_BYTES, tree: Optional[str] = None, what: str = "a spec or config"
+) -> bytes:
     """At most `limit` + 1 bytes of a regular file inside its tree, or a located SpecError.
 
     A FIFO would block and /dev/zero or a huge file would fill memory, so only regular files are
@@ -171,3 +159,34 @@ def remember(paths: Iterable[str], tree: str) -> None:
         _TREES[os.path.abspath(path)] = tree
     if problems:
         raise SpecError(problems)
+
+
+def _too_big(path: str, size: int) -> SpecError:
+    return SpecError(
+        [
+            Problem(
+                path,
+                None,
+                None,
+                None,
+                f"file is {size} bytes; the limit for a spec or config is {MAX_FILE_BYTES} bytes"
+                f" ({MAX_FILE_BYTES >> 20} MiB)",
+            )
+        ]
+    )
+
+
+def read_text(path: str) -> str:
+    """Read a UTF-8 spec or config of at most MAX_FILE_BYTES, or raise a located SpecError."""
+    raw = read_bytes(path)
+    if len(raw) > MAX_FILE_BYTES:
+        try:
+            size = max(len(raw), os.stat(path).st_size)  # say how big, without reading it all
+        except OSError:
+            size = len(raw)
+        raise _too_big(path, size)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SpecError([Problem(path, line, None, None, "file is not UTF-8 text")]) from None

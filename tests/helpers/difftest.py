@@ -15,7 +15,8 @@ from conftest import RECORDER
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.plan import plan_config, skip_reason
+from tipcgen.plan.model import skip_reason
+from tipcgen.plan.planner import plan_config
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 

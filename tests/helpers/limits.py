@@ -16,8 +16,8 @@ from typing import Optional
 import yaml
 
 from conftest import SPECS
+from tipcgen.check.spec import load_spec
 from tipcgen.emit.files import build_files
-from tipcgen.spec.load import load_spec
 
 MODE = "lite_train_lite_infer"
 MODEL = "ch_PP-OCRv3_rec"

@@ -346,7 +346,7 @@ class Diff:
 
     def unexplained(self) -> list:
         """The differences no deliberate deviation of the plan's runner explains (see
-        tipcgen.plan.runners.Deviation); empty: the run is faithful."""
+        tipcgen.plan.runner.Deviation); empty: the run is faithful."""
         if self.plan is None:
             return list(self.differences)
         from tipcgen.dialects import get_layout
@@ -424,7 +424,7 @@ class _Norm:
 
 def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     """What running the Plan gives: ([(step, ok)] run (ok None: skipped), [status line], [log path])."""
-    from tipcgen.plan import skip_reason
+    from tipcgen.plan.model import skip_reason
 
     ran: list = []
     lines: list = []
@@ -682,8 +682,8 @@ def compare(
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
     with plan None and one "plan" difference.
     """
+    from tipcgen.check.source import plan_source
     from tipcgen.errors import UsageError
-    from tipcgen.plan.source import plan_source
 
     base = Path(upstream) if upstream is not None else upstream_dir()
     layout = layout if layout is not None else REPOS.get(repo)
@@ -722,7 +722,8 @@ def compare(
 
 def train_configs(corpus: Path, repo: str) -> list[Path]:
     """The train-type configs (what test_train_inference_python.sh reads) of a repo's corpus folder."""
-    from tipcgen.dialects import detect, split_lines
+    from tipcgen.dialects import detect
+    from tipcgen.script.lines import split_lines
 
     out = []
     for path in sorted((corpus / corpus_name(repo)).rglob("*.txt")):

@@ -1,5 +1,5 @@
 """`tipcgen bench CONFIG`: a legacy config benchmarked the way upstream's benchmark_train.sh
-reads it. The config is imported into a one-suite spec (legacy/importer, verified elsewhere to
+reads it. The config is imported into a one-suite spec (importer/, verified elsewhere to
 rebuild byte for byte), and its `train_benchmark_params` section (`batch_size:8|16`,
 `fp_items:fp32|fp16`, `epoch:2`) becomes the `bench` section: one process (N1C1, upstream's
 single-card run), per-card batch sizes, two warm-up steps skipped (upstream's `--skip_steps 2`).
@@ -103,9 +103,10 @@ def bench_section(text: str, source: str, device: str) -> dict:
 def spec_of_config(source: str) -> Spec:
     import yaml
 
+    from tipcgen.check.spec import load_spec_text
     from tipcgen.errors import UsageError
-    from tipcgen.legacy.importer import import_configs
-    from tipcgen.spec.load import load_spec_text, read_text
+    from tipcgen.importer import import_configs
+    from tipcgen.inputs import read_text
 
     text = read_text(source)
     result = import_configs([source])

@@ -18,7 +18,8 @@ from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.spec.bench import Bench, RunMode
-from tipcgen.spec.model import ListFlag, ModeFlag, Spec, Suite, Target, text
+from tipcgen.spec.model import ListFlag, ModeFlag, Spec, Suite, Target
+from tipcgen.spec.policy import text
 
 MODE = "lite_train_lite_infer"  # the mode whose epoch and batch tables a run overrides
 LAUNCHER = "paddle.distributed.launch"
@@ -155,8 +156,8 @@ def plan_run(
 ) -> BenchRun:
     """One run of the matrix: its id, its numbers and every node's train command."""
     from tipcgen.dialects import get_layout
-    from tipcgen.legacy.lower import config_text
-    from tipcgen.plan import plan_config
+    from tipcgen.lower.text import config_text
+    from tipcgen.plan.planner import plan_config
 
     suite = spec.suites[suite_name]
     per_card = bs // mode.workers if bench.batch_scope == "global" else bs

@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from tipcgen.bench.report import passed, speedup_rows
+from tipcgen.emit.bench_report import passed, speedup_rows
 
 IDEAL_GID = "ideal-line"
 _DPI = 100

@@ -176,7 +176,7 @@ def finite_json(value: Any) -> Any:
 
 
 def write_record(record: dict, out: str) -> str:
-    from tipcgen.emit.fsio import write_atomic
+    from tipcgen.fsio import write_atomic
 
     data = finite_json(record)
     if data["ips"] is None:
@@ -312,7 +312,7 @@ class _Duplicate(Exception):
 
 
 def _problem(path: str, message: str, field: Optional[str] = None, line: Optional[int] = None, col=None):
-    from tipcgen.inputs import printable
+    from tipcgen.errors import printable
 
     return SpecError([Problem(printable(path), line, col, field, message)])
 

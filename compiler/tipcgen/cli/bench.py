@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def _load(source: str):
-    from tipcgen.spec.load import load_spec
+    from tipcgen.check.spec import load_spec
 
     if not source.endswith((".yml", ".yaml")):
         from tipcgen.bench.legacy_source import spec_of_config
@@ -198,8 +198,8 @@ def report(
     """Speed-up table (baseline vs N processes/nodes: time, accuracy, speed-up, efficiency) as
     markdown, plus throughput-vs-processes (with the ideal line) and loss plots as PNG and SVG."""
     from tipcgen.bench.records import load_records
-    from tipcgen.bench.report import report_markdown, section
-    from tipcgen.emit.fsio import write_atomic
+    from tipcgen.emit.bench_report import report_markdown, section
+    from tipcgen.fsio import write_atomic
 
     choice("--lang", lang, ("zh", "en"))
     out_dir("--out", out)
@@ -224,8 +224,8 @@ def _report_destinations(out: str, names: list[str]) -> dict[str, str]:
     is no regular file (writing would follow the link; comparing with a FIFO would block)."""
     import stat
 
-    from tipcgen.emit.fsio import PathError
-    from tipcgen.inputs import printable
+    from tipcgen.errors import printable
+    from tipcgen.fsio import PathError
 
     real_out = os.path.realpath(out)
     paths = {}

@@ -46,7 +46,7 @@ def build(
     ),
 ):
     """Compile specs into OUT/<model>/test_tipc/ (configs, scripts, docs)."""
-    from tipcgen.emit.fsio import BuildLock, check_destinations, remove_leftover_temps, stale_files, write_atomic
+    from tipcgen.fsio import BuildLock, check_destinations, remove_leftover_temps, stale_files, write_atomic
 
     out_dir("--out", out)
     seconds("--wait", wait, zero=True, most=MAX_WAIT)
@@ -70,7 +70,7 @@ def check(
     results: Optional[list[str]] = RESULTS_OPT,
 ):
     """Exit 1 (with a unified diff) when a generated file is missing, differs or is stale."""
-    from tipcgen.emit.fsio import diff_tree, leftover_temps, stale_files
+    from tipcgen.fsio import diff_tree, leftover_temps, stale_files
 
     out_dir("--out", out)
     rendered = _render(specs, lang, results)
@@ -111,7 +111,7 @@ def schema(out: Optional[str] = typer.Option(None, "--out", "-o", help="Write to
 
     data = schema_text()
     if out:
-        from tipcgen.emit.fsio import write_atomic
+        from tipcgen.fsio import write_atomic
 
         write_atomic(out, data.encode("utf-8"))
     else:

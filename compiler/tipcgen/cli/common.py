@@ -19,8 +19,10 @@ from tipcgen.errors import TipcError, UsageError
 
 
 def _fail(exc: TipcError) -> None:
-    from tipcgen.errors import SpecError
-    from tipcgen.inputs import printable  # an input's name or text must not drive the terminal
+    from tipcgen.errors import (
+        SpecError,
+        printable,  # an input's name or text must not drive the terminal
+    )
 
     # A SpecError's problems are one escaped line each; any other error is one line whatever
     # its text holds (a file name with a newline cannot forge a second message).
@@ -43,7 +45,7 @@ def _clean_errors(func):
         except OSError as exc:
             if exc.filename is None:
                 raise
-            from tipcgen.emit.fsio import path_error
+            from tipcgen.fsio import path_error
 
             _fail(path_error(exc))
 
@@ -177,8 +179,8 @@ def _expand(paths: list[str]) -> list[str]:
 
 
 def _load_all(paths: list[str]):
+    from tipcgen.check.spec import load_spec
     from tipcgen.errors import SpecError
-    from tipcgen.spec.load import load_spec
 
     specs, problems = [], []
     for path in _expand(paths):
@@ -243,9 +245,9 @@ def _map_specs(files: list[str], lang: str) -> list:
 def _load_and_render(path: str, lang: str):
     """(the spec's name and path, its files), or the SpecError of a spec with problems (returned:
     all are reported)."""
+    from tipcgen.check.spec import load_spec
     from tipcgen.emit.files import build_files
     from tipcgen.errors import SpecError
-    from tipcgen.spec.load import load_spec
 
     try:
         spec = load_spec(path)
@@ -301,7 +303,7 @@ def step_shell(step: Any, environ: Optional[Mapping[str, str]] = None) -> str:
     """A step as one shell line a user can paste: its directory, its CUDA_VISIBLE_DEVICES as it
     differs from the caller's environment, the argv that runs, each word quoted (nothing in a
     config value is expanded or run by the shell), and its log redirect."""
-    from tipcgen.inputs import printable
+    from tipcgen.errors import printable
 
     env: Mapping[str, str] = os.environ if environ is None else environ
     if step.argv is None or not step.argv:
@@ -327,7 +329,7 @@ def step_shell(step: Any, environ: Optional[Mapping[str, str]] = None) -> str:
 def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any, runner: Any = None) -> Any:
     """The Plan of `plan` and `run`: the caller's CUDA_VISIBLE_DEVICES, TIPC_NODE_IP and
     FLAGS_START_PORT are part of what the runner does."""
-    from tipcgen.plan.source import plan_source
+    from tipcgen.check.source import plan_source
 
     return plan_source(
         source,

@@ -18,11 +18,11 @@ from tipcgen.run.doctor import CHECK_NAMES, CONNECT_TIMEOUT, IMPORT_TIMEOUT, Lim
 def read_suite(source: str, mode: str, suite: Optional[str]) -> Suite:
     """The Plan (as `tipcgen run` makes it from this environment) and the config's lines doctor reads."""
     from tipcgen.dialects import detect_text, get_layout
-    from tipcgen.legacy.configview import ConfigView
+    from tipcgen.lower.configview import ConfigView
 
     plan = plan_for(source, mode, suite, None, None)  # also checks the mode, the suite, the config
     if not source.endswith((".yml", ".yaml")):
-        from tipcgen.spec.load import read_text
+        from tipcgen.inputs import read_text
 
         if suite is not None:
             raise UsageError("--suite chooses a suite of a spec; a legacy CONFIG is one suite")
@@ -30,8 +30,8 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Suite:
         view = ConfigView.parse(text, detect_text(text, source))
         return Suite(source, mode, plan, view.value("python"), view.value("gpu_list"), text.encode(), source)
 
+    from tipcgen.check.spec import load_spec
     from tipcgen.emit.files import config_files
-    from tipcgen.spec.load import load_spec
 
     spec = load_spec(source)
     name = suite or next(iter(spec.suites))

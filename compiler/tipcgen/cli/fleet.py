@@ -20,8 +20,7 @@ from tipcgen.cli.common import (
     mode_option,
     seconds,
 )
-from tipcgen.errors import UsageError
-from tipcgen.inputs import printable
+from tipcgen.errors import UsageError, printable
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -56,8 +56,8 @@ def import_(
     fmt: str = typer.Option("text", "--format", help="Report format: text or json."),
 ):
     """Import legacy configs into specs: one spec per model directory, verified to rebuild byte for byte."""
-    from tipcgen.emit.fsio import write_atomic
-    from tipcgen.legacy.importer import config_groups, import_group
+    from tipcgen.fsio import write_atomic
+    from tipcgen.importer import config_groups, import_group
 
     _check_import_options(configs, layout, out, model, report, fmt)
     groups = config_groups(configs)
@@ -96,7 +96,7 @@ def _without_bad_files(report, paths: list, layout: str, model: Optional[str], s
     """(report, its configs) when it has no failures; else the directory imported without its bad
     configs (each found by importing it alone), which go to `skipped` with their reason; None when
     none is left."""
-    from tipcgen.legacy.importer import import_group
+    from tipcgen.importer import import_group
 
     if not report.failures:
         return report, paths
@@ -120,7 +120,7 @@ def _without_bad_files(report, paths: list, layout: str, model: Optional[str], s
 def _distinct_models(kept: list, layout: str) -> list:
     """Specs of different directories never share a model name (they could not be built into one
     tree): a repeated one is re-imported as `<parent directory>_<model>`."""
-    from tipcgen.legacy.importer import import_group
+    from tipcgen.importer import import_group
 
     names = Counter(r.model for r, _ in kept)
     out = []
@@ -168,8 +168,8 @@ def lint(
     fmt: str = typer.Option("text", "--format", help="text or json"),
 ):
     """Report defects in legacy configs and specs; exit 1 when an error-level finding exists."""
+    from tipcgen.check.lint_paths import _walk, lint_paths
     from tipcgen.dialects import LAYOUTS
-    from tipcgen.lint.inputs import _walk, lint_paths
     from tipcgen.lint.rules import ERROR, findings_json
 
     choice("--format", fmt, ("text", "json"))

@@ -35,7 +35,7 @@ def plan(
     if fmt == "json":
         typer.echo(result.to_json())
         return
-    from tipcgen.inputs import printable  # config text must not drive the terminal
+    from tipcgen.errors import printable  # config text must not drive the terminal
 
     for step in result.steps:
         cvd = step.cuda_visible_devices

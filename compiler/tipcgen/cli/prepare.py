@@ -14,8 +14,8 @@ from tipcgen.errors import UsageError
 def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str]) -> str:
     """The model name prepare runs for: a suite's, or the one a legacy CONFIG names (with --spec)."""
     from tipcgen.dialects import get_layout
-    from tipcgen.legacy.configview import ConfigView
-    from tipcgen.spec.load import read_text
+    from tipcgen.inputs import read_text
+    from tipcgen.lower.configview import ConfigView
 
     if spec_path is None:
         name = suite or next(iter(spec.suites))
@@ -46,8 +46,8 @@ def prepare(
     root: str = typer.Option(".", "--root", help="The model repo root (default: the current directory)."),
 ):
     """Fetch what MODE needs, like `bash test_tipc/prepare.sh CONFIG MODE` (same cache and files)."""
+    from tipcgen.check.spec import load_spec
     from tipcgen.run.prepare import Options, run_prepare
-    from tipcgen.spec.load import load_spec
 
     if spec is None and not source.endswith((".yml", ".yaml")):
         raise UsageError(f"{source}: a legacy config needs --spec SPEC (the spec it was built from)")

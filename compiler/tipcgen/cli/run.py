@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from tipcgen.plan import Plan, Step
+    from tipcgen.plan.model import Plan, Step
     from tipcgen.run.executor import StepResult
 
 
@@ -49,7 +49,7 @@ def _text(text: str) -> str:
     that nothing a config or a log holds drives the terminal."""
     from rich.markup import escape
 
-    from tipcgen.inputs import printable
+    from tipcgen.errors import printable
 
     return escape(printable(text))
 
@@ -197,7 +197,7 @@ def run(
 
     from rich.console import Console
 
-    from tipcgen.inputs import printable
+    from tipcgen.errors import printable
     from tipcgen.run.executor import run_plan, summarize
     from tipcgen.run.reports import check_report_path, json_report, junit_report, write_report
 
@@ -217,7 +217,7 @@ def run(
         typer.echo("tipc: interrupted; the running step's process group was stopped", err=True)
         raise typer.Exit(130) from None
     except OSError as exc:  # the log directory or the status log cannot be written
-        from tipcgen.emit.fsio import path_error
+        from tipcgen.fsio import path_error
 
         if exc.filename is None:
             raise

@@ -8,19 +8,27 @@ apart; `detect()` below is the one detector that import, lint, plan and run call
 
 Adding a dialect (the checklist)
 ================================
+A dialect of a known family is steps 1, 2 and 5; a new family (its own upstream script) is all
+five: four production files and a fixture folder.
+
 1. Write `dialects/<name>.py`: the layout (a new table, or `variant()` of a family's table with
-   the rows that differ), its `Dialect` (reuse a family's runner, e.g. `OCR_RUNNER`, with its
-   knobs replaced; a new family also needs its branch in plan/planner.py and the bash template),
-   and `_detect(sig)`: why a config is of this dialect, from its keys/headers/line positions.
-   A rule must not match another dialect's configs; `generic=True` marks a family's plain form,
-   which yields to any specific rule that matches.
+   the rows that differ), its `Dialect` (reuse a family's, e.g. `OCR_RUNNER`, with its knobs
+   replaced; `runners` names its runners, the first the default), and `_detect(sig)`: why a
+   config is of this dialect, from its keys/headers/line positions. A rule must not match
+   another dialect's configs; `generic=True` marks a family's plain form, which yields to any
+   specific rule that matches.
 2. Register the layout in `_REGISTRY` below. Spec validation, the JSON Schema, `--layout`
    choices and lint pick the name up from here.
-3. Add `tests/fixtures/<name>/`: small configs you wrote, then `python tests/update_golden.py
-   <name>` for their expected specs and plans; `tests/test_dialect_fixtures.py` then checks the
-   round trip, the plans and that detection picks the folder's dialect.
-4. If the corpus has the repo's configs, the corpus tier (`pytest -m corpus`) checks that import,
-   plan and lint agree on every one of them.
+3. A new family's runner: `plan/runners/<runner>.py`, following the repo's
+   test_train_inference_python.sh step by step (the interface is `plan.runner.Runner`), added to
+   `plan/registry.py`.
+4. Its bash: `templates/runner_<runner>.sh.j2` (including `runner_lib.sh.j2`), the template the
+   runner's `TEMPLATE` names; tests/test_plan_differential.py holds it equal to the runner.
+5. Add `tests/fixtures/<name>/`: small configs you wrote, then `python tests/update_golden.py
+   <name>` for their expected specs and plans (tests/test_dialects.py checks the round trip,
+   the plans and that detection picks the folder's dialect). If the corpus has the repo's
+   configs, the corpus tier (`pytest -m corpus`) checks that import, plan and lint agree on
+   every one of them, and tests/helpers/upstream.py runs the repo's real script against the plan.
 """
 
 from __future__ import annotations
@@ -35,13 +43,14 @@ from tipcgen.dialects.paddleocr import PADDLEOCR
 from tipcgen.dialects.paddleseg import PADDLESEG
 from tipcgen.dialects.paddlevideo import PADDLEVIDEO
 from tipcgen.errors import UsageError
+from tipcgen.script.lines import header_name, split_line, split_lines
 
 _REGISTRY: tuple[Layout, ...] = (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, PADDLEDETECTION, MODELS)
 
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _REGISTRY}
 NAMES: tuple[str, ...] = tuple(LAYOUTS)
 
-__all__ = ["LAYOUTS", "NAMES", "Layout", "Signature", "detect", "get_layout", "signature", "split_lines"]
+__all__ = ["LAYOUTS", "NAMES", "Layout", "Signature", "detect", "get_layout", "signature"]
 
 
 def get_layout(name: str) -> Layout:
@@ -52,18 +61,7 @@ def get_layout(name: str) -> Layout:
         raise UsageError(f"unknown layout {name!r}; layouts: {', '.join(NAMES)}") from None
 
 
-def split_lines(text: str) -> list[str]:
-    """A config's lines as the scripts count them: BOM and CRLF removed, empty lines dropped."""
-    text = text.removeprefix("\ufeff")
-    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
-        text = text.replace("\r\n", "\n")
-    return [line for line in text.split("\n") if line != ""]
-
-
 def signature(lines: list[str]) -> Signature:
-    from tipcgen.legacy.configview import split_line
-    from tipcgen.legacy.importer import header_name
-
     keys = tuple(split_line(line)[0] for line in lines)
     headers = frozenset(h for h in (header_name(line) for line in lines) if h)
     trainer = next((i for i, k in enumerate(keys[:30]) if k == "trainer"), None)
@@ -76,8 +74,6 @@ def detect(lines: list[str]) -> tuple[Optional[str], str]:
     None with "fits several dialects" when two specific rules (or two generic ones) match: the
     caller reports the candidates and asks for `--layout`.
     """
-    from tipcgen.legacy.importer import header_name
-
     if not lines or header_name(lines[0]) != "train_params":
         return None, "the first line is not a train_params header"
     sig = signature(lines)

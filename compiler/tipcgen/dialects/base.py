@@ -1,8 +1,8 @@
 """The pieces a dialect is made of: line tables (Row, Layout), runner semantics (Dialect) and the
 signature of a config that detection rules look at.
 
-A layout is data, not code: emitting (legacy/lower.py), reading configs the way the upstream
-scripts do (legacy/configview.py), the Plan and the generated bash all read the same table, so
+A layout is data, not code: emitting (lower/text.py), reading configs the way the upstream
+scripts do (lower/configview.py), the Plan and the generated bash all read the same table, so
 they cannot drift apart.
 """
 

@@ -7,11 +7,12 @@ from typing import Optional
 from tipcgen.dialects import Layout, get_layout
 from tipcgen.emit.doc_strings import translator
 from tipcgen.emit.prepare import describe_steps
-from tipcgen.legacy.lower import config_text
-from tipcgen.plan import gpu_entry, plan_config
-from tipcgen.plan.planner import runner_for
-from tipcgen.spec.model import Spec, text
+from tipcgen.lower.text import config_text
+from tipcgen.plan.builder import gpu_entry
+from tipcgen.plan.planner import plan_config, runner_for
+from tipcgen.spec.model import Spec
 from tipcgen.spec.modes import MODES
+from tipcgen.spec.policy import text
 
 # Topology kinds in the order the training table lists them.
 _KINDS = ("cpu", "cpu_procs", "single", "multi", "cpu_nodes", "multinode")
@@ -75,14 +76,14 @@ def doc_context(
         status_log=lite.status_log,
         step_logs=sorted({s.log for s in lite.steps if s.log})[:3],
         # A runner that tells gpu_list entries apart by length, as its upstream script does, says so.
-        gpu_by_structure=not getattr(runner, "GPU_ENTRIES_BY_LENGTH", False),
+        gpu_by_structure=not runner.GPU_ENTRIES_BY_LENGTH,
         bench_report=bench_report(suite.model_name, results, lang),
     )
 
 
 def bench_report(model_name: str, results: Optional[list[dict]], lang: str) -> str:
     """The speed-up section of `tipcgen build --results` for this model's records ('' without)."""
-    from tipcgen.bench.report import section
+    from tipcgen.emit.bench_report import section
 
     mine = [r for r in results or [] if r.get("model") == model_name]
     return section(mine, lang, level=3) if mine else ""

@@ -13,13 +13,14 @@ import jinja2
 from tipcgen.dialects import Layout, get_layout
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
-from tipcgen.legacy.configview import ABSENT
-from tipcgen.legacy.lower import config_text
-from tipcgen.legacy.shellwords import grep_w_lines
-from tipcgen.plan import AMP_FLAGS, MAX_MATRIX
+from tipcgen.lower.configview import ABSENT
+from tipcgen.lower.text import config_text
 from tipcgen.plan.benchmark import BENCH, HEADER
+from tipcgen.plan.builder import AMP_FLAGS
 from tipcgen.plan.limits import DEFAULT_SECONDS, STALL_HINTS, WHOLE_TRAIN_SECONDS, limit_table
 from tipcgen.plan.planner import runner_for
+from tipcgen.plan.refusals import MAX_MATRIX
+from tipcgen.script.shellwords import grep_w_lines
 from tipcgen.spec.model import Spec
 
 
@@ -98,7 +99,7 @@ def runner_script(
         log_names=[(role, value_var[role]) for role in dialect.log_name_roles],
         matrix_vars=[value_var[role] for role in dialect.matrix_roles],
         max_matrix=MAX_MATRIX,
-        runner=module.__name__.rsplit(".", 1)[-1],
+        runner=runner or dialect.runners[0],
         modes=module.MODES,
         status_bash=status_bash(module.STATUS_FORMAT),
         limit_rows=limit_table(list(limits), module.MODES),

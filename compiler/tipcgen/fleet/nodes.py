@@ -15,7 +15,7 @@ from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.fleet.ssh import PREPARE, RUNNER
-from tipcgen.plan import Plan
+from tipcgen.plan.model import Plan
 from tipcgen.run.digest import bytes_digest
 
 COMMON = "test_tipc/common_func.sh"
@@ -141,8 +141,8 @@ def _config_files(source: str, root: str, prepare: bool) -> tuple[str, list[Shar
 
 
 def _spec_files(source: str, suite: Optional[str], root: str, prepare: bool) -> tuple[str, list[SharedFile]]:
+    from tipcgen.check.spec import load_spec
     from tipcgen.emit.files import build_files
-    from tipcgen.spec.load import load_spec
 
     spec = load_spec(source)
     name = suite or next(iter(spec.suites))
@@ -173,7 +173,7 @@ def fleet_for(
     prepare: bool = False,
 ) -> Fleet:
     """Plan the suite for each of its nodes; UsageError when it has no multi-node topology."""
-    from tipcgen.plan.source import plan_source
+    from tipcgen.check.source import plan_source
 
     def plan(ip: Optional[str]) -> Plan:
         return plan_source(

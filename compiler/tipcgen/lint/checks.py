@@ -13,9 +13,9 @@ from typing import Optional
 
 from tipcgen.dialects import Layout
 from tipcgen.errors import UsageError
-from tipcgen.legacy.configview import split_line
-from tipcgen.legacy.lower import roles_typed
 from tipcgen.lint.rules import ERROR, WARNING, Finding
+from tipcgen.lower.text import roles_typed
+from tipcgen.script.lines import split_line
 from tipcgen.spec.model import ListFlag, ModeFlag
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import MAX_GPU_ID, SECTION_META, SHELL_META, char_name, first_control
@@ -86,10 +86,10 @@ def _layout_checks(lines: list, layout: Layout, numbers: list, path: str) -> lis
 
 
 def _runner_refuses(lines: list, layout: Layout, by_role: dict, numbers: list, path: str) -> list[Finding]:
-    """What `plan`, `run` and the bash refuse (plan/checks.py), so lint never passes a config
+    """What `plan`, `run` and the bash refuse (plan/refusals.py), so lint never passes a config
     none of them would run."""
-    from tipcgen.legacy.configview import ConfigView
-    from tipcgen.plan.checks import check_view
+    from tipcgen.lower.configview import ConfigView
+    from tipcgen.plan.refusals import check_view
 
     try:
         check_view(ConfigView.parse("\n".join(lines) + "\n", layout), "")

@@ -1,7 +1,7 @@
 """The lint rule table: rule ids, names, severities and summaries, and the Finding a check reports.
 
 The checks themselves (reading a config as the scripts do) are in `tipcgen.lint.checks`; the spec
-validator and the importer run them through `lint_text`, so a spec cannot describe a defect
+validator (`tipcgen.check.spec`) and the importer run them (`lint.checks.lint_text`), so a spec cannot describe a defect
 unless the suite `allow`s it by rule id.
 """
 
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import Callable, Optional
 
-if TYPE_CHECKING:
-    from tipcgen.dialects import Layout
+from tipcgen.errors import printable
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 
@@ -138,8 +137,7 @@ class Finding:
     def render(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         hint = f" ({self.hint})" if self.hint else ""
-        from tipcgen.inputs import printable  # a file name or value must not forge a line
-
+        # printable: a file name or value must not forge a line
         return printable(f"{where}: {self.severity}: {self.rule} {RULES[self.rule].name}: {self.message}{hint}")
 
 
@@ -152,11 +150,3 @@ def rule_ids() -> list[str]:
 
 
 FindingFilter = Callable[[Finding], bool]
-
-
-def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
-    """Findings for one config's text (BOM/CRLF still in place): `tipcgen.lint.checks.lint_text`,
-    importable from here too."""
-    from tipcgen.lint.checks import lint_text as check
-
-    return check(text, layout, path)

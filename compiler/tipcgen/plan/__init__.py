@@ -1,24 +1,8 @@
-"""The Plan: the ordered steps a config implies for a mode (see planner.py).
+"""The Plan: the ordered steps a config implies for a mode.
 
-model.py holds what a Plan is (Step, Plan, skip_reason), checks.py what the runner refuses
-before planning, planner.py how a config becomes steps. `plan_source` (source.py, spec or
-config file in) is imported from tipcgen.plan.source: it loads specs.
+model.py holds what a Plan is (Step, Plan, skip_reason), refusals.py what the runner refuses
+before planning, builder.py what runners plan with, runner.py the runner interface,
+registry.py the runners, planner.py how a config becomes steps (`plan_config`) and
+benchmark.py the runs of benchmark_train.sh. Loading a spec or config file for a plan is
+`tipcgen.check.source.plan_source`.
 """
-
-from tipcgen.plan.checks import CONTROL, MAX_MATRIX, check_bytes, check_view
-from tipcgen.plan.model import Plan, Step, skip_reason
-from tipcgen.plan.planner import AMP_FLAGS, CPU_PROCS, gpu_entry, plan_config
-
-__all__ = [
-    "AMP_FLAGS",
-    "CONTROL",
-    "CPU_PROCS",
-    "MAX_MATRIX",
-    "Plan",
-    "Step",
-    "check_bytes",
-    "check_view",
-    "gpu_entry",
-    "plan_config",
-    "skip_reason",
-]

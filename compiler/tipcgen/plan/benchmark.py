@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen.errors import UsageError
-from tipcgen.legacy.shellwords import grep_w_lines, ifs_split, words
-from tipcgen.plan.runners import Deviation
+from tipcgen.plan.runner import Deviation
+from tipcgen.script.shellwords import grep_w_lines, ifs_split, words
 from tipcgen.spec.sections import flag_name_problem
 
 HEADER = "train_benchmark_params"

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
-from tipcgen.legacy.shellwords import ifs_split
-from tipcgen.plan.planner import gpu_entry
+from tipcgen.plan.builder import gpu_entry
 from tipcgen.run.digest import bytes_digest, file_digest, short
+from tipcgen.script.shellwords import ifs_split
 
 VERDICTS = ("ok", "warn", "fail", "skip")
 CHECK_NAMES = ("node", "launcher", "ports", "peers", "python", "topology", "prepare", "digest")

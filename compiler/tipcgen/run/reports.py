@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from typing import Optional
 
 from tipcgen import __version__
-from tipcgen.plan import Plan
+from tipcgen.plan.model import Plan
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summarize
 
@@ -160,8 +160,8 @@ def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
 def check_report_path(option: str, path: Optional[str]) -> None:
     """Fail now (UsageError / PathError) when a report could not be written to `path` later:
     its directory is made, and the file is opened for appending (and removed if it is new)."""
-    from tipcgen.emit.fsio import path_error
     from tipcgen.errors import UsageError
+    from tipcgen.fsio import path_error
 
     if path is None:
         return
@@ -179,7 +179,7 @@ def check_report_path(option: str, path: Optional[str]) -> None:
 
 
 def write_report(path: str, text: str) -> None:
-    from tipcgen.emit.fsio import path_error
+    from tipcgen.fsio import path_error
 
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

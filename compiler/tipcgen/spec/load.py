@@ -7,8 +7,8 @@ for unknown keys, the closest valid key.
 from __future__ import annotations
 
 import difflib
-import os
 import types
+from collections.abc import Collection
 from typing import Annotated, Any, Callable, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, Tag, ValidationError
@@ -16,9 +16,8 @@ from pydantic import BaseModel, Tag, ValidationError
 from tipcgen.errors import Problem, SpecError
 from tipcgen.spec.model import Spec, SpecFile, Suite
 from tipcgen.spec.policy import name_problem
-from tipcgen.spec.yamlpos import MAX_NODES, MAX_TEXT, Path, Positions, load_yaml
+from tipcgen.spec.yamlpos import MAX_NODES, Path, Positions, load_yaml
 
-MAX_FILE_BYTES = MAX_TEXT  # a spec or legacy config file: 1 MiB (see yamlpos.py for why)
 MAX_PROBLEMS = 100  # problems reported for one spec; the rest are counted
 MAX_SUITES = 256  # suites in one spec (upstream models have at most 44 configs); each is merged and linted
 
@@ -323,15 +322,20 @@ def _size(value: Any) -> int:
     return 1
 
 
-def load_spec_text(text: str, filename: str) -> Spec:
+def parse_spec_text(text: str, filename: str, rule_ids: Optional[Collection[str]] = None) -> tuple[Spec, Positions]:
+    """The Spec a YAML text describes, each value typed and located, and its positions.
+
+    Checks across fields and suites are `tipcgen.check`'s (`check.spec.load_spec_text` runs both);
+    `rule_ids`: the lint rule ids an `allow` may name (None: not checked here)."""
+    context = {"rule_ids": rule_ids}
     data, pos = load_yaml(text, filename)
     if not isinstance(data, dict):
         raise SpecError([Problem(filename, 1, 1, None, "a spec is a YAML mapping (model, layout, suites, ...)")])
     try:
-        top = SpecFile.model_validate(data)
+        top = SpecFile.model_validate(data, context=context)
     except ValidationError as exc:
         raise SpecError(
-            _sorted(
+            sorted_problems(
                 _problems(exc, SpecFile, filename, pos, lambda loc: loc),
                 hidden=max(0, exc.error_count() - MAX_PROBLEMS),
             )
@@ -364,20 +368,22 @@ def load_spec_text(text: str, filename: str) -> Spec:
     suites: dict[str, Suite] = {}
     for name, overlay in top.suites.items():
         try:  # merged without tracking where each value came from: only an error needs that
-            suites[name] = Suite.model_validate(_merged(top, defaults, name, overlay or {}, pos, filename, None))
+            merged = _merged(top, defaults, name, overlay or {}, pos, filename, None)
+            suites[name] = Suite.model_validate(merged, context=context)
         except SpecError as exc:  # an unknown preset
             problems.extend(p for p in exc.problems if p not in problems)
         except ValidationError:
             origin: dict = {}
             try:
-                suites[name] = Suite.model_validate(_merged(top, defaults, name, overlay or {}, pos, filename, origin))
+                merged = _merged(top, defaults, name, overlay or {}, pos, filename, origin)
+                suites[name] = Suite.model_validate(merged, context=context)
             except ValidationError as exc:
                 limit = MAX_PROBLEMS - len(problems)
                 found = _problems(exc, Suite, filename, pos, _source_of(origin, name), ("suites", name), limit)
                 problems.extend(p for p in found if p not in problems)
                 hidden += max(0, exc.error_count() - max(0, limit))
     if problems:
-        raise SpecError(_sorted(problems, hidden))
+        raise SpecError(sorted_problems(problems, hidden))
 
     spec = Spec(
         source=filename,
@@ -391,12 +397,7 @@ def load_spec_text(text: str, filename: str) -> Spec:
         bench=top.bench,
         convergence=top.convergence,
     )
-    from tipcgen.legacy.lower import check_expressible  # the layout decides what a suite may say
-
-    layout_problems = check_expressible(spec, pos) + _semantic_checks(spec, pos) + _docs_checks(spec, pos)
-    if layout_problems:
-        raise SpecError(_sorted(layout_problems))
-    return spec
+    return spec, pos
 
 
 def _source_of(origin: dict, name: str) -> Callable[[tuple], tuple]:
@@ -445,72 +446,6 @@ def _preset_base(
     return base, ("<preset>",), origin
 
 
-def _docs_checks(spec: Spec, pos: Positions) -> list[Problem]:
-    """`docs.inference_devices` may only say what the inference matrices run (the docs' table is
-    derived from them; a hand-kept list drifted: `device_GPU -` above `--use_gpu=True` lines)."""
-    given = spec.docs.inference_devices
-    if given is None:
-        return []
-    for name, suite in spec.suites.items():
-        runs = suite.inference_devices
-        if sorted(given) != sorted(runs):
-            line, col = pos.locate(("docs", "inference_devices")) or (None, None)
-            return [
-                Problem(
-                    spec.source,
-                    line,
-                    col,
-                    "docs.inference_devices",
-                    f"says {', '.join(given) or 'no device'} but suite {name!r} runs inference on"
-                    f" {', '.join(runs) or 'no device'} (inference.use_gpu)",
-                    "remove it: the docs' table is derived from inference.use_gpu",
-                )
-            ]
-    return []
-
-
-def _where(pos: Positions, suite: str, path: tuple) -> tuple[int | None, int | None]:
-    """Position of a suite field: set in the suite itself, or inherited from defaults."""
-    own = ("suites", suite, *path)
-    for source in (own, ("defaults", *path)):
-        if source in pos.values or source in pos.keys:
-            return pos.locate(source) or (None, None)
-    return pos.locate(own) or (None, None)
-
-
-def _semantic_checks(spec: Spec, pos: Positions) -> list[Problem]:
-    """Lint every suite's lowered config; error findings the suite does not `allow` fail."""
-    from tipcgen.dialects import get_layout
-    from tipcgen.legacy.lower import ROLES, config_text
-    from tipcgen.lint.rules import ERROR, lint_text
-
-    problems = []
-    for name, suite in spec.suites.items():
-        layout = get_layout(spec.suite_layout(name))
-        config = f"test_tipc/configs/{spec.model}/{suite.file}"
-        for finding in lint_text(config_text(suite, layout), layout, config):
-            if finding.severity != ERROR or finding.rule in suite.allow:
-                continue
-            path = ROLES[finding.role][1] if finding.role in ROLES else ()
-            if finding.role and finding.role.startswith("sections."):
-                path = ("sections", *finding.role.split(".", 2)[1:])
-            index = layout.index(finding.role) if finding.role in ROLES else None
-            if index is not None and index in suite.trivia.line_overrides:
-                path = ("trivia", "line_overrides", index)  # the verbatim line, not the typed field
-            line, col = _where(pos, name, path)
-            problems.append(
-                Problem(
-                    spec.source,
-                    line,
-                    col,
-                    ".".join(str(p) for p in ("suites", name, *path)),
-                    f"{finding.rule}: {finding.message} (in {config} line {finding.line})",
-                    (finding.hint + "; " if finding.hint else "") + f"or add {finding.rule} to the suite's `allow`",
-                )
-            )
-    return problems
-
-
 def _dedupe(problems: list[Problem]) -> list[Problem]:
     seen, out = set(), []
     for p in problems:
@@ -521,7 +456,7 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
     return out
 
 
-def _sorted(problems: list[Problem], hidden: int = 0) -> list[Problem]:
+def sorted_problems(problems: list[Problem], hidden: int = 0) -> list[Problem]:
     """By position; problems without a position (missing fields) last; at most MAX_PROBLEMS, then
     one line counting the rest (`hidden`: problems already left out)."""
     out = sorted(_dedupe(problems), key=lambda p: (p.line is None, p.line or 0, p.col or 0))
@@ -530,46 +465,3 @@ def _sorted(problems: list[Problem], hidden: int = 0) -> list[Problem]:
     if hidden and out:
         out.append(Problem(out[0].file, None, None, None, f"... and {hidden} more problems (not shown)"))
     return out
-
-
-def _too_big(path: str, size: int) -> SpecError:
-    return SpecError(
-        [
-            Problem(
-                path,
-                None,
-                None,
-                None,
-                f"file is {size} bytes; the limit for a spec or config is {MAX_FILE_BYTES} bytes"
-                f" ({MAX_FILE_BYTES >> 20} MiB)",
-            )
-        ]
-    )
-
-
-def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """At most `limit` + 1 bytes of a regular file inside the tree it was given in (see
-    tipcgen.inputs), or a located SpecError."""
-    from tipcgen.inputs import read_bytes as read_input
-
-    return read_input(path, limit)
-
-
-def read_text(path: str) -> str:
-    """Read a UTF-8 spec or config of at most MAX_FILE_BYTES, or raise a located SpecError."""
-    raw = read_bytes(path)
-    if len(raw) > MAX_FILE_BYTES:
-        try:
-            size = max(len(raw), os.stat(path).st_size)  # say how big, without reading it all
-        except OSError:
-            size = len(raw)
-        raise _too_big(path, size)
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SpecError([Problem(path, line, None, None, "file is not UTF-8 text")]) from None
-
-
-def load_spec(path: str) -> Spec:
-    return load_spec_text(read_text(path), path)

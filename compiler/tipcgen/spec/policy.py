@@ -313,3 +313,14 @@ SectionName = Annotated[str, AfterValidator(check_section_name)]
 # on the union's result, so a refused text gives one error, not one per union member.
 Scalar = Annotated[Union[bool, int, float, str], AfterValidator(check_scalar)]
 SectionScalar = Annotated[Union[bool, int, float, str], AfterValidator(check_section_scalar)]
+
+
+def text(value: Optional[Scalar]) -> str:
+    """Render a YAML scalar as legacy config text (None -> `null`)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

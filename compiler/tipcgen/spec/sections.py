@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from tipcgen.spec.policy import text
+
 # The sections the corpus has after a train config's core (benchmark_train.sh reads the first).
 BENCHMARK_SECTIONS = (
     "train_benchmark_params",
@@ -81,9 +83,7 @@ class BenchmarkParams:
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    from tipcgen.spec.model import text  # a spec's typed scalar: its legacy text
-
-    return text(value)
+    return text(value)  # a spec's typed scalar: its legacy text
 
 
 def read_params(params: Mapping[str, Any]) -> tuple[BenchmarkParams, list[Issue]]:

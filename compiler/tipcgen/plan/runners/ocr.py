@@ -3,12 +3,13 @@ the other OCR-family dialects share until they have their own). Status lines end
 seed document's expected output shows them."""
 
 from tipcgen.plan.model import STATUS_BANG
-from tipcgen.plan.planner import plan_classic as plan
-from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runners.classic import plan_classic as plan
 from tipcgen.spec.modes import MODES
 
 TEMPLATE = "test_train_inference_python.sh.j2"
 STATUS_FORMAT = STATUS_BANG
+GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
@@ -21,4 +22,4 @@ DEVIATIONS = (
     ),
 )
 
-__all__ = ["DEVIATIONS", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]

@@ -5,14 +5,16 @@ the train command no longer passes the autocast flag, inference logs name the ru
 `<LOG_PATH>_export_<n>.log`, every status line ends ` - <its log> `, and the train step's log is
 `<save_log>.log`."""
 
-from tipcgen.plan.planner import Builder, OcrScript, plan_classic
-from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.builder import Builder, OcrScript
+from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runners.classic import plan_classic
 from tipcgen.spec.modes import MODES as BASE_MODES
 
 MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benchmark_train.sh runs
 
 TEMPLATE = "runner_ocr_head.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} "
+GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
 
 HEAD = OcrScript(
     train_autocast=False,
@@ -40,4 +42,4 @@ def plan(b: Builder) -> None:
     plan_classic(b)
 
 
-__all__ = ["DEVIATIONS", "HEAD", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "HEAD", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]

@@ -18,16 +18,18 @@ from fnmatch import fnmatchcase
 from typing import NamedTuple, Optional
 
 from tipcgen.errors import UsageError
-from tipcgen.legacy.configview import ConfigView
-from tipcgen.legacy.shellwords import ifs_split, set_param, single_test, unquoted_test
-from tipcgen.plan.planner import NO_RUN, Builder, Run, shell_eq, shell_ne
-from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
+from tipcgen.lower.configview import ConfigView
+from tipcgen.plan.builder import NO_RUN, Builder, Run
+from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runners.classic import shell_eq, shell_ne
+from tipcgen.script.shellwords import ifs_split, set_param, single_test, unquoted_test
 from tipcgen.spec.modes import MODES as BASE_MODES
 
 MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benchmark_train.sh runs
 
 TEMPLATE = "runner_paddleclas.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} ! "
+GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
 
 PRINT_MEM = "-o Global.print_mem_info=True"
 LOG_RANK = "-o Global.log_ranks=0,1,2,3,4,5,6,7"
@@ -314,4 +316,13 @@ def _whole_infer(b: Builder) -> None:
     _inference(b, f"../{infer_dir}/quant_post_static_model", "0", quant_cwd(infer_dir))
 
 
-__all__ = ["DEVIATIONS", "MODES", "STATUS_FORMAT", "TEMPLATE", "check_quant_dir", "plan", "quant_cwd"]
+__all__ = [
+    "DEVIATIONS",
+    "GPU_ENTRIES_BY_LENGTH",
+    "MODES",
+    "STATUS_FORMAT",
+    "TEMPLATE",
+    "check_quant_dir",
+    "plan",
+    "quant_cwd",
+]

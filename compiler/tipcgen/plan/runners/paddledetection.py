@@ -20,10 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from tipcgen.legacy.configview import ConfigView
-from tipcgen.legacy.shellwords import grep_w_lines, ifs_split, mode_value, set_param, single_test, unquoted_test
-from tipcgen.plan.planner import NO_RUN, Builder, Run, shell_eq, shell_ne
-from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
+from tipcgen.lower.configview import ConfigView
+from tipcgen.plan.builder import NO_RUN, Builder, Run
+from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runners.classic import shell_eq, shell_ne
+from tipcgen.script.shellwords import grep_w_lines, ifs_split, mode_value, set_param, single_test, unquoted_test
 from tipcgen.spec.modes import MODES as BASE_MODES
 
 TEMPLATE = "runner_paddledetection.sh.j2"

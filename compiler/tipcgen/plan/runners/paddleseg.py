@@ -26,8 +26,11 @@ import os
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
-from tipcgen.legacy.configview import script_lines, split_line
-from tipcgen.legacy.shellwords import (
+from tipcgen.plan.builder import AMP_FLAGS, NO_RUN, Builder, Run
+from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runners.classic import Entry, TrainParams, read_entry, shell_eq
+from tipcgen.script.lines import script_lines, split_line
+from tipcgen.script.shellwords import (
     dirname,
     grep_w_lines,
     ifs_split,
@@ -36,14 +39,13 @@ from tipcgen.legacy.shellwords import (
     single_test,
     unquoted_test,
 )
-from tipcgen.plan.planner import AMP_FLAGS, NO_RUN, Builder, Entry, Run, TrainParams, read_entry, shell_eq
-from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
 from tipcgen.spec.modes import MODES as BASE_MODES
 
 MODES = (*BASE_MODES, "benchmark_train")
 TEMPLATE = "runner_paddleseg.sh.j2"
 # common_func.sh's status_check: `... - ${run_command} - ${log_path}  ` (two blanks).
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
+GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
 
 # The script reads `inference_dir` from lines[35], which PaddleSeg's layout gives its infer_params
 # header: its value is empty, so inference runs on `<save_dir>/` (`<save_dir>//deploy.yaml`).
@@ -368,4 +370,4 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, state: _State, autocast: 
         b.cvd = None  # `eval "unset CUDA_VISIBLE_DEVICES"`
 
 
-__all__ = ["DEVIATIONS", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]

@@ -25,16 +25,19 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Optional
 
-from tipcgen.legacy.configview import ConfigView, script_lines, split_line
-from tipcgen.legacy.shellwords import dirname, grep_w_lines, ifs_split, set_param, single_test, unquoted_test
-from tipcgen.plan.planner import NO_RUN, Builder, Run, env_for, gpu_entry, launch_prefix, shell_eq
-from tipcgen.plan.runners import COMMON_DEVIATIONS, Deviation
+from tipcgen.lower.configview import ConfigView
+from tipcgen.plan.builder import NO_RUN, Builder, Run, env_for, gpu_entry, launch_prefix
+from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runners.classic import shell_eq
+from tipcgen.script.lines import script_lines, split_line
+from tipcgen.script.shellwords import dirname, grep_w_lines, ifs_split, set_param, single_test, unquoted_test
 from tipcgen.spec.modes import MODES as BASE_MODES
 
 MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benchmark_train.sh runs
 
 TEMPLATE = "runner_paddlevideo.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} "
+GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
@@ -401,4 +404,4 @@ def _infer_gpu(b: Builder, inf: Infer, use_gpu: str) -> None:
                 step(b, "infer", cmd, log, inf.run)
 
 
-__all__ = ["DEVIATIONS", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]

@@ -6,9 +6,9 @@ from typing import Optional
 
 from tipcgen.dialects import detect_text, get_layout
 from tipcgen.errors import UsageError
-from tipcgen.legacy.lower import config_text
+from tipcgen.inputs import read_text
+from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import Plan, plan_config
-from tipcgen.spec.load import read_text
 
 
 def plan_source(
@@ -25,7 +25,7 @@ def plan_source(
 ) -> Plan:
     limits = None  # a legacy config has no limits: tipcgen's defaults apply
     if source.endswith((".yml", ".yaml")):
-        from tipcgen.spec.load import load_spec
+        from tipcgen.check.spec import load_spec
 
         spec = load_spec(source)
         name = suite or next(iter(spec.suites))

@@ -5,21 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tipcgen.dialects import Layout
-
-
-def script_lines(text: str, limit: int) -> list[str]:
-    """`awk 'NR==1, NR==limit'` then `IFS=$'\\n' lines=(...)`: empty lines vanish."""
-    physical = text.split("\n")
-    if physical and physical[-1] == "":
-        physical.pop()
-    return [line for line in physical[:limit] if line != ""]
-
-
-def split_line(line: str) -> tuple[str, str]:
-    """(key, value) on the first colon; a line without a colon is all key."""
-    key, _sep, value = line.partition(":")
-    return key, value
-
+from tipcgen.script.lines import script_lines, split_line
 
 # What a script variable holds when its layout has no line for the role.
 ABSENT = {"export.inference_dir": "null"}

@@ -7,9 +7,9 @@ import os
 from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.errors import SpecError, UsageError
 from tipcgen.inputs import walk
-from tipcgen.legacy.importer.decode import decode, read_config
 from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import INFO, Finding
+from tipcgen.script.decode import decode, read_config
 
 
 def _walk(paths: list[str]) -> list[str]:
@@ -46,8 +46,8 @@ def lint_config(path: str, layout: str = "auto") -> list[Finding]:
 def lint_spec(path: str) -> list[Finding]:
     """Findings of every suite's lowered config (allowed rules included, as warnings), and
     prepare artifacts without a checksum."""
-    from tipcgen.legacy.lower import config_text
-    from tipcgen.spec.load import load_spec
+    from tipcgen.check.spec import load_spec
+    from tipcgen.lower.text import config_text
     from tipcgen.spec.prepare import Download
 
     spec = load_spec(path)

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import NoReturn, Optional
 
 from tipcgen.errors import Problem, SpecError
+from tipcgen.inputs import read_bytes
 
 MAX_BYTES = 1 << 20  # configs are a few KB; anything over a MiB is not one
-HEADER = re.compile(r"^=+\s*([A-Za-z0-9_ ]*?)\s*=+\s*$")
 
 
-class ImportError_(SpecError):
+class UndecodableConfig(SpecError):
     """A file that cannot be imported (binary, not UTF-8, too large, unknown layout)."""
 
 
 def _fail(path: str, message: str, line: Optional[int] = None, hint: Optional[str] = None) -> NoReturn:
-    raise ImportError_([Problem(path, line, None, None, message, hint)])
+    raise UndecodableConfig([Problem(path, line, None, None, message, hint)])
 
 
 class UnreadableFile(SpecError):
@@ -28,9 +27,7 @@ class UnreadableFile(SpecError):
 
 def read_config(path: str) -> bytes:
     """A config file's bytes; an OSError is an UnreadableFile naming the file and the OS's reason."""
-    from tipcgen.spec.load import read_bytes  # bounded, regular files only (no FIFO, no /dev/zero)
-
-    try:
+    try:  # bounded, regular files only (no FIFO, no /dev/zero)
         return read_bytes(path, MAX_BYTES)
     except SpecError as exc:
         raise UnreadableFile(exc.problems) from None
@@ -72,8 +69,3 @@ def decode(path: str, data: bytes) -> Decoded:
         physical.pop()
     blank = [i for i, line in enumerate(physical) if line == ""]
     return Decoded(path, text_, [line for line in physical if line != ""], blank, final_newline, bom, crlf)
-
-
-def header_name(line: str) -> Optional[str]:
-    m = HEADER.match(line)
-    return m.group(1).strip() if m and m.group(1).strip() else None

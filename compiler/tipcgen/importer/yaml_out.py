@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from tipcgen.spec.yamlcore import STR, resolve
 
 if TYPE_CHECKING:
-    from tipcgen.legacy.importer import ImportResult
+    from tipcgen.importer.result import ImportResult
 
 # What a plain scalar may not start with (YAML's indicators); `-`, `?` and `:` may when a
 # non-blank follows.

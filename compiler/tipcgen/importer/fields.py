@@ -15,13 +15,13 @@ from pydantic import ValidationError
 from tipcgen.dialects import Layout
 from tipcgen.dialects.base import Row
 from tipcgen.errors import Problem, SpecError
-from tipcgen.legacy.configview import split_line
-from tipcgen.legacy.importer.decode import Decoded, _fail, header_name
-from tipcgen.legacy.lower import ROLES, config_text, roles_typed
+from tipcgen.lower.text import ROLES, config_text, roles_typed
+from tipcgen.script.decode import Decoded, _fail
+from tipcgen.script.lines import header_name, split_line
 from tipcgen.spec.load import clean_loc
-from tipcgen.spec.model import TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite, text
+from tipcgen.spec.model import TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite
 from tipcgen.spec.modes import TRAIN_MODES
-from tipcgen.spec.policy import is_name
+from tipcgen.spec.policy import is_name, text
 
 INT = re.compile(r"^(0|-?[1-9][0-9]*)$")
 

@@ -14,64 +14,34 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from pydantic import ValidationError
 
 from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.errors import SpecError
-from tipcgen.legacy.importer.decode import (
-    HEADER,
-    MAX_BYTES,
-    Decoded,
-    ImportError_,
-    UnreadableFile,
-    _fail,
-    decode,
-    header_name,
-    read_config,
-)
-from tipcgen.legacy.importer.factor import (
-    factor_defaults,
-    factor_presets,
-    model_dir_name,
-    name_suites,
-    suite_name,
-)
-from tipcgen.legacy.importer.fields import import_suite, raw_config
-from tipcgen.legacy.importer.yaml_out import spec_yaml
-from tipcgen.legacy.lower import config_text
+from tipcgen.importer.factor import factor_defaults, factor_presets, model_dir_name, name_suites, suite_name
+from tipcgen.importer.fields import import_suite, raw_config
+from tipcgen.importer.result import ImportResult
+from tipcgen.importer.yaml_out import spec_yaml
+from tipcgen.lower.text import config_text
+from tipcgen.script.decode import Decoded, UnreadableFile, _fail, decode, read_config
+from tipcgen.script.lines import header_name
 from tipcgen.spec.model import Suite
 from tipcgen.spec.policy import name_problem
 
 __all__ = [
-    "HEADER",
-    "MAX_BYTES",
-    "Decoded",
     "GroupReport",
-    "ImportError_",
     "ImportResult",
-    "UnreadableFile",
     "config_groups",
-    "decode",
-    "header_name",
     "import_configs",
     "import_group",
     "import_suite",
-    "read_config",
     "spec_yaml",
     "suite_name",
     "verify_roundtrip",
 ]
-
-
-@dataclass
-class ImportResult:
-    spec: dict  # the spec as plain data (ready for YAML)
-    sources: dict = field(default_factory=dict)  # config file name -> source path
-    layouts: dict = field(default_factory=dict)  # config file name -> layout (or "raw")
-    findings: dict = field(default_factory=dict)  # suite name -> the upstream defects its `allow` keeps
 
 
 def import_configs(
@@ -181,8 +151,8 @@ def _import_verified(paths: list[str], layout: str, model: Optional[str], lenien
 
 def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[str]:
     """Build the imported spec from its YAML text; the names of inputs not reproduced exactly."""
+    from tipcgen.check.spec import load_spec_text
     from tipcgen.emit.files import config_files
-    from tipcgen.spec.load import load_spec_text
 
     spec = load_spec_text(yaml_text, label)
     files = {k: v.encode("utf-8") for k, v in config_files(spec).items()}

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 
 from tipcgen.errors import UsageError
-from tipcgen.legacy.configview import ConfigView
-from tipcgen.legacy.shellwords import ifs_split
+from tipcgen.lower.configview import ConfigView
+from tipcgen.script.shellwords import ifs_split
 
 # Characters no command can hold: bash drops a NUL, exec() refuses it; other controls are garbage,
 # and printed they drive the terminal: a CR sends the cursor back over a status line, C1 controls

@@ -1,0 +1,17 @@
+"""Every runner, by the name a dialect's `Dialect.runners` and a spec's `runner:` use (static: no
+module is looked up by a string at run time; mypy checks each against `plan.runner.Runner`)."""
+
+from __future__ import annotations
+
+from tipcgen.plan.runner import Runner
+from tipcgen.plan.runners import models, ocr, ocr_head, paddleclas, paddledetection, paddleseg, paddlevideo
+
+RUNNERS: dict[str, Runner] = {
+    "ocr": ocr,
+    "ocr_head": ocr_head,
+    "models": models,
+    "paddleclas": paddleclas,
+    "paddleseg": paddleseg,
+    "paddlevideo": paddlevideo,
+    "paddledetection": paddledetection,
+}

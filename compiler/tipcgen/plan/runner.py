@@ -1,0 +1,76 @@
+"""The runner interface. A runner is one upstream `test_train_inference_python.sh` made a module
+(plan/runners/<name>.py), registered in plan/registry.py and named in its dialect's
+`Dialect.runners`; mypy holds every registered module to `Runner`:
+
+- `plan(b: Builder) -> None`: the steps of `b.mode` for the config `b.v`, added with `b.add`
+  in the order that repo's script runs them (argv, CUDA_VISIBLE_DEVICES, logs, status paths);
+- `TEMPLATE`: the bash template under templates/ that generates the same script;
+- `STATUS_FORMAT`: its status_check line ({verdict} {model} {command} {log});
+- `MODES`: the modes its script accepts;
+- `DEVIATIONS`: its deliberate differences from that script (`Deviation`, below);
+- `GPU_ENTRIES_BY_LENGTH`: its script tells gpu_list entries apart by their length, as upstream's
+  do (the docs say so), instead of by structure.
+
+The generated bash of a runner and its `plan` are held equal by tests/test_plan_differential.py;
+each runner and its repo's real script by the upstream oracle (tests/helpers/upstream.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from tipcgen.plan.builder import Builder
+
+
+class Runner(Protocol):
+    # Read-only members: a module's constants are checked against them (a tuple of five modes
+    # is a `tuple[str, ...]`).
+    @property
+    def TEMPLATE(self) -> str: ...
+    @property
+    def STATUS_FORMAT(self) -> str: ...
+    @property
+    def MODES(self) -> tuple[str, ...]: ...
+    @property
+    def DEVIATIONS(self) -> tuple[Deviation, ...]: ...
+    @property
+    def GPU_ENTRIES_BY_LENGTH(self) -> bool: ...
+
+    def plan(self, b: Builder) -> None: ...
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """A deliberate difference between a runner and its repo's own script (README's table lists
+    them all, with the number of corpus configs each touches).
+
+    `categories` are regular expressions over the upstream oracle's difference categories
+    (tests/helpers/upstream.py) that this deviation explains: a run of the oracle whose every
+    difference matches a deviation of its runner counts as faithful."""
+
+    name: str
+    what: str  # what we do
+    why: str  # why we differ
+    categories: tuple = ()
+
+
+# Deviations of every runner: the improvements all generated scripts share.
+COMMON_DEVIATIONS = (
+    Deviation(
+        "skip-after-failed-train",
+        "after a failed train, that run's eval, export and inference are skipped "
+        "(status line `Run skipped (train failed)`)",
+        "upstream runs them on weights that were never written, burying the real failure",
+        (r"^status: \w+ verdict upstream 'Run (successfully|failed)' vs plan 'Run skipped \(train failed\)'",),
+    ),
+    Deviation(
+        "no-eval",
+        "a step's command is split into words and run as they are: a `;` (or `$`, `*`) in a config "
+        "value reaches the program as part of its argument",
+        "upstream `eval`s the command line it built: a `;` in a value ends the command there and runs "
+        "the rest as further shell commands (a profiler option read into another flag, for one)",
+        (r"^eval: upstream splits the command at ';'$",),
+    ),
+)

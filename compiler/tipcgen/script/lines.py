@@ -1,0 +1,36 @@
+"""A config's text as upstream's bash reads it: lines (what `awk`/`IFS=$'\\n'` keep), `key:value`
+split on the first colon, section headers (`===...name...===`). Imports nothing of tipcgen."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+HEADER = re.compile(r"^=+\s*([A-Za-z0-9_ ]*?)\s*=+\s*$")
+
+
+def split_lines(text: str) -> list[str]:
+    """A config's lines as the scripts count them: BOM and CRLF removed, empty lines dropped."""
+    text = text.removeprefix("\ufeff")
+    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
+        text = text.replace("\r\n", "\n")
+    return [line for line in text.split("\n") if line != ""]
+
+
+def script_lines(text: str, limit: int) -> list[str]:
+    """`awk 'NR==1, NR==limit'` then `IFS=$'\\n' lines=(...)`: empty lines vanish."""
+    physical = text.split("\n")
+    if physical and physical[-1] == "":
+        physical.pop()
+    return [line for line in physical[:limit] if line != ""]
+
+
+def split_line(line: str) -> tuple[str, str]:
+    """(key, value) on the first colon; a line without a colon is all key."""
+    key, _sep, value = line.partition(":")
+    return key, value
+
+
+def header_name(line: str) -> Optional[str]:
+    m = HEADER.match(line)
+    return m.group(1).strip() if m and m.group(1).strip() else None
