@@ -12,10 +12,10 @@ import typer
 
 from tipcgen.cli.common import MAX_WAIT, SOURCE_ARG, SUITE_OPT, app, mode_option, plan_for, seconds
 from tipcgen.errors import UsageError
-from tipcgen.run.doctor import CHECK_NAMES, CONNECT_TIMEOUT, IMPORT_TIMEOUT, Limits, Suite, exit_code, run_checks
+from tipcgen.run.doctor import CHECK_NAMES, CONNECT_TIMEOUT, IMPORT_TIMEOUT, Target, Waits, exit_code, run_checks
 
 
-def read_suite(source: str, mode: str, suite: Optional[str]) -> Suite:
+def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
     """The Plan (as `tipcgen run` makes it from this environment) and the config's lines doctor reads."""
     from tipcgen.dialects import detect_text, get_layout
     from tipcgen.lower.configview import ConfigView
@@ -28,7 +28,7 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Suite:
             raise UsageError("--suite chooses a suite of a spec; a legacy CONFIG is one suite")
         text = read_text(source)
         view = ConfigView.parse(text, detect_text(text, source))
-        return Suite(source, mode, plan, view.value("python"), view.value("gpu_list"), text.encode(), source)
+        return Target(source, mode, plan, view.value("python"), view.value("gpu_list"), text.encode(), source)
 
     from tipcgen.check.spec import load_spec
     from tipcgen.emit.files import config_files
@@ -38,7 +38,7 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Suite:
     text = config_files(spec)[f"test_tipc/configs/{spec.model}/{spec.suites[name].file}"]
     view = ConfigView.parse(text, get_layout(spec.suite_layout(name)))
     command = f"tipcgen prepare {source} --mode {mode}" + (f" --suite {suite}" if suite else "")
-    return Suite(
+    return Target(
         f"{source} [suite {name}]", mode, plan, view.value("python"), view.value("gpu_list"), text.encode(),
         spec_path=source, prepare=list(spec.prepare.get(mode, [])), prepare_command=command,
     )  # fmt: skip
@@ -74,7 +74,7 @@ def doctor(
         from tipcgen.run.doctor import plan_launches, suite_ips
 
         check_names(read.config_path, suite_ips(plan_launches(read.plan)))
-    checks = run_checks(read, os.environ, Path.cwd(), Limits(connect_timeout, import_timeout), skip)
+    checks = run_checks(read, os.environ, Path.cwd(), Waits(connect_timeout, import_timeout), skip)
     code = exit_code(checks)
     if as_json:
         report = dict(source=read.label, mode=mode, exit_code=code, checks=[asdict(c) for c in checks])

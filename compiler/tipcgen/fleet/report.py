@@ -6,18 +6,17 @@ from __future__ import annotations
 
 import json
 import re
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen import __version__
+from tipcgen.emit.junit import Case, Suite, junit_xml
 from tipcgen.fleet.nodes import Fleet, Node
 
 PASSED, FAILED, SKIPPED, TIMED_OUT = "passed", "failed", "skipped", "timed out"
 STOPPED, NOT_RUN = "stopped", "not run"
 FAILING = (FAILED, TIMED_OUT, STOPPED, NOT_RUN)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")  # not in XML 1.0
 _VERDICT = re.compile(r"^Run (successfully|failed|skipped \((?P<why>[^)]*)\)) with command")
 # The generated bash says why a step it stopped failed (its status line only says "Run failed"):
 # "tipc: step N (train) timed out after 5 s (limit from ...); its processes were stopped", N from 1.
@@ -156,48 +155,20 @@ def _count(steps: list, *states: str) -> int:
 def junit_report(fleet: Fleet, nodes: list) -> str:
     """A testsuite per node, a testcase per step; failed, timed-out and stopped steps are
     failures, skipped and never-run steps are skipped (with why)."""
-    every = [s for n in nodes for s in n.steps]
-    root = ET.Element(
-        "testsuites",
-        {
-            "name": f"tipcgen fleet {fleet.plan.model_name}.{fleet.mode}",
-            "tests": str(len(every)),
-            "failures": str(_count(every, FAILED, TIMED_OUT, STOPPED)),
-            "errors": "0",
-            "skipped": str(_count(every, SKIPPED, NOT_RUN)),
-            "time": f"{sum(n.seconds for n in nodes):.3f}",
-        },
-    )
+    suites = []
     for n in nodes:
-        suite = ET.SubElement(
-            root,
-            "testsuite",
-            {
-                "name": n.ip,
-                "tests": str(len(n.steps)),
-                "failures": str(_count(n.steps, FAILED, TIMED_OUT, STOPPED)),
-                "errors": "0",
-                "skipped": str(_count(n.steps, SKIPPED, NOT_RUN)),
-                "time": f"{n.seconds:.3f}",
-            },
-        )
-        props = ET.SubElement(suite, "properties")
-        for key, value in (("state", n.state), ("dir", n.dir), ("reason", n.reason or "")):
-            ET.SubElement(props, "property", {"name": key, "value": _XML_BAD.sub("", value)})
+        cases = []
         for s in n.steps:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                {"classname": f"{fleet.plan.model_name}.{fleet.mode}.{n.ip}", "name": f"{s.index} {s.kind} {s.group}"},
-            )
-            text = _XML_BAD.sub("", s.status_line or "")
+            outcome, why = "passed", ""
             if s.status in (SKIPPED, NOT_RUN):
+                outcome = "skipped"
                 why = s.reason or ("not run: " + (n.reason or "the node's run ended before it"))
-                ET.SubElement(case, "skipped", {"message": _XML_BAD.sub("", why)}).text = text
             elif s.status in (FAILED, TIMED_OUT, STOPPED):
-                why = s.reason or n.reason or s.status
-                ET.SubElement(
-                    case, "failure", {"message": _XML_BAD.sub("", why), "type": s.status.replace(" ", "_")}
-                ).text = text
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+                outcome, why = "failed", s.reason or n.reason or s.status
+            classname = f"{fleet.plan.model_name}.{fleet.mode}.{n.ip}"
+            kind = s.status.replace(" ", "_") if outcome == "failed" else ""
+            cases.append(Case(classname, f"{s.index} {s.kind} {s.group}", outcome, why, kind, s.status_line or ""))
+        props = (("state", n.state), ("dir", n.dir), ("reason", n.reason or ""))
+        suites.append(Suite(n.ip, n.seconds, props, cases))
+    name = f"tipcgen fleet {fleet.plan.model_name}.{fleet.mode}"
+    return junit_xml(name, suites, sum(n.seconds for n in nodes))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.runner import Deviation
@@ -55,34 +55,19 @@ class BenchDialect:
     # line keeps each next line's indent, so its options are separated by 1 + this many blanks.
     analysis_indent: int = 24
     static_mode: str = "sed"  # dynamicTostatic: sed (trainer line), params (any PARAMS naming it), list, none
+    # PARAMS' precision as the runs read it (PaddleOCR: fp16 is its `amp`), and back in log names
+    # (None: as given).
+    precision_in: tuple = (("null", "fp32"),)
+    precision_named: Optional[Callable[[str], str]] = None
+    substitutions: tuple = ()  # (old, new) rewritten in the config first (sed without specials)
+    rewrite: Optional[Callable[[_State, dict], None]] = None  # more edits before the runs
+    epochs: Optional[Callable[[BenchDialect, _Params, str, dict, str], tuple[str, tuple]]] = None
+    skip_null_flags: bool = False  # a `null` (or empty) flags value is not exported
+    extra_args: bool = False  # the last line's `key:value;...` items (PaddleSeg's parse_extra_args)
+    colon_logs: bool = False  # matting models log `key=value`: the train log is rewritten to `key: value`
+    timeouts: tuple = ()  # (device_num, timeout) of multi-GPU runs that get their own timeout
+    accumulation_line: Optional[int] = None  # PaddleVideo: TimeSformer's global batch appended here
 
-
-BENCH = {
-    "paddleclas": BenchDialect(
-        "paddleclas", "PaddleClas", None,
-        ("batch_size", "fp_items", "epoch", "model_type", "num_workers", "profile", "flags"),
-        grep_word=False, null_lines=(24, 30, 17, 18), mode_prefix=False, timeout_train="5m",
-        timeout_multi="5m", skip_steps="100", static_mode="list", status_trailer=" ! ", analysis_indent=28,
-    ),
-    "paddleseg": BenchDialect(
-        "paddleseg", "PaddleSeg", None, ("batch_size", "fp_items", "epoch", "profile", "flags"),
-        default_devices=("N1C1", "N1C8"), status_model=(False, True), status_trailer="  ",
-    ),
-    "paddlevideo": BenchDialect(
-        "paddlevideo", "PaddleVideo", None, ("batch_size", "fp_items", "epoch", "profile", "flags", "max_iters"),
-        null_lines=(24, 25, 38, 28, 30), mode_prefix=False, profile_line=12, skip_steps="5",
-        units=("instance/sec", "instance/sec"), static_mode="params",
-    ),
-    "paddledetection": BenchDialect(
-        "paddledetection", "PaddleDetection", None, ("batch_size", "fp_items", "epoch", "repeat", "profile", "flags"),
-        skip_steps="4", units=("images/s", "images/s"), status_trailer="  ",
-    ),
-    "paddleocr": BenchDialect(
-        "paddleocr", "PaddleOCR/head", "ocr_head", ("batch_size", "fp_items", "epoch", "profile", "flags"),
-        grep_word=False, profile_quoted=False, timer_option=False, timeout_profile="",
-        status_model=(False, False), static_mode="none",
-    ),
-}  # fmt: skip
 
 # PaddleClas's script rewrites these (sed regexes without special characters but `.`) first.
 CLAS_PRE = (
@@ -289,10 +274,7 @@ def _read_params(d: BenchDialect, params: str, section: dict) -> _Params:
         return out
     parts = [*ifs_split(params, "_"), "", "", "", "", ""]
     model_type, precision, run_mode, device_num = parts[0], parts[2], parts[3], parts[4]
-    if d.name == "paddleocr":
-        precision = "amp" if precision == "fp16" else precision
-    elif precision == "null":
-        precision = "fp32"
+    precision = dict(d.precision_in).get(precision, precision)
     trainer = "to_static_train" if model_type == "dynamicTostatic" else "norm_train"
     return _Params(
         [digits(parts[1])], ifs_split(precision, ";"), ifs_split(device_num, ";"),
@@ -401,9 +383,8 @@ def plan_benchmark(
     config = _Config(text)
     if d.static_mode == "params" and "dynamicTostatic" in params:
         config.substitute("trainer:norm_train", "trainer:to_static_train")
-    if d.name == "paddleclas":
-        for old, new in CLAS_PRE:
-            config.substitute(old, new)
+    for old, new in d.substitutions:
+        config.substitute(old, new)
     lines = [line for line in config.lines if line != ""]
     model = parser_value(lines[1]) if len(lines) > 1 else ""
     section = read_section(d, lines, config.text(), source)
@@ -415,7 +396,8 @@ def plan_benchmark(
     for number in d.null_lines:
         config.set_value(number, "null")
     config.set_value(3, "python")
-    _rewrite_before_runs(st, section, lines)
+    if d.rewrite:
+        d.rewrite(st, section)
     p = _read_params(d, params, section)
     _check_log_names(source, model, p)
     if (d.static_mode == "params" and "dynamicTostatic" in params) or (
@@ -424,8 +406,8 @@ def plan_benchmark(
         st.to_static = "d2sT_"
         if d.static_mode == "sed":
             config.substitute("trainer:norm_train", "trainer:to_static_train")
-    epoch, edits = _epochs(d, p, params, section, model)
-    extra = extra_args(lines) if d.name == "paddleseg" else {}
+    epoch, edits = d.epochs(d, p, params, section, model) if d.epochs else (section["epoch"], ())
+    extra = extra_args(lines) if d.extra_args else {}
     for bs in p.batch_sizes:
         for precision in p.precisions:
             for device_num in p.device_nums:
@@ -437,30 +419,70 @@ def plan_benchmark(
 
 
 def _flags_on(d: BenchDialect, section: dict) -> bool:
-    # PaddleDetection skips a `null` (or empty) flags value; the others export it (a no-op).
-    return d.name != "paddledetection" or section["flags"] not in ("", "null")
+    # A `null` (or empty) flags value is exported by most scripts (a no-op), skipped by some.
+    return not d.skip_null_flags or section["flags"] not in ("", "null")
 
 
-def _rewrite_before_runs(st: _State, section: dict, lines: list) -> None:
-    config = st.config
-    if st.d.name == "paddleclas":
-        config.substitute(CLAS_WORKERS, f" -o DataLoader.Train.loader.num_workers={section['num_workers']}")
-    elif st.d.name == "paddlevideo":
-        config.append(VIDEO_TRAIN_LINE, f" --max_iters={section['max_iters']} -o log_interval=1")
-        config.drop_first(VIDEO_TRAIN_LINE, "--validate")
+def _clas_workers(st: _State, section: dict) -> None:
+    st.config.substitute(CLAS_WORKERS, f" -o DataLoader.Train.loader.num_workers={section['num_workers']}")
 
 
-def _epochs(d: BenchDialect, p: _Params, params: str, section: dict, model: str) -> tuple[str, tuple]:
-    """The epoch value the runs write, and PaddleDetection's dataset edits."""
+def _video_max_iters(st: _State, section: dict) -> None:
+    st.config.append(VIDEO_TRAIN_LINE, f" --max_iters={section['max_iters']} -o log_interval=1")
+    st.config.drop_first(VIDEO_TRAIN_LINE, "--validate")
+
+
+def _ocr_epochs(d: BenchDialect, p: _Params, params: str, section: dict, model: str) -> tuple[str, tuple]:
+    """PaddleOCR scales a PARAMS run's epochs by its node count."""
+    return (scaled(p.device_num, section["epoch"], True) if params else section["epoch"]), ()
+
+
+def _ocr_precision(precision: str) -> str:
+    return "fp16" if precision == "amp" else "fp32"
+
+
+def _det_epochs(d: BenchDialect, p: _Params, params: str, section: dict, model: str) -> tuple[str, tuple]:
+    """PaddleDetection: models trained on full COCO scale their epochs; the others run one epoch
+    with the datasets' `repeat` scaled instead (the dataset edits)."""
     epoch = section["epoch"]
-    if d.name == "paddleocr" and params:
-        return scaled(p.device_num, epoch, True), ()
-    if d.name != "paddledetection":
-        return epoch, ()
     if any(name in model for name in DET_FULL_COCO):
         return scaled(p.device_num, epoch, False), ()
     repeat = scaled(p.device_num, section["repeat"], False)
     return "1", tuple((path, DET_DATASET_LINE, f"{indent}repeat: {repeat}") for path, indent in DET_DATASETS)
+
+
+# Each upstream benchmark_train.sh, by dialect: a new one is an entry here and its template.
+BENCH: dict[str, BenchDialect] = {
+    "paddleclas": BenchDialect(
+        "paddleclas", "PaddleClas", None,
+        ("batch_size", "fp_items", "epoch", "model_type", "num_workers", "profile", "flags"),
+        grep_word=False, null_lines=(24, 30, 17, 18), mode_prefix=False, timeout_train="5m",
+        timeout_multi="5m", skip_steps="100", static_mode="list", status_trailer=" ! ", analysis_indent=28,
+        substitutions=CLAS_PRE, rewrite=_clas_workers, timeouts=(("N4C32", "10m"),),
+    ),
+    "paddleseg": BenchDialect(
+        "paddleseg", "PaddleSeg", None, ("batch_size", "fp_items", "epoch", "profile", "flags"),
+        default_devices=("N1C1", "N1C8"), status_model=(False, True), status_trailer="  ",
+        extra_args=True, colon_logs=True,
+    ),
+    "paddlevideo": BenchDialect(
+        "paddlevideo", "PaddleVideo", None, ("batch_size", "fp_items", "epoch", "profile", "flags", "max_iters"),
+        null_lines=(24, 25, 38, 28, 30), mode_prefix=False, profile_line=12, skip_steps="5",
+        units=("instance/sec", "instance/sec"), static_mode="params", rewrite=_video_max_iters,
+        accumulation_line=VIDEO_TRAIN_LINE,
+    ),
+    "paddledetection": BenchDialect(
+        "paddledetection", "PaddleDetection", None, ("batch_size", "fp_items", "epoch", "repeat", "profile", "flags"),
+        skip_steps="4", units=("images/s", "images/s"), status_trailer="  ", epochs=_det_epochs,
+        skip_null_flags=True,
+    ),
+    "paddleocr": BenchDialect(
+        "paddleocr", "PaddleOCR/head", "ocr_head", ("batch_size", "fp_items", "epoch", "profile", "flags"),
+        grep_word=False, profile_quoted=False, timer_option=False, timeout_profile="",
+        status_model=(False, False), static_mode="none", precision_in=(("fp16", "amp"),),
+        precision_named=_ocr_precision, epochs=_ocr_epochs,
+    ),
+}  # fmt: skip
 
 
 def _one_run(
@@ -473,8 +495,8 @@ def _one_run(
     if d.static_mode == "list":
         config.set_value(15, model_type)
         st.to_static = "d2sT_" if model_type == "to_static_train" else ""
-    if d.name == "paddleocr":
-        precision = "fp16" if precision == "amp" else "fp32"
+    if d.precision_named:
+        precision = d.precision_named(precision)
     run = f"bs{bs}_{precision}_{p.run_mode}_{device_num}"
     stem = f"{st.repo}_{st.model}_{run}_{st.to_static}"
     gpus = gpu_ids(device_num)
@@ -488,12 +510,10 @@ def _one_run(
     config.set_value(d.profile_line, "null")
     if not single:
         _time_sformer(st, bs, device_num)
-    timeout = d.timeout_train if single else d.timeout_multi
-    if d.name == "paddleclas" and not single and device_num == "N4C32":
-        timeout = "10m"
+    timeout = d.timeout_train if single else dict(d.timeouts).get(device_num, d.timeout_multi)
     log_name = f"{stem}log"
     # PaddleSeg's matting models log `key=value`: analysis.py reads `key: value`.
-    colon = d.name == "paddleseg" and ((extra.get("task") == "mat") if single else (st.model == "ppmatting"))
+    colon = d.colon_logs and ((extra.get("task") == "mat") if single else (st.model == "ppmatting"))
     log = f"{st.save_log}/train_log/{log_name}"
     st.inner("train", timeout, log, run, colon)
     if single and extra.get("skip_iters"):
@@ -519,11 +539,12 @@ def _profile_run(st: _State, bs: str, device_num: str, stem: str, run: str) -> N
 def _time_sformer(st: _State, bs: str, device_num: str) -> None:
     """PaddleVideo's TimeSformer accumulates gradients: the global batch is appended (again for
     every run) to the trainer line."""
-    if st.d.name != "paddlevideo" or "TimeSformer" not in st.model:
+    line = st.d.accumulation_line
+    if line is None or "TimeSformer" not in st.model:
         return
     a, b = expr_int(bs), expr_int(device_num[3:7])
     total = str(a * b * 8) if a is not None and b is not None else ""
-    st.config.append(VIDEO_TRAIN_LINE, f" -o GRADIENT_ACCUMULATION.global_batch_size={total}")
+    st.config.append(line, f" -o GRADIENT_ACCUMULATION.global_batch_size={total}")
 
 
 def _analysis(st: _State, p: _Params, bs: str, precision: str, devices: str, single: bool, log: str, speed: str, run):

@@ -77,7 +77,7 @@ def launch_prefix(
     return launch
 
 
-class Run(NamedTuple):
+class TrainingRun(NamedTuple):
     """Where a step sits in its training run: the train step whose failure skips it, the run's
     node count and group, and why it is skipped even when the train succeeds."""
 
@@ -87,7 +87,7 @@ class Run(NamedTuple):
     skip: Optional[str] = None
 
 
-NO_RUN = Run()  # whole_infer: steps outside any training run
+NO_RUN = TrainingRun()  # whole_infer: steps outside any training run
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ class Builder:
         kind: str,
         command: str,
         log: Optional[str],
-        run: Run = NO_RUN,
+        run: TrainingRun = NO_RUN,
         *,
         shown: Optional[str] = None,
         status_path: Optional[str] = None,

@@ -557,7 +557,7 @@ def check_digest(config_path: Optional[str], config_bytes: bytes, spec_path: Opt
 
 
 @dataclass(frozen=True)
-class Suite:
+class Target:
     """What doctor reads of a suite (cli/doctor.py fills it from a spec or a config)."""
 
     label: str
@@ -573,7 +573,7 @@ class Suite:
 
 
 @dataclass(frozen=True)
-class Limits:
+class Waits:
     connect: float = CONNECT_TIMEOUT
     imports: float = IMPORT_TIMEOUT
 
@@ -584,7 +584,7 @@ def _timed(run: Callable[[], Check]) -> Check:
     return replace(check, seconds=round(time.monotonic() - start, 3))
 
 
-def _network_checks(suite: Suite, environ: Mapping[str, str], limits: Limits) -> dict[str, Callable[[], Check]]:
+def _network_checks(suite: Target, environ: Mapping[str, str], limits: Waits) -> dict[str, Callable[[], Check]]:
     launches = plan_launches(suite.plan)
     if not launches:
         return {name: functools.partial(_no_multinode, name, suite.mode) for name in CHECK_NAMES[:4]}
@@ -603,7 +603,7 @@ def _worst(checks: list[Check]) -> Check:
 
 
 def run_checks(
-    suite: Suite, environ: Mapping[str, str], root: Path, limits: Limits = Limits(), skip: Sequence[str] = ()
+    suite: Target, environ: Mapping[str, str], root: Path, limits: Waits = Waits(), skip: Sequence[str] = ()
 ) -> list[Check]:
     """Every check, in CHECK_NAMES order; a name in `skip` is not run and gives a skip line."""
     paddle: list[Optional[Paddle]] = [None]  # what the python check found, for the topology check

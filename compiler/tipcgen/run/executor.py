@@ -111,7 +111,7 @@ def env_seconds(name: str, environ: Mapping[str, str]) -> Optional[float]:
 
 
 @dataclass(frozen=True)
-class Limits:
+class LimitOverrides:
     """The run-wide overrides of the Plan's limits: from the options, else the environment
     (None: not given; 0: no limit). `for_step` resolves one step's limits and says whence."""
 
@@ -121,7 +121,7 @@ class Limits:
     stall_from: str = "--stall-timeout"
 
     @classmethod
-    def of(cls, timeout: Optional[float], stall: Optional[float], environ: Mapping[str, str]) -> Limits:
+    def of(cls, timeout: Optional[float], stall: Optional[float], environ: Mapping[str, str]) -> LimitOverrides:
         t_env, s_env = env_seconds(STEP_TIMEOUT_ENV, environ), env_seconds(STALL_TIMEOUT_ENV, environ)
         return cls(
             timeout if timeout is not None else t_env,
@@ -442,7 +442,7 @@ def run_plan(
     and "end" after it ran or was skipped. `environ` defaults to os.environ.
     """
     base = dict(os.environ if environ is None else environ)
-    overrides = Limits.of(timeout, stall, base)
+    overrides = LimitOverrides.of(timeout, stall, base)
     check_log_dir(plan, cwd)
     os.makedirs(os.path.join(cwd, plan.log_dir), exist_ok=True)
     status_path = os.path.join(cwd, plan.status_log)

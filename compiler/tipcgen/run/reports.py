@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import xml.etree.ElementTree as ET
 from typing import Optional
 
 from tipcgen import __version__
+from tipcgen.emit.junit import Case, Suite, junit_xml, xml_text
 from tipcgen.plan.model import Plan
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summarize
@@ -16,7 +16,6 @@ from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summar
 TAIL_LINES = 200
 TAIL_BYTES = 64 * 1024
 # Characters XML 1.0 cannot hold (logs carry ANSI colour codes, \x1b, and progress bars' \r).
-_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -35,7 +34,7 @@ def log_tail(text: Optional[str], lines: int = TAIL_LINES, limit: int = TAIL_BYT
     if not text:
         return ""
     tail = "\n".join(text.splitlines()[-lines:])[-limit:]
-    return _XML_BAD.sub("", _ANSI.sub("", tail))
+    return xml_text(_ANSI.sub("", tail))
 
 
 def step_names(plan: Plan, result: StepResult) -> tuple[str, str]:
@@ -101,60 +100,30 @@ def json_report(plan: Plan, results: list[StepResult], cwd: str = ".", source: O
 
 def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
     """JUnit XML: one testsuite for the run, one testcase per step in plan order."""
-    s = summarize(results)
-    suite_name = f"{plan.model_name}.{plan.mode}"
-    root = ET.Element(
-        "testsuites",
-        {
-            "name": "tipcgen",
-            "tests": str(len(results)),
-            "failures": str(s.failed),
-            "errors": "0",
-            "skipped": str(s.skipped),
-            "time": f"{sum(r.seconds for r in results):.3f}",
-        },
-    )
-    suite = ET.SubElement(
-        root,
-        "testsuite",
-        {
-            "name": suite_name,
-            "tests": str(len(results)),
-            "failures": str(s.failed),
-            "errors": "0",
-            "skipped": str(s.skipped),
-            "time": f"{sum(r.seconds for r in results):.3f}",
-        },
-    )
-    props = ET.SubElement(suite, "properties")
-    for key, value in (
-        ("layout", plan.layout),
-        ("mode", plan.mode),
-        ("model_name", plan.model_name),
-        ("status_log", plan.status_log),
-    ):
-        ET.SubElement(props, "property", {"name": key, "value": value})
+    cases = []
     for r in results:
         classname, name = step_names(plan, r)
-        case = ET.SubElement(suite, "testcase", {"classname": classname, "name": name, "time": f"{r.seconds:.3f}"})
-        command = _XML_BAD.sub("", r.step.command)
+        outcome, message, kind = "passed", "", ""
         if r.status == SKIPPED:
-            ET.SubElement(case, "skipped", {"message": r.reason or "skipped"}).text = command
+            outcome, message = "skipped", r.reason or "skipped"
         elif r.counts_as_failed:
+            outcome, kind = "failed", r.status.replace(" ", "_")
             if r.status in (TIMED_OUT, STALLED):
                 message = r.reason or r.status
             elif r.returncode is None:
                 message = r.reason or "failed"
             else:
                 message = f"exit status {r.returncode}" + (f": {r.reason}" if r.reason else "")
-            ET.SubElement(
-                case, "failure", {"message": _XML_BAD.sub("", message), "type": r.status.replace(" ", "_")}
-            ).text = command
         tail = log_tail(read_log(cwd, r.step.log))
-        if tail:
-            ET.SubElement(case, "system-out").text = tail
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        cases.append(Case(classname, name, outcome, message, kind, r.step.command, tail, r.seconds))
+    props = (
+        ("layout", plan.layout),
+        ("mode", plan.mode),
+        ("model_name", plan.model_name),
+        ("status_log", plan.status_log),
+    )
+    seconds = sum(r.seconds for r in results)
+    return junit_xml("tipcgen", [Suite(f"{plan.model_name}.{plan.mode}", seconds, props, cases)], seconds)
 
 
 def check_report_path(option: str, path: Optional[str]) -> None:

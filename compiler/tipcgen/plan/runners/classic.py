@@ -12,7 +12,7 @@ from typing import Optional
 from tipcgen.dialects import Layout
 from tipcgen.dialects.base import Dialect
 from tipcgen.lower.configview import ConfigView
-from tipcgen.plan.builder import AMP_FLAGS, NO_RUN, Builder, Run, env_for, gpu_entry, launch_prefix
+from tipcgen.plan.builder import AMP_FLAGS, NO_RUN, Builder, TrainingRun, env_for, gpu_entry, launch_prefix
 from tipcgen.script.shellwords import ifs_split, mode_value, set_param, single_test, unquoted_test
 
 
@@ -151,9 +151,9 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, log_dir: str, autocast: s
     cmd = _train_command(t, e, run_train, autocast, save_log, b.script.train_autocast)
     train_log = b.script.train_log.format(save_log=save_log) if b.script.train_log else None
     train_idx = b.add(
-        "train", cmd, train_log, Run(None, e.nodes, group), shown=cmd, output="tee" if train_log else "log"
+        "train", cmd, train_log, TrainingRun(None, e.nodes, group), shown=cmd, output="tee" if train_log else "log"
     )
-    run = Run(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
+    run = TrainingRun(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
     step_log = f"{log_dir}/{stem}_nodes_{e.nodes}"  # eval/export logs name the nodes even when 1
     if unquoted_test(t.eval_py, "!=", "null"):
         b.apply_env(e.env)
@@ -259,12 +259,20 @@ class InferParams:
     set_extra: str  # ocr
     quant: str  # "True": a quantized model (pact trainer), only int8 runs on CPU
     log_dir: str
-    run: Run
+    run: TrainingRun
     gpus: str = ""  # in the log names after the device: `_gpus_<gpu>` (PaddleOCR today) or nothing
 
     @classmethod
     def read(
-        cls, v: ConfigView, python: str, model_dir: str, log_dir: str, data: str, quant: str, run: Run, gpus: str = ""
+        cls,
+        v: ConfigView,
+        python: str,
+        model_dir: str,
+        log_dir: str,
+        data: str,
+        quant: str,
+        run: TrainingRun,
+        gpus: str = "",
     ) -> InferParams:
         return cls(
             python=python,
@@ -294,7 +302,7 @@ def inference_matrix(
     data: str,
     quant: str,
     ocr: bool,
-    run: Run = NO_RUN,
+    run: TrainingRun = NO_RUN,
     run_gpu: Optional[str] = None,
 ) -> None:
     """func_inference: the inference matrix on one model, for each inference.use_gpu value

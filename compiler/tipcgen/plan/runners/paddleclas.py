@@ -19,7 +19,7 @@ from typing import NamedTuple, Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.lower.configview import ConfigView
-from tipcgen.plan.builder import NO_RUN, Builder, Run
+from tipcgen.plan.builder import NO_RUN, Builder, TrainingRun
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.plan.runners.classic import shell_eq, shell_ne
 from tipcgen.script.shellwords import ifs_split, set_param, single_test, unquoted_test
@@ -182,8 +182,8 @@ def _run_trainer(b: Builder, e: Entry, autocast: str, trainer: str) -> None:
         cmd += FUSED_FLAGS
     not_first = e.nodes > 1 and b.node_ip is not None and b.node_ip in ifs_split(e.ips, ",")[1:]
     train_log = f"{save_log}.log"  # upstream appends the trainer's train.log to it
-    train = _add(b, "train", cmd, train_log, Run(None, e.nodes, stem), shown=cmd, output="tee")
-    run = Run(train, e.nodes, stem, "not trainer 0" if not_first else None)
+    train = _add(b, "train", cmd, train_log, TrainingRun(None, e.nodes, stem), shown=cmd, output="tee")
+    run = TrainingRun(train, e.nodes, stem, "not trainer 0" if not_first else None)
     rec = any(m in model for m in RECMODEL_MODELS)
     sub = "RecModel" if rec else model
     weights = f"{save_log}/{sub}/{_value(v, 'train.model_file')}"
@@ -208,7 +208,7 @@ def _add(
     kind: str,
     cmd: str,
     log: str,
-    run: Run,
+    run: TrainingRun,
     *,
     shown: Optional[str] = None,
     output: str = "log",
@@ -224,7 +224,7 @@ def _add(
     return b.add(kind, argv, log, run, shown=shown, status_path=log, output=output, cwd=cwd)
 
 
-def _inference(b: Builder, model_dir: str, gpu: str, cwd: Optional[str], run: Run = NO_RUN) -> None:
+def _inference(b: Builder, model_dir: str, gpu: str, cwd: Optional[str], run: TrainingRun = NO_RUN) -> None:
     """func_inference: CPU (mkldnn x threads x batch size x precision, no filter) and GPU
     (TensorRT x precision x batch size, skipping precision True without TensorRT) runs. Its quant
     flag argument is never read: a quantized model runs the same matrix."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen.lower.configview import ConfigView
-from tipcgen.plan.builder import NO_RUN, Builder, Run
+from tipcgen.plan.builder import NO_RUN, Builder, TrainingRun
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.plan.runners.classic import shell_eq, shell_ne
 from tipcgen.script.shellwords import grep_w_lines, ifs_split, mode_value, set_param, single_test, unquoted_test
@@ -232,8 +232,10 @@ def _run_trainer(b: Builder, p: Params, e: Entry, log_dir: str, autocast: str, t
     group = f"{stem}_nodes_{nodes}"
     log = f"{log_dir}/{group}"
     not_first = nodes > 1 and b.node_ip is not None and b.node_ip in ifs_split(e.ips, ",")[1:]
-    idx = b.add("train", f"{TIMEOUT} {cmd}", f"{log}.log", Run(None, nodes, group), shown=cmd, status_path=f"{log}.log")
-    run = Run(idx, nodes, group, "not trainer 0" if not_first else None)
+    idx = b.add(
+        "train", f"{TIMEOUT} {cmd}", f"{log}.log", TrainingRun(None, nodes, group), shown=cmd, status_path=f"{log}.log"
+    )
+    run = TrainingRun(idx, nodes, group, "not trainer 0" if not_first else None)
     weight = set_param(p.key("export.weights"), f"{save_log}/{p.model}/{p.val('train.model_file')}")
     set_use_gpu = set_param(p.key("train.device"), use_gpu)
     if unquoted_test(p.val("eval.command"), "!=", "null"):
@@ -258,7 +260,7 @@ def _run_trainer(b: Builder, p: Params, e: Entry, log_dir: str, autocast: str, t
 # --- func_inference -----------------------------------------------------------------------------
 
 
-def inference(b: Builder, p: Params, model_dir: str, data: str, quant: str, gpu: str, run: Run) -> list[str]:
+def inference(b: Builder, p: Params, model_dir: str, data: str, quant: str, gpu: str, run: TrainingRun) -> list[str]:
     """func_inference on one model; -> the devices it looped over. Logs name the script's
     global `gpu` (the call passes a literal `{gpu}` the function never reads)."""
     common = (
@@ -274,7 +276,7 @@ def inference(b: Builder, p: Params, model_dir: str, data: str, quant: str, gpu:
     return devices
 
 
-def _infer_cpu(b: Builder, p: Params, use_gpu: str, common: tuple, quant: str, gpu: str, run: Run) -> None:
+def _infer_cpu(b: Builder, p: Params, use_gpu: str, common: tuple, quant: str, gpu: str, run: TrainingRun) -> None:
     py = f"{p.python} {p.val('inference.script')} {p.key('inference.use_gpu')}={use_gpu}"
     for mkldnn in p.items("inference.mkldnn"):
         if shell_eq(mkldnn, "False") and shell_eq(quant, "True"):
@@ -292,7 +294,7 @@ def _infer_cpu(b: Builder, p: Params, use_gpu: str, common: tuple, quant: str, g
                 b.add("infer", cmd, log, run, status_path=log)
 
 
-def _infer_gpu(b: Builder, p: Params, use_gpu: str, common: tuple, quant: str, gpu: str, run: Run) -> None:
+def _infer_gpu(b: Builder, p: Params, use_gpu: str, common: tuple, quant: str, gpu: str, run: TrainingRun) -> None:
     py = f"{p.python} {p.val('inference.script')} {p.key('inference.use_gpu')}={use_gpu}"
     for precision in p.items("inference.precision"):
         if precision != "paddle" and (

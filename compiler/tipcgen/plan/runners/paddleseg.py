@@ -26,7 +26,7 @@ import os
 from dataclasses import replace
 from fnmatch import fnmatchcase
 
-from tipcgen.plan.builder import AMP_FLAGS, NO_RUN, Builder, Run
+from tipcgen.plan.builder import AMP_FLAGS, NO_RUN, Builder, TrainingRun
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.plan.runners.classic import Entry, TrainParams, read_entry, shell_eq
 from tipcgen.script.lines import script_lines, split_line
@@ -135,7 +135,7 @@ def _whole_infer(b: Builder) -> None:
 # --- func_inference -----------------------------------------------------------------------------
 
 
-def inference(b: Builder, model_dir: str, data: str, quant: str, gpu: str, run: Run) -> None:
+def inference(b: Builder, model_dir: str, data: str, quant: str, gpu: str, run: TrainingRun) -> None:
     """func_inference on `<model_dir>/deploy.yaml`; `gpu` is the one its log names show."""
     v = b.v
     common = {
@@ -162,7 +162,7 @@ def _cpu_skips(mkldnn: str, precision: str, quant: str) -> bool:
     )
 
 
-def _infer_cpu(b: Builder, c: dict, use_gpu: str, quant: str, gpu: str, run: Run) -> None:
+def _infer_cpu(b: Builder, c: dict, use_gpu: str, quant: str, gpu: str, run: TrainingRun) -> None:
     v, log_dir = b.v, b.log_dir
     for mkldnn in ifs_split(v.value("inference.mkldnn"), "|"):
         if unquoted_test(mkldnn, "=", "False") and unquoted_test(quant, "=", "True"):
@@ -194,7 +194,7 @@ def _gpu_skips(trt: str, precision: str, quant: str) -> bool:
     return (trt == "False" or "int8" in precision) and unquoted_test(quant, "=", "True")
 
 
-def _infer_gpu(b: Builder, c: dict, use_gpu: str, quant: str, gpu: str, run: Run) -> None:
+def _infer_gpu(b: Builder, c: dict, use_gpu: str, quant: str, gpu: str, run: TrainingRun) -> None:
     v, log_dir = b.v, b.log_dir
     for trt in ifs_split(v.value("inference.tensorrt"), "|"):
         for precision in ifs_split(v.value("inference.precision"), "|"):
@@ -347,8 +347,8 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, state: _State, autocast: 
             if extra.get(key):
                 cmd += f" --{key} {extra[key]}"
     log = f"{step_log}.log"
-    train_idx = b.add("train", cmd, log, Run(None, e.nodes, group), shown=cmd, status_path=log, output="tee")
-    run = Run(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
+    train_idx = b.add("train", cmd, log, TrainingRun(None, e.nodes, group), shown=cmd, status_path=log, output="tee")
+    run = TrainingRun(train_idx, e.nodes, group, "not trainer 0" if e.not_first else None)
     if not (b.root and os.path.isfile(os.path.join(b.root, save_log, state.model_file))):
         state.model_file = f"iter_{mode_value(v.value('train.epochs'), b.mode)}/model.pdparams"
     weights = f"{save_log}/{state.model_file}"

@@ -26,7 +26,7 @@ from fnmatch import fnmatchcase
 from typing import Optional
 
 from tipcgen.lower.configview import ConfigView
-from tipcgen.plan.builder import NO_RUN, Builder, Run, env_for, gpu_entry, launch_prefix
+from tipcgen.plan.builder import NO_RUN, Builder, TrainingRun, env_for, gpu_entry, launch_prefix
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.plan.runners.classic import shell_eq
 from tipcgen.script.lines import script_lines, split_line
@@ -174,7 +174,7 @@ class Video:
 
 
 def step(
-    b: Builder, kind: str, cmd: str, log: str, run: Run = NO_RUN, *, shown: Optional[str] = None, output="log"
+    b: Builder, kind: str, cmd: str, log: str, run: TrainingRun = NO_RUN, *, shown: Optional[str] = None, output="log"
 ) -> int:
     """Upstream's `eval $cmd` with IFS='|': the command's `|` split words before eval joins them
     with blanks, so each runs as a blank (even inside quotes). The status line shows the command
@@ -231,8 +231,10 @@ def _train_modes(b: Builder) -> None:
                 if kind in ("cpu_procs", "cpu_nodes"):
                     b.apply_env(env)  # unset before the launch: it would look for GPUs
                 shown = f"{cmd} > {b.log_dir}/train.log 2>&1"
-                train = step(b, "train", cmd, f"{save_log}.log", Run(None, nodes, stem), shown=shown, output="tee")
-                run = Run(train, nodes, stem, "not trainer 0" if not_first else None)
+                train = step(
+                    b, "train", cmd, f"{save_log}.log", TrainingRun(None, nodes, stem), shown=shown, output="tee"
+                )
+                run = TrainingRun(train, nodes, stem, "not trainer 0" if not_first else None)
                 _eval_export_infer(b, p, run, stem, set_use_gpu, run_export, quant, env, gpu)
 
 
@@ -266,7 +268,7 @@ def _pact_or_fpgm(v: ConfigView, trainer: str) -> bool:
 
 
 def _eval_export_infer(
-    b: Builder, p: Video, run: Run, stem: str, set_use_gpu: str, run_export: str, quant: str, env, gpu: str
+    b: Builder, p: Video, run: TrainingRun, stem: str, set_use_gpu: str, run_export: str, quant: str, env, gpu: str
 ) -> None:
     """After a train: eval and export its weights (with CUDA_VISIBLE_DEVICES as the train left
     it), then export the entry's GPU, infer, and unset it."""
@@ -329,10 +331,10 @@ class Infer:
     quant: str
     logs: str  # `${_log_path}/python_infer_`
     gpu: str
-    run: Run
+    run: TrainingRun
 
 
-def inference(b: Builder, model_dir: str, quant: str, gpu: str, run: Run = NO_RUN) -> None:
+def inference(b: Builder, model_dir: str, quant: str, gpu: str, run: TrainingRun = NO_RUN) -> None:
     """func_inference: for each inference.use_gpu value, the CPU or the GPU matrix."""
     v = b.v
     inf = Infer(
