@@ -16,7 +16,7 @@ from tipcgen.emit.prepare import prepare_context
 from tipcgen.lower.configview import ABSENT
 from tipcgen.lower.text import config_text
 from tipcgen.plan.benchmark import BENCH, HEADER
-from tipcgen.plan.builder import AMP_FLAGS
+from tipcgen.plan.builder import AMP_FLAGS, OcrScript
 from tipcgen.plan.limits import DEFAULT_SECONDS, STALL_HINTS, WHOLE_TRAIN_SECONDS, limit_table
 from tipcgen.plan.planner import runner_for
 from tipcgen.plan.refusals import MAX_MATRIX
@@ -79,6 +79,23 @@ def status_bash(fmt: str) -> str:
     return fmt.format(verdict="${verdict}", model="${model_name}", command="${shown}", log="${status_path}")
 
 
+# The names the classic script's bash gives what an OcrScript's templates name.
+_BASH_NAMES = {"save_log": "${save_log}", "log_dir": "${LOG_PATH}", "count": "${count}"}
+
+
+def classic_bash(script: OcrScript) -> dict:
+    """The values of the classic runner template (test_train_inference_python.sh.j2) for one
+    version of the script: the same `OcrScript` its plan follows, in bash."""
+    return {
+        "train_autocast": script.train_autocast,
+        "log_in_status": script.log_in_status,
+        "train_log": script.train_log.format(**_BASH_NAMES) if script.train_log else "",
+        "infer_gpus": "_gpus_${gpu}" if script.infer_gpu is not None else "",
+        "whole_infer_gpu": script.infer_gpu or "",
+        "whole_infer_export_log": script.whole_infer_export_log.format(**_BASH_NAMES),
+    }
+
+
 def runner_script(
     layout: Layout, banner_text: str, runner: Optional[str] = None, limits: tuple = ()
 ) -> tuple[str, str]:
@@ -100,6 +117,7 @@ def runner_script(
         matrix_vars=[value_var[role] for role in dialect.matrix_roles],
         max_matrix=MAX_MATRIX,
         runner=runner or dialect.runners[0],
+        ocr_script=classic_bash(module.CLASSIC) if module.CLASSIC else None,
         modes=module.MODES,
         status_bash=status_bash(module.STATUS_FORMAT),
         limit_rows=limit_table(list(limits), module.MODES),

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.runner import Deviation
-from tipcgen.script.shellwords import grep_w_lines, ifs_split, words
+from tipcgen.script.shellwords import extra_args, grep_w_lines, ifs_split, words
 from tipcgen.spec.sections import flag_name_problem
 
 HEADER = "train_benchmark_params"
@@ -329,15 +329,6 @@ def _check_log_names(source: str, model: str, p: _Params) -> None:
             )
 
 
-def extra_args(lines: list) -> dict:
-    """PaddleSeg's parse_extra_args: the last line's `key:value` items (split on `;`)."""
-    out: dict = {}
-    for item in ifs_split(lines[-1], ";") if lines else []:
-        parts = ifs_split(item, ":")
-        out[parts[0] if parts else ""] = parts[1] if len(parts) > 1 else ""
-    return out
-
-
 @dataclass
 class _State:
     """What the script carries from one run to the next."""
@@ -407,7 +398,7 @@ def plan_benchmark(
         if d.static_mode == "sed":
             config.substitute("trainer:norm_train", "trainer:to_static_train")
     epoch, edits = d.epochs(d, p, params, section, model) if d.epochs else (section["epoch"], ())
-    extra = extra_args(lines) if d.extra_args else {}
+    extra = extra_args(lines) if d.extra_args else {}  # script/shellwords.py
     for bs in p.batch_sizes:
         for precision in p.precisions:
             for device_num in p.device_nums:

@@ -9,7 +9,9 @@
 - `MODES`: the modes its script accepts;
 - `DEVIATIONS`: its deliberate differences from that script (`Deviation`, below);
 - `GPU_ENTRIES_BY_LENGTH`: its script tells gpu_list entries apart by their length, as upstream's
-  do (the docs say so), instead of by structure.
+  do (the docs say so), instead of by structure;
+- `CLASSIC`: the version of the classic script (runners/classic.py) it follows, an `OcrScript`
+  that both its plan and its bash template read; None for a runner with a script of its own.
 
 The generated bash of a runner and its `plan` are held equal by tests/test_plan_differential.py;
 each runner and its repo's real script by the upstream oracle (tests/helpers/upstream.py).
@@ -18,10 +20,10 @@ each runner and its repo's real script by the upstream oracle (tests/helpers/ups
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Optional, Protocol
 
 if TYPE_CHECKING:
-    from tipcgen.plan.builder import Builder
+    from tipcgen.plan.builder import Builder, OcrScript
 
 
 class Runner(Protocol):
@@ -37,6 +39,8 @@ class Runner(Protocol):
     def DEVIATIONS(self) -> tuple[Deviation, ...]: ...
     @property
     def GPU_ENTRIES_BY_LENGTH(self) -> bool: ...
+    @property
+    def CLASSIC(self) -> Optional[OcrScript]: ...
 
     def plan(self, b: Builder) -> None: ...
 

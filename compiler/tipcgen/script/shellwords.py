@@ -257,3 +257,13 @@ def grep_w_lines(text: str, word: str) -> list[int]:
     if physical and physical[-1] == "":
         physical.pop()  # the newline ending the last line starts no line of its own
     return [n for n, line in enumerate(physical, 1) if pattern.search(line)]
+
+
+def extra_args(lines: list[str]) -> dict[str, str]:
+    """PaddleSeg's parse_extra_args: the last of a config's (non-empty) lines as `key:value` items
+    split on `;`, by key (its runner and its benchmark_train.sh both read them)."""
+    out: dict[str, str] = {}
+    for item in ifs_split(lines[-1], ";") if lines else []:
+        parts = ifs_split(item, ":")
+        out[parts[0] if parts else ""] = parts[1] if len(parts) > 1 else ""
+    return out

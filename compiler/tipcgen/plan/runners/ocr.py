@@ -2,6 +2,7 @@
 the other OCR-family dialects share until they have their own). Status lines end `!  `, as the
 seed document's expected output shows them."""
 
+from tipcgen.plan.builder import SEED_ERA
 from tipcgen.plan.model import STATUS_BANG
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.plan.runners.classic import plan_classic as plan
@@ -10,6 +11,7 @@ from tipcgen.spec.modes import MODES
 TEMPLATE = "test_train_inference_python.sh.j2"
 STATUS_FORMAT = STATUS_BANG
 GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
+CLASSIC = SEED_ERA  # the classic script's version it follows (plan/runner.py)
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
@@ -22,4 +24,4 @@ DEVIATIONS = (
     ),
 )
 
-__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["CLASSIC", "DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]

@@ -23,6 +23,7 @@ HEAD = OcrScript(
     infer_gpu="0",
     whole_infer_export_log="{log_dir}_export_{count}.log",
 )
+CLASSIC = HEAD  # the plan and the bash template both read it
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
@@ -42,4 +43,4 @@ def plan(b: Builder) -> None:
     plan_classic(b)
 
 
-__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "HEAD", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["CLASSIC", "DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "HEAD", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]

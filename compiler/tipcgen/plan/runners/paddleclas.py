@@ -30,6 +30,7 @@ MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benc
 TEMPLATE = "runner_paddleclas.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} ! "
 GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
+CLASSIC = None  # a script of its own, not the classic one
 
 PRINT_MEM = "-o Global.print_mem_info=True"
 LOG_RANK = "-o Global.log_ranks=0,1,2,3,4,5,6,7"
@@ -317,6 +318,7 @@ def _whole_infer(b: Builder) -> None:
 
 
 __all__ = [
+    "CLASSIC",
     "DEVIATIONS",
     "GPU_ENTRIES_BY_LENGTH",
     "MODES",

@@ -32,6 +32,7 @@ STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
 MODES = (*BASE_MODES, "klquant_whole_infer", "benchmark_train")
 # gpu_list entries are told apart by their length, as upstream does (the generated docs say so).
 GPU_ENTRIES_BY_LENGTH = True
+CLASSIC = None  # a script of its own, not the classic one
 
 # Detection's own lines: 35 (the kl_quant export command), 37 (infer_mode), 38 (infer_quant).
 KL_QUANT_EXPORT = "export.kl_quant"

@@ -32,6 +32,7 @@ from tipcgen.plan.runners.classic import Entry, TrainParams, read_entry, shell_e
 from tipcgen.script.lines import script_lines, split_line
 from tipcgen.script.shellwords import (
     dirname,
+    extra_args,
     grep_w_lines,
     ifs_split,
     mode_value,
@@ -46,6 +47,7 @@ TEMPLATE = "runner_paddleseg.sh.j2"
 # common_func.sh's status_check: `... - ${run_command} - ${log_path}  ` (two blanks).
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
 GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
+CLASSIC = None  # a script of its own, not the classic one
 
 # The script reads `inference_dir` from lines[35], which PaddleSeg's layout gives its infer_params
 # header: its value is empty, so inference runs on `<save_dir>/` (`<save_dir>//deploy.yaml`).
@@ -282,16 +284,6 @@ def read_entry_by_length(b: Builder, t: TrainParams, count: int, entry: str) -> 
     return Entry(kind, ips, gpu, nodes, env, launch, e.use_gpu, not_first), entry != "-1" and len(entry) <= 1
 
 
-def extra_args(text: str) -> dict:
-    """parse_extra_args: the last non-empty line's `key:value` items (split on `;`), by key."""
-    lines = script_lines(text, len(text) + 1)
-    out: dict = {}
-    for item in ifs_split(lines[-1], ";") if lines else []:
-        parts = ifs_split(item, ":")
-        out[parts[0] if parts else ""] = parts[1] if len(parts) > 1 else ""
-    return out
-
-
 def _train_modes(b: Builder) -> None:
     t = TrainParams.read(b.v, b.mode, b.v.layout.dialect)
     if b.mode == "benchmark_train" and t.autocast_key == "Global.auto_cast":
@@ -342,7 +334,7 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, state: _State, autocast: 
     group = stem + (f"_nodes_{e.nodes}" if e.nodes > 1 else "")
     cmd = _train_command(t, e, run_train, fields)
     if b.mode == "benchmark_train":
-        extra = extra_args(b.text)
+        extra = extra_args(script_lines(b.text, len(b.text) + 1))
         for key in ("log_iters", "repeats"):
             if extra.get(key):
                 cmd += f" --{key} {extra[key]}"
@@ -370,4 +362,4 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, state: _State, autocast: 
         b.cvd = None  # `eval "unset CUDA_VISIBLE_DEVICES"`
 
 
-__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["CLASSIC", "DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]

@@ -38,6 +38,7 @@ MODES = (*BASE_MODES, "benchmark_train")  # benchmark_train: what test_tipc/benc
 TEMPLATE = "runner_paddlevideo.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} "
 GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
+CLASSIC = None  # a script of its own, not the classic one
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
@@ -406,4 +407,4 @@ def _infer_gpu(b: Builder, inf: Infer, use_gpu: str) -> None:
                 step(b, "infer", cmd, log, inf.run)
 
 
-__all__ = ["DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
+__all__ = ["CLASSIC", "DEVIATIONS", "GPU_ENTRIES_BY_LENGTH", "MODES", "STATUS_FORMAT", "TEMPLATE", "plan"]
