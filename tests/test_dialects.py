@@ -1,16 +1,22 @@
 """Golden identity tests per dialect, in the style of sqlglot's per-dialect identity tests.
 
-Each `tests/fixtures/<layout>/<stem>.txt` is a small legacy config written for these tests
-(invented models, no upstream file). For every one of them:
+Each `tests/fixtures/<layout>[.<runner>]/<stem>.txt` is a small legacy config written for these
+tests (invented models, no upstream file); the folder names its layout and, after a dot, the runner
+it is planned and built with (else the layout's default). For every one of them:
 
 1. identity: importing the config gives the golden `<stem>.spec.yml`, and building that spec
    gives back the config byte for byte;
 2. plan: `plan` in each of the four modes gives the golden `<stem>.<mode>.plan.json`
    (compared as parsed JSON, with a unified diff on failure);
-3. the folder names a known layout, and `detect_layout` picks that layout for the config.
+3. the folder names a known layout (and one of its runners), and `detect_layout` picks that
+   layout for the config; every layout and every runner of the registry has a fixture folder;
+4. bash: building the golden spec gives, byte for byte, the golden `<stem>.<script>.sh` of each
+   script of test_tipc/ (test_train_inference_python.sh, common_func.sh, prepare.sh, and
+   benchmark_train.sh where the build writes one), and no golden script the build does not write.
 
-A new dialect is a new folder of configs; `python tests/update_golden.py` writes its golden
-files. Everything runs through the Python API except `test_cli_smoke`.
+A new dialect (or runner) is a new folder of configs; `python tests/update_golden.py` writes its
+golden files (its docstring lists them). Everything runs through the Python API except
+`test_cli_smoke`.
 """
 
 from __future__ import annotations
@@ -24,23 +30,30 @@ from pathlib import Path
 
 import pytest
 
+# ---- everything used from tipcgen and from the golden generator (update here when modules move)
 from tipcgen.check.spec import load_spec_text
 from tipcgen.dialects import LAYOUTS, detect
-
-# ---- everything used from tipcgen and from the golden generator (update here when modules move)
 from tipcgen.emit.files import config_files
+from tipcgen.plan.registry import RUNNERS
 from tipcgen.script.decode import decode
 from update_golden import (
     ENV_VARS,
     FIXTURES,
     MODES,
+    build_scripts,
     dialect_of,
     fixture_configs,
+    fixture_folders,
+    fixture_id,
+    folder_runner,
     import_spec_yaml,
     orphan_goldens,
     plan_json,
     plan_path,
+    runner_of,
+    script_goldens,
     spec_path,
+    split_folder,
 )
 
 REGENERATE = "regenerate with `python tests/update_golden.py` and review `git diff tests/fixtures`"
@@ -48,7 +61,7 @@ CONFIGS = fixture_configs()
 
 
 def _id(config: Path) -> str:
-    return f"{dialect_of(config)}/{config.stem}"
+    return fixture_id(config)
 
 
 def _golden(path: Path) -> str:
@@ -83,10 +96,18 @@ def test_fixtures_exist():
     assert CONFIGS, f"no fixture configs under {FIXTURES}/<layout>/"
 
 
-def test_every_layout_has_fixtures():
-    covered = {dialect_of(c) for c in CONFIGS}
-    missing = sorted(set(LAYOUTS) - covered)
-    assert not missing, f"layouts without fixtures: {missing}; add configs under {FIXTURES}/<layout>/"
+def test_every_layout_and_runner_has_fixtures():
+    """The registry's layouts and runners are each covered by a fixture folder: a new dialect or
+    runner without fixtures fails here."""
+    # (a folder of no layout: test_folder_is_a_known_layout_and_runner says so)
+    folders = [f for f in fixture_folders() if split_folder(f)[0] in LAYOUTS]
+    layouts = sorted(set(LAYOUTS) - {split_folder(f)[0] for f in folders})
+    runners = sorted(set(RUNNERS) - {folder_runner(f) for f in folders})
+    assert not layouts, f"layouts without fixtures: {layouts}; add configs under {FIXTURES}/<layout>/"
+    known = "; ".join(f"{name}: {', '.join(lay.dialect.runners)}" for name, lay in LAYOUTS.items())
+    assert not runners, (
+        f"runners without fixtures: {runners}; add configs under {FIXTURES}/<layout>.<runner>/ (runners: {known})"
+    )
 
 
 def test_no_orphan_goldens():
@@ -141,15 +162,54 @@ def test_plan_matches_golden(config, mode, clean_env):
 # ---------------------------------------------------------------- 3. layout
 
 
-def test_folder_is_a_known_layout(config):
-    assert dialect_of(config) in LAYOUTS, (
-        f"fixture folder {dialect_of(config)!r} is not a layout; layouts: {', '.join(LAYOUTS)}"
+def test_folder_is_a_known_layout_and_runner(config):
+    layout, runner = dialect_of(config), runner_of(config)
+    assert layout in LAYOUTS, (
+        f"fixture folder {config.parent.name!r} is not a layout[.runner]; layouts: {', '.join(LAYOUTS)}"
+    )
+    runners = LAYOUTS[layout].dialect.runners
+    assert runner is None or runner in runners, (
+        f"fixture folder {config.parent.name!r}: {runner!r} is not a runner of {layout} ({', '.join(runners)})"
     )
 
 
 def test_detect_layout_picks_the_folder(config):
     layout, why = detect(decode(str(config), config.read_bytes()).lines)
     assert layout == dialect_of(config), f"detect_layout says {layout!r} ({why}) for {_id(config)}"
+
+
+# ---------------------------------------------------------------- 4. generated bash
+
+DIFF_LINES = 40  # of each differing script's unified diff, in a failure message
+
+
+def _short_diff(golden: bytes, actual: bytes, name: str) -> str:
+    lines = difflib.unified_diff(
+        golden.decode("utf-8", "replace").splitlines(keepends=True),
+        actual.decode("utf-8", "replace").splitlines(keepends=True),
+        f"{name} (golden)",
+        f"{name} (built)",
+        n=2,
+    )
+    out = list(lines)
+    more = f"... ({len(out) - DIFF_LINES} more diff lines)\n" if len(out) > DIFF_LINES else ""
+    return "".join(out[:DIFF_LINES]) + more
+
+
+def test_build_matches_golden_scripts(config):
+    """Every test_tipc/*.sh `tipcgen build` writes for the golden spec equals its golden file."""
+    built = build_scripts(config, _golden(spec_path(config)))
+    problems = []
+    for path, data in built.items():
+        if not path.is_file():
+            problems.append(f"missing golden file {path.name}\n")
+        elif path.read_bytes() != data:
+            problems.append(_short_diff(path.read_bytes(), data, path.name))
+    problems += [f"{p.name}: the build writes no such script\n" for p in script_goldens(config) if p not in built]
+    if problems:
+        pytest.fail(
+            f"the generated bash of {_id(config)} differs from its golden files; {REGENERATE}\n" + "".join(problems)
+        )
 
 
 # ---------------------------------------------------------------- the CLI, once
@@ -163,7 +223,8 @@ def _cli() -> list[str]:
 
 
 def test_cli_smoke(tmp_path):
-    """`tipcgen import` and `tipcgen plan --format json` agree with the goldens the API made."""
+    """`tipcgen import`, `tipcgen plan --format json` and `tipcgen build` agree with the goldens the
+    API made (the build in another process: its hash seed differs, so set order cannot hide)."""
     fleet = [c for c in CONFIGS if "fleet" in c.name] or CONFIGS  # multi-node: the env-sensitive case
     config = fleet[0]
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
@@ -186,3 +247,20 @@ def test_cli_smoke(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == json.loads(_golden(plan_path(config, mode)))
+
+    # the build of a spec with a runner and a benchmark_train.sh, if a fixture has one
+    config = max(CONFIGS, key=lambda c: (runner_of(c) is not None, len(script_goldens(c))))
+    out = tmp_path / "built"
+    run = subprocess.run(
+        [*_cli(), "build", str(spec_path(config)), "--out", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    built = {p.name: p.read_bytes() for p in out.glob("*/test_tipc/*.sh")}
+    golden = {p.name[len(config.stem) + 1 :]: p.read_bytes() for p in script_goldens(config)}
+    assert sorted(built) == sorted(golden), f"`tipcgen build` writes {sorted(built)}; {REGENERATE}"
+    for name, data in built.items():
+        assert data == golden[name], f"`tipcgen build` differs; {REGENERATE}\n" + _short_diff(golden[name], data, name)

@@ -1,35 +1,55 @@
-"""Regenerate the golden files of the per-dialect fixtures (tests/fixtures/<layout>/).
+"""Regenerate the golden files of the per-dialect fixtures (tests/fixtures/<folder>/).
 
-Every legacy config `tests/fixtures/<layout>/<stem>.txt` (hand-written, with invented models;
-the folder name is the layout) has its expected outputs beside it:
+Every legacy config `tests/fixtures/<folder>/<stem>.txt` (hand-written, with invented models) has
+its expected outputs beside it. The folder says which dialect the configs are written in and which
+runner they are planned and built with:
 
-    <stem>.spec.yml            what `tipcgen import <stem>.txt` writes (layout auto-detected)
-    <stem>.<mode>.plan.json    `tipcgen plan <stem>.txt --layout <layout> --mode <mode> --format json`
-                               for each of the four modes, with CUDA_VISIBLE_DEVICES,
+    <layout>/              the layout (a name of tipcgen.dialects.LAYOUTS), its default runner
+    <layout>.<runner>/     that layout with one of its other runners (e.g. paddleocr.ocr_head/):
+                           the spec says `runner: <runner>`, plans use `--runner <runner>`
+
+The golden files of `<stem>.txt`:
+
+    <stem>.spec.yml            what `tipcgen import <stem>.txt` writes (layout auto-detected), with
+                               a `runner: <runner>` line after `layout:` for a <layout>.<runner> folder
+    <stem>.<mode>.plan.json    `tipcgen plan <stem>.txt --layout <layout> [--runner <runner>] --mode <mode>
+                               --format json` for each of the four modes, with CUDA_VISIBLE_DEVICES,
                                TIPC_NODE_IP and FLAGS_START_PORT unset
+    <stem>.<script>.sh         each bash script `tipcgen build <stem>.spec.yml` writes to test_tipc/:
+                               <stem>.test_train_inference_python.sh, <stem>.common_func.sh
+                               and, when the config has a train_benchmark_params
+                               section and the dialect (and runner) has one, <stem>.benchmark_train.sh.
+                               Per config, not per folder: the runner's limits table names the
+                               config file and every script's banner names its spec.
 
-tests/test_dialects.py checks them. After a deliberate change of the importer or the
-planner, regenerate, then review the diff (`git diff tests/fixtures`) before committing:
+tests/test_dialects.py checks them. After a deliberate change of the importer, the planner or the
+emitters (templates/), regenerate, then review the diff (`git diff tests/fixtures`) before
+committing:
 
     python tests/update_golden.py                 # rewrite every golden file that changed
-    python tests/update_golden.py paddleseg       # only these layout folders (or config files)
+    python tests/update_golden.py paddleseg       # only these fixture folders (or config files)
     python tests/update_golden.py --check         # write nothing; exit 1 if anything is stale
 
-A new dialect is a new folder `tests/fixtures/<layout>/` with a config or two: run this script
-and the test picks the folder up. Golden files whose config is gone are deleted (reported
-under --check).
+A new dialect (or runner) is a new folder `tests/fixtures/<layout>[.<runner>]/` with a config or
+two: run this script and the tests pick the folder up. Golden files whose config is gone, and
+scripts a config's build no longer writes, are deleted (reported under --check). The builds are
+checked to be deterministic: each spec is built twice and must give the same bytes.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from pathlib import Path
-
-from tipcgen.check.source import plan_source
+from typing import Optional
 
 # ---- the tipcgen API used here (and, through this module, by the test); update when modules move
+from tipcgen.check.source import plan_source
+from tipcgen.check.spec import load_spec_text
+from tipcgen.dialects import LAYOUTS
+from tipcgen.emit.files import build_files
 from tipcgen.importer import import_group
 from tipcgen.spec.modes import MODES
 
@@ -38,20 +58,52 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ENV_VARS = ("CUDA_VISIBLE_DEVICES", "TIPC_NODE_IP", "FLAGS_START_PORT")
 SPEC_SUFFIX = ".spec.yml"
 PLAN_SUFFIX = ".plan.json"
+SCRIPT_SUFFIX = ".sh"
+SCRIPT_DIR = "test_tipc/"  # the build's bash scripts: test_tipc/<name>.sh (not configs/ or docs/)
+# prepare.sh is the model's (its downloads), not the dialect's: tests/test_prepare.py covers it.
+NOT_GOLDEN = ("prepare.sh",)
+RUNNER_SEP = "."  # <layout>.<runner>
 
 
 class GoldenError(Exception):
-    """A fixture config tipcgen cannot import (the golden files cannot be made)."""
+    """A fixture config tipcgen cannot import or build (the golden files cannot be made)."""
 
 
 def fixture_configs(root: Path = FIXTURES) -> list[Path]:
-    """Every fixture config: `<root>/<layout>/*.txt`, sorted."""
+    """Every fixture config: `<root>/<folder>/*.txt`, sorted."""
     return sorted(root.glob("*/*.txt"))
 
 
+def fixture_folders(root: Path = FIXTURES) -> list[str]:
+    """The names of the folders holding fixture configs."""
+    return sorted({config.parent.name for config in fixture_configs(root)})
+
+
+def split_folder(name: str) -> tuple[str, Optional[str]]:
+    """(layout, runner or None for the layout's default) a fixture folder's name stands for."""
+    layout, _, runner = name.partition(RUNNER_SEP)
+    return layout, runner or None
+
+
 def dialect_of(config: Path) -> str:
-    """The layout a fixture config is written in: the name of its folder."""
-    return config.parent.name
+    """The layout a fixture config is written in: its folder's name, up to a dot."""
+    return split_folder(config.parent.name)[0]
+
+
+def runner_of(config: Path) -> Optional[str]:
+    """The runner a fixture config is planned and built with: its folder's name after the dot,
+    or None (the layout's default runner)."""
+    return split_folder(config.parent.name)[1]
+
+
+def folder_runner(name: str) -> str:
+    """The runner a fixture folder covers (named, or its layout's default)."""
+    layout, runner = split_folder(name)
+    return runner or LAYOUTS[layout].dialect.runners[0]
+
+
+def fixture_id(config: Path) -> str:
+    return f"{config.parent.name}/{config.stem}"
 
 
 def spec_path(config: Path) -> Path:
@@ -62,17 +114,39 @@ def plan_path(config: Path, mode: str) -> Path:
     return config.with_name(f"{config.stem}.{mode}{PLAN_SUFFIX}")
 
 
+def script_path(config: Path, script: str) -> Path:
+    """The golden of the build's test_tipc/<script> (e.g. prepare.sh): `<stem>.<script>`."""
+    return config.with_name(f"{config.stem}.{script}")
+
+
+def script_owner(path: Path) -> str:
+    """The config stem a golden script belongs to: `<stem>.<script>.sh` (script names have no dot)."""
+    return path.name[: -len(SCRIPT_SUFFIX)].rpartition(".")[0]
+
+
+def with_runner(spec_text: str, runner: Optional[str]) -> str:
+    """The imported spec with `runner: <runner>` after its top-level `layout:` line."""
+    if runner is None:
+        return spec_text
+    out, n = re.subn(r"^(layout: [^\n]*\n)", rf"\g<1>runner: {runner}\n", spec_text, count=1, flags=re.M)
+    if n != 1:
+        raise GoldenError(f"the imported spec has no top-level `layout:` line to put `runner: {runner}` after")
+    return out
+
+
 def import_spec_yaml(config: Path) -> str:
-    """The spec YAML `tipcgen import CONFIG` writes (auto layout, verified to rebuild exactly)."""
+    """The spec YAML `tipcgen import CONFIG` writes (auto layout, verified to rebuild exactly),
+    with the folder's runner."""
     report = import_group([str(config)], "auto")
     if report.failures or report.yaml is None:
         reasons = "; ".join(f"{name}: {why}" for name, why in report.failures.items())
         raise GoldenError(f"{config}: tipcgen import fails: {reasons or 'no YAML produced'}")
-    return report.yaml
+    return with_runner(report.yaml, runner_of(config))
 
 
-def plan_json(config: Path, mode: str, layout: str | None = None) -> str:
-    """`tipcgen plan CONFIG --layout L --mode M --format json` output, in a clean environment."""
+def plan_json(config: Path, mode: str, layout: Optional[str] = None, runner: Optional[str] = None) -> str:
+    """`tipcgen plan CONFIG --layout L [--runner R] --mode M --format json` output, in a clean
+    environment (layout and runner: the folder's unless given)."""
     plan = plan_source(
         str(config),
         mode,
@@ -81,33 +155,75 @@ def plan_json(config: Path, mode: str, layout: str | None = None) -> str:
         cuda_visible_devices=None,
         node_ip=None,
         start_port=None,
+        runner=runner or runner_of(config),
     )
     return plan.to_json() + "\n"  # the CLI echoes it with a newline
 
 
-def expected_files(config: Path) -> dict[Path, str]:
-    """Golden path -> expected text, for one fixture config."""
-    files = {spec_path(config): import_spec_yaml(config)}
+def build_scripts(config: Path, spec_text: str) -> dict[Path, bytes]:
+    """Golden path -> bytes of every bash script `tipcgen build` writes for the config's spec
+    (`spec_text`, read as the file `<stem>.spec.yml`: the scripts' banners name it)."""
+    spec = load_spec_text(spec_text, str(spec_path(config)))
+    files = build_files(spec)
+    scripts = {
+        script_path(config, rel[len(SCRIPT_DIR) :]): data
+        for rel, data in files.items()
+        if rel.startswith(SCRIPT_DIR)
+        and "/" not in rel[len(SCRIPT_DIR) :]
+        and rel.endswith(SCRIPT_SUFFIX)
+        and rel[len(SCRIPT_DIR) :] not in NOT_GOLDEN
+    }
+    if not scripts:
+        raise GoldenError(f"{config}: the build of its spec writes no test_tipc/*.sh ({sorted(files)})")
+    return scripts
+
+
+def script_goldens(config: Path) -> list[Path]:
+    """The golden scripts of one config that are on disk."""
+    return sorted(p for p in config.parent.glob(f"*{SCRIPT_SUFFIX}") if p.is_file() and script_owner(p) == config.stem)
+
+
+def expected_files(config: Path) -> dict[Path, bytes]:
+    """Golden path -> expected bytes, for one fixture config."""
+    spec_text = import_spec_yaml(config)
+    files = {spec_path(config): spec_text.encode("utf-8")}
     for mode in MODES:
-        files[plan_path(config, mode)] = plan_json(config, mode)
+        files[plan_path(config, mode)] = plan_json(config, mode).encode("utf-8")
+    scripts = build_scripts(config, spec_text)
+    again = build_scripts(config, spec_text)
+    if again != scripts:
+        differ = sorted(p.name for p in scripts.keys() | again.keys() if scripts.get(p) != again.get(p))
+        raise GoldenError(f"{config}: two builds of its spec differ in {differ} (the build is not deterministic)")
+    files.update(scripts)
     return files
+
+
+def _is_golden(path: Path) -> bool:
+    return path.name.endswith((SPEC_SUFFIX, PLAN_SUFFIX, SCRIPT_SUFFIX))
 
 
 def golden_files(root: Path = FIXTURES) -> list[Path]:
     """Every golden file in the fixture folders (that have configs or goldens)."""
     out = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        out.extend(sorted(p for p in folder.iterdir() if p.name.endswith(SPEC_SUFFIX) or p.name.endswith(PLAN_SUFFIX)))
+        out.extend(sorted(p for p in folder.iterdir() if p.is_file() and _is_golden(p)))
     return out
 
 
 def orphan_goldens(root: Path = FIXTURES) -> list[Path]:
-    """Golden files no fixture config would produce (its config was renamed or removed)."""
+    """Golden files no fixture config would produce (its config was renamed or removed). A script
+    a config's build no longer writes is reported by the script test and by main(), not here."""
     wanted = set()
+    stems = set()
     for config in fixture_configs(root):
         wanted.add(spec_path(config))
         wanted.update(plan_path(config, mode) for mode in MODES)
-    return [p for p in golden_files(root) if p not in wanted]
+        stems.add((config.parent, config.stem))
+    return [
+        p
+        for p in golden_files(root)
+        if p not in wanted and not (p.name.endswith(SCRIPT_SUFFIX) and (p.parent, script_owner(p)) in stems)
+    ]
 
 
 def _selected(targets: list[str]) -> list[Path]:
@@ -124,8 +240,7 @@ def _selected(targets: list[str]) -> list[Path]:
         found = [c for c in configs if c.parent == folder]
         if not found:
             raise SystemExit(
-                f"update_golden: no fixture configs for {target!r} "
-                f"(folders: {', '.join(sorted({dialect_of(c) for c in configs}))})"
+                f"update_golden: no fixture configs for {target!r} (folders: {', '.join(fixture_folders())})"
             )
         chosen.extend(found)
     return sorted(set(chosen))
@@ -136,9 +251,9 @@ def _rel(path: Path) -> Path:
     return path.relative_to(repo) if repo in path.parents else path
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("targets", nargs="*", help="layout folders (e.g. paddleocr) or config files; default: all")
+    parser.add_argument("targets", nargs="*", help="fixture folders (e.g. paddleocr) or config files; default: all")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if a golden file is stale")
     args = parser.parse_args(argv)
     for var in ENV_VARS:  # plan_source gets them explicitly as None; this keeps any future reader honest
@@ -154,15 +269,21 @@ def main(argv: list[str] | None = None) -> int:
             errors += 1
             print(f"error: {_rel(config)}: {type(exc).__name__}: {exc}", file=sys.stderr)
             continue
-        for path, text in expected.items():
-            old = path.read_bytes().decode("utf-8") if path.exists() else None
-            if old == text:
+        for path, data in expected.items():
+            old = path.read_bytes() if path.exists() else None
+            if old == data:
                 continue
             stale += 1
             verb = "would write" if args.check else "wrote"
             print(f"{verb} {_rel(path)} ({'new' if old is None else 'changed'})")
             if not args.check:
-                path.write_bytes(text.encode("utf-8"))
+                path.write_bytes(data)
+        for path in script_goldens(config):
+            if path not in expected:
+                stale += 1
+                print(f"{'would delete' if args.check else 'deleted'} {_rel(path)} (the build writes no such script)")
+                if not args.check:
+                    path.unlink()
     if not args.targets:
         for path in orphan_goldens():
             stale += 1
