@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from helpers.difftest import Case, Harness
+from helpers.sweep import rotate
 from tipcgen.dialects import detect, get_layout
 from tipcgen.errors import UsageError
 from tipcgen.lower.text import config_text
@@ -60,14 +61,15 @@ def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
     for repo in sorted(set(manifest.values())):
         assert any(r == repo for p, r in manifest.items() if p in found), f"no config of {repo} is tested"
     cases = []
+    # Every config, each in one mode in turn (helpers/sweep.py; TIPC_FULL_SWEEP=1: every mode).
     for n, (path, layout) in enumerate(configs):
-        for mode in MODES:
+        for mode in rotate(n, MODES):
             cases.append(
                 Case(
                     path,
                     layout,
                     mode,
-                    gpuid="1" if mode == "whole_infer" and n % 2 else None,
+                    gpuid="1" if mode == "whole_infer" and (n // len(MODES)) % 2 else None,
                     cuda="7" if n % 3 == 0 else None,
                 )
             )
@@ -76,6 +78,7 @@ def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
             cases.append(Case(path, layout, "lite_train_lite_infer", fail="train.py"))
         elif n % 4 == 1:
             cases.append(Case(path, layout, "lite_train_lite_infer", fail="export"))
+    assert {c.mode for c in cases} >= set(MODES)
     mismatches = Harness(tmp_path).run(cases)
     assert not mismatches, f"{len(mismatches)} of {len(cases)} runs disagree; first: {mismatches[0]}"
 

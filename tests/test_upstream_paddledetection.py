@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers.oracle_runs import Tally, check_mutations, oracle
+from helpers.sweep import rotate
 from helpers.upstream import MODES, compare, run_upstream, train_configs, upstream_dir
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
@@ -34,20 +35,32 @@ def _oracle(runs: list) -> Tally:
 
 
 def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
+    """Every config, each in one of RUNS in turn, and klquant_whole_infer wherever its infer_mode
+    has kl_quant (helpers/sweep.py; TIPC_FULL_SWEEP=1: every run of every config)."""
     configs = train_configs(corpus, REPO)
     assert configs, "the corpus has no PaddleDetection train config"
-    runs = [(config, mode, gpuid, None) for config in configs for mode, gpuid in _runs(config)]
+    runs = []
+    for n, config in enumerate(configs):
+        extra = _runs(config)[len(RUNS) :]
+        runs += [(config, mode, gpuid, None) for mode, gpuid in rotate(n, RUNS) + extra]
+    assert {(m, g) for _, m, g, _ in runs} == {*RUNS, KLQUANT}, "a run no config makes"
     tally = _oracle(runs)
     print("\n" + tally.report(f"{len(configs)} corpus configs, {len(runs)} runs"))
-    assert tally.runs == len(runs) > len(configs) * len(RUNS)  # some configs have kl_quant
+    assert tally.runs == len(runs) > len(configs)  # some configs have kl_quant
     assert not tally.unfaithful, f"{len(tally.unfaithful)} unfaithful; first: {tally.unfaithful[0]}"
 
 
+FAILS = (
+    ("lite_train_lite_infer", None, "export"),
+    ("whole_infer", "1", "export"),
+    ("lite_train_lite_infer", None, "train.py"),
+)
+
+
 def test_every_corpus_config_is_faithful_when_its_export_or_train_fails(corpus):
+    """Every config with one of FAILS in turn (helpers/sweep.py; TIPC_FULL_SWEEP=1: each)."""
     configs = train_configs(corpus, REPO)
-    runs = [(c, "lite_train_lite_infer", None, "export") for c in configs]
-    runs += [(c, "whole_infer", "1", "export") for c in configs]
-    runs += [(c, "lite_train_lite_infer", None, "train.py") for c in configs]
+    runs = [(c, mode, gpuid, fail) for n, c in enumerate(configs) for mode, gpuid, fail in rotate(n, FAILS)]
     tally = _oracle(runs)
     print("\n" + tally.report("failing export (lite_train_lite_infer, whole_infer) and train"))
     assert not tally.unfaithful, f"{len(tally.unfaithful)} unfaithful; first: {tally.unfaithful[0]}"
