@@ -508,3 +508,21 @@ def test_hostile_urls_and_sizes_are_located_spec_errors(step, words, monkeypatch
     with pytest.raises(SpecError) as info:
         load_spec_text(spec_text({"whole_infer": [step]}), "demo.yml")
     assert words in str(info.value) and "prepare.whole_infer[0]" in str(info.value)
+
+
+def test_the_python_prepare_never_changes_the_process_umask(tmp_path, monkeypatch):
+    """The cache is private, but the umask is the whole process's: a bash prepare a thread starts
+    meanwhile (as `run_all` does) once wrote the repo's files 0600. Private directories are made
+    0700 themselves, and archives read the umask without setting it."""
+    from tipcgen.run.prepare import archive, http
+
+    def refuse(_mask):
+        raise AssertionError("os.umask called: it changes the umask of every thread")
+
+    monkeypatch.setattr(os, "umask", refuse)
+    deep = tmp_path / "cache" / "a" / "b"
+    http.private_dir(deep)
+    http.private_dir(deep)  # again: already there
+    for p in (deep, deep.parent, deep.parent.parent):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o700, p
+    assert archive._umask() == UMASK

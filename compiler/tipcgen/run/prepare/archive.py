@@ -230,15 +230,24 @@ def _check_tree(root: Path, label: str) -> None:
 
 
 def _umask() -> int:
-    mask = os.umask(0o022)
+    """The process's umask, read without setting it (setting it, even back, races with the
+    process's other threads); where /proc does not say, set and restored."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - not Linux
     os.umask(mask)
     return mask
 
 
-def _tar_filter(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo:
+def _tar_filter(member: tarfile.TarInfo, path: str, mask: int = 0o022) -> tarfile.TarInfo:
     """As GNU tar --no-same-owner --no-same-permissions (what prepare.sh runs): no owner from
-    the archive, its modes less the umask and the set-id and sticky bits."""
-    mode = None if member.mode is None else member.mode & 0o777 & ~_umask()
+    the archive, its modes less the umask (`mask`) and the set-id and sticky bits."""
+    mode = None if member.mode is None else member.mode & 0o777 & ~mask
     nobody: dict[str, Any] = dict(uid=None, gid=None, uname=None, gname=None)  # None: no chown
     return member.replace(mode=mode, deep=False, **nobody)
 
@@ -246,7 +255,8 @@ def _tar_filter(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo:
 def _extract_tar(path: Path, dest: Path) -> None:
     with tarfile.open(path, "r:*") as tf:
         if hasattr(tarfile, "fully_trusted_filter"):  # checked by check_tar; extract like GNU tar
-            tf.extractall(dest, filter=_tar_filter)
+            mask = _umask()
+            tf.extractall(dest, filter=lambda member, where: _tar_filter(member, where, mask))
         else:  # pragma: no cover - Python < 3.12 without the backported filters
             mask = _umask()
             for m in tf.getmembers():

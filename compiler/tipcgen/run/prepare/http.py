@@ -56,11 +56,19 @@ class _Deadline(BaseException):
 def private_dir(path: Path) -> None:
     """Create PATH (a directory of the cache), and its missing parents, for its owner only
     (as prepare.sh's `mkdir -p` under umask 077)."""
-    mask = os.umask(0o077)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    finally:
-        os.umask(mask)
+    # Each missing directory made 0700 itself: changing the umask instead would change it for
+    # every thread of the process (a bash prepare started meanwhile would write private files).
+    missing = []
+    for p in (path, *path.parents):
+        if p.is_dir():
+            break
+        missing.append(p)
+    for p in reversed(missing):
+        try:
+            os.mkdir(p, 0o700)
+        except FileExistsError:
+            if not p.is_dir():
+                raise
 
 
 def _open_private(path: Path, mode: str) -> Any:
