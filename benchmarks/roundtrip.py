@@ -32,7 +32,7 @@ def main() -> int:
     from tipcgen.importer import import_group, import_suite
     from tipcgen.lower.text import config_text
     from tipcgen.script.decode import decode
-    from tipcgen.spec.model import Suite
+    from tipcgen.spec.ir import Suite
 
     corpus = Path(args.corpus)
     files = sorted(corpus.rglob("*.txt"))

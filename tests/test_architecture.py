@@ -107,7 +107,7 @@ def test_an_upward_import_inside_a_function_is_found():
     assert upward_imports("tipcgen.spec.load", source) == [
         "<test>:3: tipcgen.spec.load (rank 4) imports tipcgen.cli.build (rank 13)"
     ]
-    typing_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tipcgen.plan.model import Plan\n"
+    typing_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tipcgen.plan.steps import Plan\n"
     assert upward_imports("tipcgen.lower.text", typing_only)
     with pytest.raises(AssertionError, match="dynamic import"):
         every_import("tipcgen.plan.planner", "from importlib import import_module\nimport_module('tipcgen.x')\n")

@@ -9,7 +9,7 @@ from tipcgen.bench.converge import judge
 from tipcgen.bench.execute import Outcome
 from tipcgen.bench.parse import parse_train_log, progress
 from tipcgen.bench.records import make_record, throughput
-from tipcgen.spec.bench import Convergence
+from tipcgen.spec.bench_section import Convergence
 
 OCR_LOG = """\
 [2022/06/02 22:53:35] ppocr INFO: epoch: [1/2], global_step: 1, lr: 0.001000, loss: 12.500000, avg_reader_cost: 0.01000 s, avg_batch_cost: 0.50000 s, avg_samples: 16.0, ips: 32.00000 samples/s, eta: 0:00:10, max_mem_reserved: 1200 MB, max_mem_allocated: 900 MB
@@ -93,7 +93,7 @@ def test_throughput_skips_warmup_and_counts_every_process():
 
 def test_record_has_the_benchmark_database_fields():
     from tipcgen.bench.matrix import BenchRun, NodeCommand
-    from tipcgen.spec.bench import RunMode
+    from tipcgen.spec.bench_section import RunMode
 
     run = BenchRun(
         run_id="tiny_rec_bs16_fp32_mp_N1C2",

@@ -14,7 +14,7 @@ import pytest
 from conftest import Recorder
 from helpers.bench_oracle import our_files
 from tipcgen.dialects import get_layout
-from tipcgen.plan.benchmark import BENCH, DEVIATIONS, commands, plan_benchmark
+from tipcgen.plan.benchmark_train import BENCH, DEVIATIONS, commands, plan_benchmark
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

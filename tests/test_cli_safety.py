@@ -210,7 +210,7 @@ def test_runner_refuses_what_would_escape_or_cannot_run(tmp_path, built, sentine
 def test_executor_opens_logs_like_the_bash_redirect(tmp_path):
     """No directory is made for a step's log (the bash makes only the log directory): a log that
     cannot be opened fails its step unrun, status 1, as `cmd >"$log"` does."""
-    from tipcgen.plan.model import Plan, Step
+    from tipcgen.plan.steps import Plan, Step
     from tipcgen.run.executor import FAILED, PASSED, run_plan
 
     steps = (

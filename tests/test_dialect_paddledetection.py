@@ -15,7 +15,7 @@ from tipcgen.lint.checks import lint_text
 from tipcgen.lower.text import config_text
 from tipcgen.script.decode import decode
 from tipcgen.script.lines import header_name, split_line, split_lines
-from tipcgen.spec.model import Suite
+from tipcgen.spec.ir import Suite
 
 FIXTURES = Path(__file__).parent / "fixtures" / "paddledetection"
 TOYDET = FIXTURES / "toydet_tiny_8e_demo_train_infer_python.txt"

@@ -11,8 +11,8 @@ from tipcgen.check.spec import load_spec
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import build_files
 from tipcgen.lower.text import config_text
-from tipcgen.plan.model import skip_reason
 from tipcgen.plan.planner import plan_config
+from tipcgen.plan.steps import skip_reason
 from tipcgen.spec.modes import MODES
 
 # Seed 000 (quoted in legacy-format.md §4): the first and a CPU inference line of the fleet run.

@@ -27,7 +27,7 @@ from tipcgen.cli import app
 from tipcgen.cli.common import MAX_LIMIT, MAX_WAIT
 from tipcgen.fleet import gather
 from tipcgen.fleet.nodes import name_problem
-from tipcgen.spec.model import MAX_SECONDS
+from tipcgen.spec.ir import MAX_SECONDS
 
 REPO = Path(__file__).resolve().parents[1]
 MODE = "lite_train_lite_infer"

@@ -357,7 +357,7 @@ def test_every_field_bench_writes_is_one_report_reads(tmp_path):
     from tipcgen.bench.matrix import BenchRun, NodeCommand
     from tipcgen.bench.parse import parse_train_log
     from tipcgen.bench.records import RunRecord, load_records, make_record, write_record
-    from tipcgen.spec.bench import Convergence, RunMode
+    from tipcgen.spec.bench_section import Convergence, RunMode
 
     run = BenchRun(
         run_id="tiny_rec_bs16_fp32_mp_N1C2", model="tiny_rec", run_mode=RunMode(run_mode="mp", procs=2),

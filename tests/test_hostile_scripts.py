@@ -26,7 +26,7 @@ from tipcgen.cli.common import step_shell
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.plan.benchmark import plan_benchmark
+from tipcgen.plan.benchmark_train import plan_benchmark
 from tipcgen.plan.planner import plan_config
 from tipcgen.run.executor import run_plan
 

@@ -14,8 +14,8 @@ import pytest
 from tipcgen.check.spec import load_spec
 from tipcgen.errors import SpecError
 from tipcgen.inputs import MAX_FILE_BYTES
+from tipcgen.spec.ir import SpecFile, Suite
 from tipcgen.spec.load import MAX_SUITES, clean_loc
-from tipcgen.spec.model import SpecFile, Suite
 from tipcgen.spec.yamlpos import MAX_DEPTH, MAX_NODES, MAX_NUMBER_CHARS, load_yaml
 
 # A hang guard, not a speed target: the < 5 s figure for every hostile input is measured by

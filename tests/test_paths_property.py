@@ -21,7 +21,7 @@ from tipcgen.emit.files import runner_script
 from tipcgen.errors import TipcError
 from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import plan_config
-from tipcgen.spec.model import Suite
+from tipcgen.spec.ir import Suite
 
 runner = CliRunner()
 

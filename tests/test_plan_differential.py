@@ -19,7 +19,7 @@ from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import plan_config
 from tipcgen.script.decode import decode
 from tipcgen.script.lines import header_name
-from tipcgen.spec.model import Suite
+from tipcgen.spec.ir import Suite
 from tipcgen.spec.modes import MODES
 
 

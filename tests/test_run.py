@@ -31,8 +31,8 @@ from conftest import (
 )
 from tipcgen.check.spec import load_spec
 from tipcgen.dialects import get_layout
-from tipcgen.plan.model import Plan, Step, skip_reason
 from tipcgen.plan.planner import plan_config
+from tipcgen.plan.steps import Plan, Step, skip_reason
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import FAILED, PASSED, TIMED_OUT, run_plan
 
@@ -462,7 +462,7 @@ def test_timeout_also_stops_workers_in_their_own_session(tmp_path):
     import sys as _sys
     import time as _time
 
-    from tipcgen.plan.model import Step
+    from tipcgen.plan.steps import Step
     from tipcgen.run.executor import Bounds, _execute
 
     pidfile = tmp_path / "worker.pid"

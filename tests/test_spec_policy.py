@@ -27,7 +27,7 @@ from tipcgen.cli import app
 from tipcgen.emit.files import config_files
 from tipcgen.errors import SpecError
 from tipcgen.importer import import_group
-from tipcgen.spec.model import Spec, SpecFile, Suite
+from tipcgen.spec.ir import Spec, SpecFile, Suite
 from tipcgen.spec.policy import SHELL_META
 
 runner = CliRunner()

@@ -2,7 +2,7 @@
 every corpus config with a `train_benchmark_params` section (found through MANIFEST.tsv, not a
 pinned count), the two scripts run the same interpreter commands (argv, CUDA_VISIBLE_DEVICES, cwd)
 with the same log names and results.log lines; each difference is one of the documented
-deviations (tipcgen.plan.benchmark.DEVIATIONS, and the inner runner's). Our script also agrees
+deviations (tipcgen.plan.benchmark_train.DEVIATIONS, and the inner runner's). Our script also agrees
 with `plan_benchmark`, the Plan `tipcgen bench` reads."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from helpers.bench_oracle import compare_bench
 from helpers.upstream import upstream_dir
 from tipcgen.dialects import detect
 from tipcgen.emit.files import has_benchmark_section
-from tipcgen.plan.benchmark import BENCH
+from tipcgen.plan.benchmark_train import BENCH
 from tipcgen.script.lines import split_lines
 
 pytestmark = pytest.mark.corpus

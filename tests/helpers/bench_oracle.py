@@ -13,7 +13,7 @@ analysis, recorded as a `python .../scripts/analysis.py` command), BENCHMARK_LOG
 under the repo root). PaddleDetection's dataset configs exist with a `repeat:` line 10.
 
 What is compared, each a `Difference` with a category a deliberate deviation can explain
-(tipcgen.plan.benchmark.DEVIATIONS; anything else is unfaithful):
+(tipcgen.plan.benchmark_train.DEVIATIONS; anything else is unfaithful):
 - commands: every interpreter call in order (argv with the name it was called by,
   CUDA_VISIBLE_DEVICES, cwd): the probe, each inner run's train command, filters, analyses;
 - logs: the files each run created under the repo (the scratch root written as `.`);
@@ -94,7 +94,7 @@ class BenchDiff:
         """(name, patterns): the benchmark script's deviations and those of the inner runner the
         benchmark runs (as they show in a benchmark run)."""
         from tipcgen.dialects import get_layout
-        from tipcgen.plan.benchmark import BENCH, DEVIATIONS
+        from tipcgen.plan.benchmark_train import BENCH, DEVIATIONS
         from tipcgen.plan.planner import runner_for
 
         out = [(dev.name, dev.categories) for dev in DEVIATIONS]
@@ -212,7 +212,7 @@ def run_bench(side: str, test_tipc: dict, config: Path, dialect: str, params: st
 
 
 def upstream_files(dialect: str) -> dict:
-    from tipcgen.plan.benchmark import BENCH
+    from tipcgen.plan.benchmark_train import BENCH
 
     folder = upstream_dir() / BENCH[dialect].upstream
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
@@ -222,7 +222,7 @@ def our_files(dialect: str) -> dict:
     """The generated benchmark_train.sh, test_train_inference_python.sh and common_func.sh."""
     from tipcgen.dialects import get_layout
     from tipcgen.emit.files import benchmark_script, runner_script
-    from tipcgen.plan.benchmark import BENCH
+    from tipcgen.plan.benchmark_train import BENCH
 
     layout, runner = get_layout(dialect), BENCH[dialect].runner
     script, common = runner_script(layout, "benchmark oracle", runner)
@@ -318,7 +318,7 @@ def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str
     """Our recorded commands and train/profile logs against the Plan."""
     from tipcgen.dialects import get_layout
     from tipcgen.errors import UsageError
-    from tipcgen.plan.benchmark import commands, plan_benchmark
+    from tipcgen.plan.benchmark_train import commands, plan_benchmark
 
     text = config.read_bytes().decode("utf-8")
     try:
@@ -385,7 +385,7 @@ def _model_name_restored(run: BenchRun, model: str) -> bool:
 
 
 def compare_bench(config: Path, dialect: str, params: str = "") -> BenchDiff:
-    from tipcgen.plan.benchmark import parser_value
+    from tipcgen.plan.benchmark_train import parser_value
 
     up = run_bench("upstream", upstream_files(dialect), config, dialect, params)
     ours = run_bench("ours", our_files(dialect), config, dialect, params)

@@ -15,8 +15,8 @@ from conftest import RECORDER
 from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.plan.model import skip_reason
 from tipcgen.plan.planner import plan_config
+from tipcgen.plan.steps import skip_reason
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 

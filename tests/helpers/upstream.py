@@ -424,7 +424,7 @@ class _Norm:
 
 def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     """What running the Plan gives: ([(step, ok)] run (ok None: skipped), [status line], [log path])."""
-    from tipcgen.plan.model import skip_reason
+    from tipcgen.plan.steps import skip_reason
 
     ran: list = []
     lines: list = []

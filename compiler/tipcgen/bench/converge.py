@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen.bench.parse import TrainLog
-from tipcgen.spec.bench import Convergence
+from tipcgen.spec.bench_section import Convergence
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ import re
 from typing import Optional
 
 from tipcgen.errors import Problem, SpecError
-from tipcgen.spec.bench import MAX_RUN_COUNT
-from tipcgen.spec.model import Spec
+from tipcgen.spec.bench_section import MAX_RUN_COUNT
+from tipcgen.spec.ir import Spec
 
 SECTION = "train_benchmark_params"
 _HEADER = re.compile(r"^=+\s*([A-Za-z_]+)\s*=+\s*$")
@@ -34,7 +34,7 @@ def benchmark_params(text: str, source: str) -> dict[str, tuple[str, int, int]]:
     they say, and the value is what follows the line's first `:` up to the next ({} without
     the section). A second header, or a line not holding the key the script reads there, is
     refused with its line: the script would read something else than what the line means."""
-    from tipcgen.plan.benchmark import parser_value
+    from tipcgen.plan.benchmark_train import parser_value
 
     lines = text.split("\n")
     headers = [i for i, line in enumerate(lines) if (m := _HEADER.match(line.strip())) and m.group(1) == SECTION]

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen.errors import UsageError
-from tipcgen.spec.bench import Bench, RunMode
-from tipcgen.spec.model import ListFlag, ModeFlag, Spec, Suite, Target
+from tipcgen.spec.bench_section import Bench, RunMode
+from tipcgen.spec.ir import ListFlag, ModeFlag, Spec, Suite, Target
 from tipcgen.spec.policy import text
 
 MODE = "lite_train_lite_infer"  # the mode whose epoch and batch tables a run overrides

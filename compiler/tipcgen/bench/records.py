@@ -38,7 +38,7 @@ from tipcgen.bench.execute import Outcome
 from tipcgen.bench.matrix import BenchRun
 from tipcgen.bench.parse import TrainLog
 from tipcgen.errors import Problem, SpecError
-from tipcgen.spec.bench import MAX_RUN_COUNT, MAX_WORKERS
+from tipcgen.spec.bench_section import MAX_RUN_COUNT, MAX_WORKERS
 from tipcgen.spec.policy import MAX_NAME, refuse_control
 
 SPEED_UNIT = "samples/s"

@@ -13,18 +13,20 @@ need the lowered configs, the layouts and lint (stages above `spec/`):
 
 from __future__ import annotations
 
+import glob
+import os
 from typing import Any
 
 from tipcgen.dialects import get_layout
 from tipcgen.errors import Problem, SpecError, UsageError
-from tipcgen.inputs import read_text
+from tipcgen.inputs import read_text, remember
 from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
+from tipcgen.spec.ir import Eval, Export, Inference, Spec, Suite, Train, Trainers
 from tipcgen.spec.load import parse_spec_text, sorted_problems
-from tipcgen.spec.model import Eval, Export, Inference, Spec, Suite, Train, Trainers
 from tipcgen.spec.yamlpos import Positions
 
 
@@ -42,6 +44,40 @@ def load_spec_text(text: str, filename: str) -> Spec:
 
 def load_spec(path: str) -> Spec:
     return load_spec_text(read_text(path), path)
+
+
+def spec_paths(paths: list[str]) -> list[str]:
+    """Spec paths; a directory means every *.yml / *.yaml in it (sorted)."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(glob.glob(os.path.join(p, "*.yml")) + glob.glob(os.path.join(p, "*.yaml")))
+            if not found:
+                raise UsageError(f"{p}: no *.yml specs in this directory")
+            remember(found, p)  # a link among them leading out of p is refused here
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def load_specs(paths: list[str]) -> list[Spec]:
+    """Every spec of `paths` (files or directories), checked; all their problems at once, and two
+    specs of one model refused."""
+    specs, problems = [], []
+    for path in spec_paths(paths):
+        try:
+            specs.append(load_spec(path))
+        except SpecError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise SpecError(problems)
+    seen: dict[str, str] = {}
+    for spec in specs:
+        if spec.model in seen:
+            raise UsageError(f"{spec.source} and {seen[spec.model]} both describe model {spec.model!r}")
+        seen[spec.model] = spec.source
+    return specs
 
 
 # Field defaults a suite starts from, to tell "set by the spec" from "left alone".

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tipcgen import __version__
-from tipcgen.cli.common import LANG_OPT, MAX_WAIT, SPECS_ARG, _load_all, _render_all, app, choice, out_dir, seconds
+from tipcgen.cli.common import LANG_OPT, MAX_WAIT, SPECS_ARG, app, choice, out_dir, seconds
 
 RESULTS_OPT = typer.Option(
     None,
@@ -20,15 +20,18 @@ RESULTS_OPT = typer.Option(
 
 
 def _render(specs: list[str], lang: str, results: Optional[list[str]]):
-    """_render_all, with the docs of each model that has run records given their report."""
+    """render_specs, with the docs of each model that has run records given their report."""
+    choice("--lang", lang, ("zh", "en"))
     if not results:
-        return _render_all(specs, lang)
+        from tipcgen.emit.render import render_specs
+
+        return render_specs(specs, lang)
     from tipcgen.bench.records import load_records
+    from tipcgen.check.spec import load_specs
     from tipcgen.emit.files import build_files
 
-    choice("--lang", lang, ("zh", "en"))
     records = load_records(results)
-    loaded = _load_all(specs)
+    loaded = load_specs(specs)
     names = {n for spec in loaded for n in spec.model_names()}
     for model in sorted({str(r["model"]) for r in records} - names):
         typer.echo(f"warning: --results: no spec has model {model!r}; its records are not shown", err=True)
@@ -100,7 +103,9 @@ def check(
 @app.command()
 def validate(specs: list[str] = SPECS_ARG):
     """Validate specs: every problem as file:line:col with the field; exit 2 if any."""
-    for spec in _load_all(specs):
+    from tipcgen.check.spec import load_specs
+
+    for spec in load_specs(specs):
         typer.echo(f"{spec.source}: ok ({len(spec.suites)} suites: {', '.join(spec.suites)})")
 
 

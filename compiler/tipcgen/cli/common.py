@@ -6,11 +6,9 @@ Exit codes: 0 ok, 1 a check/lint/run found something, 2 bad input (with a locate
 from __future__ import annotations
 
 import functools
-import glob
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import typer
@@ -131,7 +129,6 @@ def _top(
 # seconds (a connection, `import paddle`, SIGTERM -> SIGKILL, another build's lock) at most 1 h.
 MAX_LIMIT = 10_000_000
 MAX_WAIT = 3600
-MAX_JOBS = 64  # TIPC_JOBS: worker processes of build/check
 
 
 def seconds(option: str, value: float, zero: bool = False, most: float = MAX_LIMIT) -> float:
@@ -161,109 +158,6 @@ def out_dir(option: str, value: str) -> str:
     return value
 
 
-def _expand(paths: list[str]) -> list[str]:
-    """Spec paths; a directory means every *.yml / *.yaml in it (sorted)."""
-    out: list[str] = []
-    for p in paths:
-        if os.path.isdir(p):
-            from tipcgen.inputs import remember
-
-            found = sorted(glob.glob(os.path.join(p, "*.yml")) + glob.glob(os.path.join(p, "*.yaml")))
-            if not found:
-                raise UsageError(f"{p}: no *.yml specs in this directory")
-            remember(found, p)  # a link among them leading out of p is refused here
-            out.extend(found)
-        else:
-            out.append(p)
-    return out
-
-
-def _load_all(paths: list[str]):
-    from tipcgen.check.spec import load_spec
-    from tipcgen.errors import SpecError
-
-    specs, problems = [], []
-    for path in _expand(paths):
-        try:
-            specs.append(load_spec(path))
-        except SpecError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise SpecError(problems)
-    seen: dict[str, str] = {}
-    for spec in specs:
-        if spec.model in seen:
-            raise UsageError(f"{spec.source} and {seen[spec.model]} both describe model {spec.model!r}")
-        seen[spec.model] = spec.source
-    return specs
-
-
-# From this many specs on, `build` and `check` load and render them in worker processes (one
-# per core, at most 4): a pre-commit hook over a repo's specs should feel instant.
-PARALLEL_MIN = 8
-
-
-def _render_all(paths: list[str], lang: str):
-    """[(spec's SpecRef, {path: text})] of every spec, in the order given; all specs' problems at once."""
-    from tipcgen.errors import SpecError
-
-    choice("--lang", lang, ("zh", "en"))
-    files = _expand(paths)
-    results = _map_specs(files, lang)
-    problems = [p for r in results if isinstance(r, SpecError) for p in r.problems]
-    if problems:
-        raise SpecError(problems)
-    rendered = [r for r in results if not isinstance(r, SpecError)]
-    seen: dict[str, str] = {}
-    for spec, _ in rendered:
-        if spec.model in seen:
-            raise UsageError(f"{spec.source} and {seen[spec.model]} both describe model {spec.model!r}")
-        seen[spec.model] = spec.source
-    return rendered
-
-
-def _map_specs(files: list[str], lang: str) -> list:
-    """_load_and_render over `files`, in workers when there are many (TIPC_JOBS=1: never)."""
-    import multiprocessing
-
-    jobs = min(4, os.cpu_count() or 1)
-    raw = os.environ.get("TIPC_JOBS", "")
-    if raw:
-        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_JOBS):
-            raise UsageError(f"TIPC_JOBS={raw!r}: give a whole number of worker processes from 1 to {MAX_JOBS}")
-        jobs = int(raw)
-    if len(files) < PARALLEL_MIN or jobs < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        return [_load_and_render(f, lang) for f in files]
-    from concurrent.futures import ProcessPoolExecutor
-
-    # fork: the workers start with everything this process imported (a fresh interpreter would
-    # spend longer importing than rendering)
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        return list(pool.map(_load_and_render, files, [lang] * len(files), chunksize=4))
-
-
-def _load_and_render(path: str, lang: str):
-    """(the spec's name and path, its files), or the SpecError of a spec with problems (returned:
-    all are reported)."""
-    from tipcgen.check.spec import load_spec
-    from tipcgen.emit.files import build_files
-    from tipcgen.errors import SpecError
-
-    try:
-        spec = load_spec(path)
-    except SpecError as exc:
-        return exc
-    # what build and check use of the spec: sending the whole Spec back costs more than rendering
-    return SpecRef(spec.model, spec.source), build_files(spec, lang)
-
-
-@dataclass(frozen=True)
-class SpecRef:
-    model: str
-    source: str
-
-
-# Options several commands share, defined once so their names and help cannot drift apart.
 MODES_HELP = "lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer"
 SPECS_ARG = typer.Argument(..., help="Spec files or directories of specs.")
 SOURCE_ARG = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt.")

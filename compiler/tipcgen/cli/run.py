@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-    from tipcgen.plan.model import Plan, Step
+    from tipcgen.plan.steps import Plan, Step
     from tipcgen.run.executor import StepResult
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Optional
 
 from tipcgen.dialects import Layout, get_layout
-from tipcgen.emit.doc_strings import translator
+from tipcgen.emit.docs_lang import translator
 from tipcgen.emit.prepare import describe_steps
 from tipcgen.lower.text import config_text
 from tipcgen.plan.builder import gpu_entry
 from tipcgen.plan.planner import plan_config, runner_for
-from tipcgen.spec.model import Spec
+from tipcgen.spec.ir import Spec
 from tipcgen.spec.modes import MODES
 from tipcgen.spec.policy import text
 

@@ -15,13 +15,13 @@ from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
 from tipcgen.lower.configview import ABSENT
 from tipcgen.lower.text import config_text
-from tipcgen.plan.benchmark import BENCH, HEADER
+from tipcgen.plan.benchmark_train import BENCH, HEADER
 from tipcgen.plan.builder import AMP_FLAGS, OcrScript
 from tipcgen.plan.limits import DEFAULT_SECONDS, STALL_HINTS, WHOLE_TRAIN_SECONDS, limit_table
 from tipcgen.plan.planner import runner_for
 from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.script.shellwords import grep_w_lines
-from tipcgen.spec.model import Spec
+from tipcgen.spec.ir import Spec
 
 
 @lru_cache(maxsize=1)

@@ -22,8 +22,8 @@ import hashlib
 import posixpath
 
 from tipcgen.dialects import Layout
-from tipcgen.emit.doc_strings import PREPARE_WORDS
-from tipcgen.spec.model import Spec
+from tipcgen.emit.docs_lang import PREPARE_WORDS
+from tipcgen.spec.ir import Spec
 from tipcgen.spec.modes import MODES
 from tipcgen.spec.prepare import Download, Extract, Link, Pip, Remove, Run, url_basename
 

@@ -15,7 +15,7 @@ from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.fleet.ssh import PREPARE, RUNNER
-from tipcgen.plan.model import Plan
+from tipcgen.plan.steps import Plan
 from tipcgen.run.digest import bytes_digest
 
 COMMON = "test_tipc/common_func.sh"

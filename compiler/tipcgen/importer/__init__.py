@@ -28,7 +28,7 @@ from tipcgen.importer.yaml_out import spec_yaml
 from tipcgen.lower.text import config_text
 from tipcgen.script.decode import Decoded, UnreadableFile, _fail, decode, read_config
 from tipcgen.script.lines import header_name
-from tipcgen.spec.model import Suite
+from tipcgen.spec.ir import Suite
 from tipcgen.spec.policy import name_problem
 
 __all__ = [

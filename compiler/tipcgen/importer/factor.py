@@ -326,7 +326,7 @@ _NOT_DEFAULTED = ("file", "model_name", "topology", "doc", "layout", "preset", "
 def _model_defaults() -> dict:
     """A Suite's fields as they are when no layer sets them (plain data, as a spec writes them)."""
     if not _DEFAULTS:
-        from tipcgen.spec.model import Suite
+        from tipcgen.spec.ir import Suite
 
         dump = Suite.model_validate({"file": "x.txt", "model_name": "m", "topology": ["cpu"]}).model_dump()
         _DEFAULTS.update((k, v) for k, v in dump.items() if k not in _NOT_DEFAULTED)

@@ -18,8 +18,8 @@ from tipcgen.errors import Problem, SpecError
 from tipcgen.lower.text import ROLES, config_text, roles_typed
 from tipcgen.script.decode import Decoded, _fail
 from tipcgen.script.lines import header_name, split_line
+from tipcgen.spec.ir import TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite
 from tipcgen.spec.load import clean_loc
-from tipcgen.spec.model import TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite
 from tipcgen.spec.modes import TRAIN_MODES
 from tipcgen.spec.policy import is_name, text
 

@@ -16,7 +16,7 @@ from tipcgen.errors import UsageError
 from tipcgen.lint.rules import ERROR, WARNING, Finding
 from tipcgen.lower.text import roles_typed
 from tipcgen.script.lines import split_line
-from tipcgen.spec.model import ListFlag, ModeFlag
+from tipcgen.spec.ir import ListFlag, ModeFlag
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import MAX_GPU_ID, SECTION_META, SHELL_META, char_name, first_control
 from tipcgen.spec.sections import BENCHMARK_SECTIONS, read_params

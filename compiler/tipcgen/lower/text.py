@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, cast, get_args
 
 from tipcgen.dialects import Layout
-from tipcgen.spec.model import Suite
+from tipcgen.spec.ir import Suite
 from tipcgen.spec.policy import text
 
 Line = tuple[str, str]  # (key text, value text)

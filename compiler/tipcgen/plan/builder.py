@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
 from tipcgen.lower.configview import ConfigView
-from tipcgen.plan.model import Step
+from tipcgen.plan.steps import Step
 from tipcgen.script.shellwords import ifs_split, words
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"

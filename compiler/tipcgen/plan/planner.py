@@ -24,10 +24,10 @@ from tipcgen.errors import UsageError
 from tipcgen.lower.configview import ConfigView
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.limits import multinode, spec_limit, spec_stall
-from tipcgen.plan.model import Plan, Step
 from tipcgen.plan.refusals import check_bytes, check_view
 from tipcgen.plan.registry import RUNNERS
 from tipcgen.plan.runner import Runner
+from tipcgen.plan.steps import Plan, Step
 
 
 def plan_config(

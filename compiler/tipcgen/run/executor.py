@@ -27,7 +27,7 @@ from typing import Callable, Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.limits import DEFAULT_SECONDS, default_limit
-from tipcgen.plan.model import Plan, Step, skip_reason
+from tipcgen.plan.steps import Plan, Step, skip_reason
 from tipcgen.run.watch import StallClock
 
 DEFAULT_TIMEOUT = float(DEFAULT_SECONDS)  # seconds per step without a limit of its own

@@ -9,7 +9,7 @@ from typing import Optional
 
 from tipcgen import __version__
 from tipcgen.emit.junit import Case, Suite, junit_xml, xml_text
-from tipcgen.plan.model import Plan
+from tipcgen.plan.steps import Plan
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summarize
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Callable, Optional, Union, get_args, get_orig
 from pydantic import BaseModel, Tag, ValidationError
 
 from tipcgen.errors import Problem, SpecError
-from tipcgen.spec.model import Spec, SpecFile, Suite
+from tipcgen.spec.ir import Spec, SpecFile, Suite
 from tipcgen.spec.policy import name_problem
 from tipcgen.spec.yamlpos import MAX_NODES, Path, Positions, load_yaml
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tipcgen.spec.model import SpecFile, Suite
+from tipcgen.spec.ir import SpecFile, Suite
 
 
 def _strip_required(node):

@@ -1,9 +1,9 @@
 """The PaddlePaddle/models tutorial runner (mobilenetv3_prod Step6, seed document 001)."""
 
 from tipcgen.plan.builder import SEED_ERA
-from tipcgen.plan.model import STATUS_BANG
 from tipcgen.plan.runner import COMMON_DEVIATIONS
 from tipcgen.plan.runners.classic import plan_classic as plan
+from tipcgen.plan.steps import STATUS_BANG
 from tipcgen.spec.modes import MODES
 
 TEMPLATE = "test_train_inference_python.sh.j2"

@@ -3,9 +3,9 @@ the other OCR-family dialects share until they have their own). Status lines end
 seed document's expected output shows them."""
 
 from tipcgen.plan.builder import SEED_ERA
-from tipcgen.plan.model import STATUS_BANG
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.plan.runners.classic import plan_classic as plan
+from tipcgen.plan.steps import STATUS_BANG
 from tipcgen.spec.modes import MODES
 
 TEMPLATE = "test_train_inference_python.sh.j2"

@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 from tipcgen.dialects import NAMES as DIALECT_NAMES
-from tipcgen.spec.bench import Bench, Convergence
+from tipcgen.spec.bench_section import Bench, Convergence
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import (
     MAX_GPU_ID,
