@@ -4,6 +4,7 @@ What a suite may say at all is checked before, by `tipcgen.check.spec`."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any, Callable, cast, get_args
 
 from tipcgen.dialects import Layout
@@ -123,7 +124,28 @@ def config_lines(suite: Suite, layout: Layout) -> list[str]:
     return lines
 
 
+# A build lowers each suite for its checks, its config file and its docs: once is enough. Keyed
+# by the (frozen) suite's identity; the entry holds the suite, so that identity is not reused
+# while it is cached. Bounded: a process that loads many specs keeps the latest.
+_LOWERED: OrderedDict[tuple[int, str], tuple[Suite, str]] = OrderedDict()
+_LOWERED_MAX = 1024
+
+
 def config_text(suite: Suite, layout: Layout) -> str:
+    """The legacy config a suite lowers to through `layout` (the same string for the same suite)."""
+    key = (id(suite), layout.name)
+    hit = _LOWERED.get(key)
+    if hit is not None and hit[0] is suite:
+        _LOWERED.move_to_end(key)
+        return hit[1]
+    text_ = _config_text(suite, layout)
+    _LOWERED[key] = (suite, text_)
+    if len(_LOWERED) > _LOWERED_MAX:
+        _LOWERED.popitem(last=False)
+    return text_
+
+
+def _config_text(suite: Suite, layout: Layout) -> str:
     trivia = suite.trivia
     lines = config_lines(suite, layout)
     for position in sorted(trivia.blank_lines):
