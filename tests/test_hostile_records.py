@@ -481,3 +481,19 @@ def test_spec_batch_sizes_are_whole_numbers_not_text(tmp_path, value, got):
         tmp_path / "s.yml", SPEC.read_text(encoding="utf-8").replace("batch_sizes: [32]", f"batch_sizes: {value}")
     )
     refused("bench", spec, "--dry-run", names=("field `bench.batch_sizes[0]`: expected a whole number", got))
+
+
+def test_bench_config_reads_the_section_where_benchmark_train_sh_does(tmp_path):
+    """A blank line above the section shifts what the scripts read (they index the config's
+    non-empty lines by the header's file line number): `bench CONFIG` reads the same line, so it
+    refuses the section instead of benchmarking what the script would not run."""
+    text = CONFIG.read_text(encoding="utf-8")
+    header = "===========================train_benchmark_params==========================\n"
+    cfg = write(tmp_path / "train_infer_python.txt", text + "\n" + header + "batch_size:8\nfp_items:fp32\nepoch:2\n")
+    n = line_of(cfg, "fp_items:")
+    err = refused("bench", cfg, "--dry-run", "--out", tmp_path / "b", names=(f"reads line {n} as `batch_size`",))
+    assert err.startswith(f"{cfg}:{n}:1: error: field `train_benchmark_params.batch_size`"), err
+    # Without the blank line, the same section is read as written.
+    ok = write(tmp_path / "ok" / "train_infer_python.txt", text + header + "batch_size:8\nfp_items:fp32\nepoch:2\n")
+    code, out, err = cli("bench", ok, "--dry-run", "--out", tmp_path / "b2")
+    assert code == 0, err

@@ -8,7 +8,7 @@ A `gpu_list` of `-1` means CPU runs.
 
 from __future__ import annotations
 
-import re
+import os
 from typing import Optional
 
 from tipcgen.errors import Problem, SpecError
@@ -16,7 +16,6 @@ from tipcgen.spec.bench_section import MAX_RUN_COUNT
 from tipcgen.spec.ir import Spec
 
 SECTION = "train_benchmark_params"
-_HEADER = re.compile(r"^=+\s*([A-Za-z_]+)\s*=+\s*$")
 SKIP_STEPS = 2  # benchmark_train.sh: analysis.py --skip_steps 2
 # What every repo's benchmark_train.sh reads, by position: the lines after the header (the corpus's
 # 143 sections all hold these keys in this order; plan/benchmark.py has each script's fields).
@@ -28,36 +27,37 @@ def _error(source: str, line: Optional[int], col: Optional[int], key: Optional[s
     return SpecError([Problem(source, line, col, f"{SECTION}.{key}" if key else None, message, hint)])
 
 
-def benchmark_params(text: str, source: str) -> dict[str, tuple[str, int, int]]:
+def benchmark_params(text: str, source: str, grep_word: bool = True) -> dict[str, tuple[str, int, int]]:
     """{key: (value, line, column of the value)} of the section's lines as benchmark_train.sh
-    reads them: the line after the header is batch_size, then fp_items, then epoch, whatever
-    they say, and the value is what follows the line's first `:` up to the next ({} without
-    the section). A second header, or a line not holding the key the script reads there, is
-    refused with its line: the script would read something else than what the line means."""
-    from tipcgen.plan.benchmark_train import parser_value
+    reads them (plan/benchmark_train.py's one positional reader: the lines after the header are
+    batch_size, then fp_items, then epoch, whatever they say, and the value is what follows the
+    line's first `:` up to the next; {} without the section). A second header, or a line not
+    holding the key the script reads there, is refused with its line: the script would read
+    something else than what the line means. `grep_word`: the dialect's script finds the header
+    with `grep -w` (see BenchDialect)."""
+    from tipcgen.plan.benchmark_train import parser_value, section_header_lines, section_rows
 
-    lines = text.split("\n")
-    headers = [i for i, line in enumerate(lines) if (m := _HEADER.match(line.strip())) and m.group(1) == SECTION]
+    headers = section_header_lines(text, grep_word)
     if not headers:
         return {}
     if len(headers) > 1:
         raise _error(
-            source, headers[1] + 1, 1, None,
-            f"a second {SECTION} section (the first is on line {headers[0] + 1}): benchmark_train.sh stops, "
+            source, headers[1], 1, None,
+            f"a second {SECTION} section (the first is on line {headers[0]}): benchmark_train.sh stops, "
             "unable to tell which to read",
         )  # fmt: skip
     params = {}
-    for offset, key in enumerate(FIELDS, 1):
-        n = headers[0] + offset
-        line = lines[n] if n < len(lines) else ""
+    last = len(text.split("\n"))
+    for key, line, number in section_rows(FIELDS, text, headers[0]):
         found = line.split(":", 1)[0].strip()
+        where = number if number is not None else last
         if found != key:
             raise _error(
-                source, n + 1, 1, key,
-                f"benchmark_train.sh reads line {n + 1} as `{key}`, but it holds {found or line!r}",
+                source, where, 1, key,
+                f"benchmark_train.sh reads line {where} as `{key}`, but it holds {found or line!r}",
                 f"the lines after the header are {', '.join(FIELDS)}, in this order",
             )  # fmt: skip
-        params[key] = (parser_value(line), n + 1, len(line.split(":", 1)[0]) + 2)
+        params[key] = (parser_value(line), where, len(line.split(":", 1)[0]) + 2)
     return params
 
 
@@ -82,8 +82,8 @@ def _numbers(params: dict, key: str, source: str) -> list[int]:
     return numbers
 
 
-def bench_section(text: str, source: str, device: str) -> dict:
-    params = benchmark_params(text, source)
+def bench_section(text: str, source: str, device: str, grep_word: bool = True) -> dict:
+    params = benchmark_params(text, source, grep_word)
     if not params:
         raise _error(source, None, None, None, f"no {SECTION} section; `tipcgen bench CONFIG` reads the matrix from it")
     batches = _numbers(params, "batch_size", source)
@@ -104,17 +104,24 @@ def spec_of_config(source: str) -> Spec:
     import yaml
 
     from tipcgen.check.spec import load_spec_text
+    from tipcgen.dialects import get_layout
     from tipcgen.errors import UsageError
     from tipcgen.importer import import_configs
     from tipcgen.inputs import read_text
+    from tipcgen.lower.configview import ConfigView
+    from tipcgen.plan.benchmark_train import BENCH
 
     text = read_text(source)
     result = import_configs([source])
     data = result.spec
     if not data.get("suites"):
         raise UsageError(f"{source}: not a train config tipcgen can plan")
-    gpu_list = next((ln.split(":", 1)[1].strip() for ln in text.splitlines() if ln.startswith("gpu_list:")), "")
-    data["bench"] = bench_section(text, source, "cpu" if gpu_list == "-1" else "gpu")
+    layout = get_layout(result.layouts[os.path.basename(source)])
+    gpu_list = ConfigView.parse(text, layout).value("gpu_list").strip()  # as the runner reads it
+    bench = BENCH.get(layout.name)
+    data["bench"] = bench_section(
+        text, source, "cpu" if gpu_list == "-1" else "gpu", bench.grep_word if bench else True
+    )
     try:
         return load_spec_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), source)
     except SpecError as exc:

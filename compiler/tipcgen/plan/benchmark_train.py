@@ -282,10 +282,31 @@ def _read_params(d: BenchDialect, params: str, section: dict) -> _Params:
     )  # fmt: skip
 
 
-def read_section(d: BenchDialect, lines: list, text: str, source: str) -> dict:
+def section_header_lines(text: str, grep_word: bool = True) -> list[int]:
+    """The (1-based) file lines naming the section, as the scripts find them: `grep -n -w`, or
+    without -w (then `to_static_train_benchmark_params` matches too)."""
+    if grep_word:
+        return grep_w_lines(text, HEADER)
+    return [n for n, line in enumerate(text.split("\n"), 1) if HEADER in line]
+
+
+def section_rows(fields: tuple, text: str, at: int) -> list[tuple[str, str, Optional[int]]]:
+    """(field, the line the script reads as it, that line's file line number or None) for the
+    header on file line `at`: upstream reads `lines[at + i]` of the config's NON-EMPTY lines, a
+    file line number used as an index among them (so a blank line above shifts what it reads).
+    The one reader of the section by position: benchmark_train.sh's plan and `tipcgen bench
+    CONFIG` both use it."""
+    numbered = [(n, line) for n, line in enumerate(text.split("\n"), 1) if line != ""]
+    rows = []
+    for i, name in enumerate(fields):
+        n, line = numbered[at + i] if at + i < len(numbered) else (None, "")
+        rows.append((name, line, n))
+    return rows
+
+
+def read_section(d: BenchDialect, text: str, source: str) -> dict:
     """The section's values, read as the script does: `lines[<header's file line number>]` on."""
-    physical = text.split("\n")
-    numbers = grep_w_lines(text, HEADER) if d.grep_word else [n for n, line in enumerate(physical, 1) if HEADER in line]
+    numbers = section_header_lines(text, d.grep_word)
     if not numbers:
         raise UsageError(f"{source}: no `{HEADER}` section: nothing to benchmark")
     if len(numbers) > 1:
@@ -293,10 +314,8 @@ def read_section(d: BenchDialect, lines: list, text: str, source: str) -> dict:
             f"{source}: `{HEADER}` is on lines {', '.join(map(str, numbers))}; {d.upstream}'s script "
             "cannot tell which section to read (it stops on an arithmetic error)"
         )
-    at = numbers[0]
     out = {}
-    for i, name in enumerate(d.fields):
-        line = lines[at + i] if at + i < len(lines) else ""
+    for name, line, _n in section_rows(d.fields, text, numbers[0]):
         out[name] = f"{parser_key(line)}:{parser_value(line)}" if name == "profile" else parser_value(line)
     return out
 
@@ -378,7 +397,7 @@ def plan_benchmark(
         config.substitute(old, new)
     lines = [line for line in config.lines if line != ""]
     model = parser_value(lines[1]) if len(lines) > 1 else ""
-    section = read_section(d, lines, config.text(), source)
+    section = read_section(d, config.text(), source)
     env = flag_exports(section["flags"], source) if _flags_on(d, section) else ()
     st = _State(
         d, config, model, repo_name, save_log, profiling or "True", benchmark_root, section["profile"], steps=[]
