@@ -65,6 +65,36 @@ def test_example_workflow_runs_tipcgen_commands_that_exist():
     assert "--suite" in CliRunner().invoke(app, ["run", "--help"]).output and "--dry-run" in text
 
 
+def test_example_workflow_dry_run_step_runs_for_real_on_this_repos_specs(tmp_path):
+    """The workflow's dry-run step, run as it is written (bash -euo pipefail), in a copy of this
+    repo's specs: it prints every suite's commands and exits 0 (it once imported a module that
+    moved, and crashed)."""
+    import yaml
+
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["tipc"]["steps"]
+    script = next(s["run"] for s in steps if s.get("name") == "Dry run of every suite")
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    proc = subprocess.run(
+        ["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for spec in sorted((tmp_path / "specs").glob("*.yml")):
+        for suite in _suite_names(spec):
+            assert f"::group::specs/{spec.name} [{suite}]" in proc.stdout
+    assert "tools/train.py" in proc.stdout
+
+
+def _suite_names(spec: Path) -> list[str]:
+    from typer.testing import CliRunner
+
+    from tipcgen.cli import app
+
+    result = CliRunner().invoke(app, ["validate", str(spec), "--suites"])
+    assert result.exit_code == 0, result.output
+    return result.stdout.split()
+
+
 def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 

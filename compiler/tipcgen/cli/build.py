@@ -101,12 +101,21 @@ def check(
 
 
 @app.command()
-def validate(specs: list[str] = SPECS_ARG):
+def validate(
+    specs: list[str] = SPECS_ARG,
+    suites: bool = typer.Option(
+        False, "--suites", help="Print only the suite names, one a line (for scripts: `tipcgen run SPEC --suite S`)."
+    ),
+):
     """Validate specs: every problem as file:line:col with the field; exit 2 if any."""
     from tipcgen.check.spec import load_specs
 
     for spec in load_specs(specs):
-        typer.echo(f"{spec.source}: ok ({len(spec.suites)} suites: {', '.join(spec.suites)})")
+        if suites:
+            for name in spec.suites:
+                typer.echo(name)
+        else:
+            typer.echo(f"{spec.source}: ok ({len(spec.suites)} suites: {', '.join(spec.suites)})")
 
 
 @app.command()
