@@ -15,12 +15,13 @@ refused without blocking; no reader takes more than its byte limit.
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 from collections.abc import Iterable
 from typing import Optional
 
-from tipcgen.errors import Problem, SpecError, printable
+from tipcgen.errors import Problem, SpecError, UsageError, printable
 
 # Files found by walking a directory argument, by absolute path: the tree they were given in
 # (read_bytes' default for any other file is the directory holding it).
@@ -190,3 +191,18 @@ def read_text(path: str) -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SpecError([Problem(path, line, None, None, "file is not UTF-8 text")]) from None
+
+
+def spec_paths(paths: list[str]) -> list[str]:
+    """Spec paths; a directory means every *.yml / *.yaml in it (sorted)."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(glob.glob(os.path.join(p, "*.yml")) + glob.glob(os.path.join(p, "*.yaml")))
+            if not found:
+                raise UsageError(f"{p}: no *.yml specs in this directory")
+            remember(found, p)  # a link among them leading out of p is refused here
+            out.extend(found)
+        else:
+            out.append(p)
+    return out

@@ -13,13 +13,11 @@ need the lowered configs, the layouts and lint (stages above `spec/`):
 
 from __future__ import annotations
 
-import glob
-import os
 from typing import Any
 
 from tipcgen.dialects import get_layout
 from tipcgen.errors import Problem, SpecError, UsageError
-from tipcgen.inputs import read_text, remember
+from tipcgen.inputs import read_text, spec_paths
 from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
@@ -44,21 +42,6 @@ def load_spec_text(text: str, filename: str) -> Spec:
 
 def load_spec(path: str) -> Spec:
     return load_spec_text(read_text(path), path)
-
-
-def spec_paths(paths: list[str]) -> list[str]:
-    """Spec paths; a directory means every *.yml / *.yaml in it (sorted)."""
-    out: list[str] = []
-    for p in paths:
-        if os.path.isdir(p):
-            found = sorted(glob.glob(os.path.join(p, "*.yml")) + glob.glob(os.path.join(p, "*.yaml")))
-            if not found:
-                raise UsageError(f"{p}: no *.yml specs in this directory")
-            remember(found, p)  # a link among them leading out of p is refused here
-            out.extend(found)
-        else:
-            out.append(p)
-    return out
 
 
 def load_specs(paths: list[str]) -> list[Spec]:

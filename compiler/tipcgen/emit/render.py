@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from tipcgen.check.spec import load_spec, spec_paths
+from tipcgen.check.spec import load_spec
 from tipcgen.emit.files import build_files
 from tipcgen.errors import SpecError, UsageError
+from tipcgen.inputs import spec_paths
 
 MAX_JOBS = 64  # TIPC_JOBS: worker processes of build/check
 

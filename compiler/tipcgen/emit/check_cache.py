@@ -1,0 +1,153 @@
+"""`tipcgen check`'s cache, so that a pre-commit hook costs nothing when nothing changed (as black's).
+
+A spec that checked clean is recorded under a key of everything its generated files depend on:
+its bytes and the path it was given as (the banners name it), the docs language, the output
+directory, tipcgen's own code and templates (their content, not a version number), and the
+environment validation reads. With the key, the record keeps the state (size, mtime, inode) of
+every file below the model's `test_tipc/`. The next check of that spec, with the same key and the
+same state, is clean without loading or rendering anything. Any other difference is a miss and the
+spec is rendered and compared as usual, so an edited spec, template or generated file, a new stray
+file or a deleted one is always seen. Best effort: a missing, unreadable or corrupt cache is a
+miss, one that cannot be written is not written; `--no-cache` or `TIPC_CHECK_CACHE=0` turn it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Optional
+
+from tipcgen.errors import TipcError
+from tipcgen.fsio import is_temp
+from tipcgen.inputs import read_bytes
+
+VERSION = 1
+MAX_ENTRIES = 20_000  # specs remembered (a repo has at most a few hundred); the oldest go first
+MAX_CACHE_BYTES = 64 << 20
+ENV_KEYS = ("TIPC_ALLOW_FILE_URLS",)  # what spec validation reads from the environment
+TOP = "test_tipc"
+
+
+def _code_digest() -> str:
+    """sha256 of tipcgen's code and templates: any change to them makes every key new."""
+    from importlib import resources
+
+    import tipcgen
+
+    digest = hashlib.sha256()
+    base = Path(tipcgen.__file__).parent
+    for path in sorted(base.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+    templates = resources.files("tipcgen.templates")
+    for entry in sorted(templates.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith((".j2", ".sh")) and entry.is_file():
+            digest.update(b"templates/" + entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def tree_state(root: str) -> dict[str, list[int]]:
+    """{relative path: [size, mtime_ns, inode]} of the files below root/test_tipc (temp files of
+    an interrupted build left out: check only notes them)."""
+    state = {}
+    base = os.path.join(root, TOP)
+    for dirpath, _dirs, names in os.walk(base):
+        for name in names:
+            if is_temp(name):
+                continue
+            path = os.path.join(dirpath, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            state[os.path.relpath(path, root).replace(os.sep, "/")] = [st.st_size, st.st_mtime_ns, st.st_ino]
+    return state
+
+
+class CheckCache:
+    def __init__(self, path: Optional[Path], environ: Mapping[str, str]):
+        self.path = path
+        self.environ = environ
+        self.entries: dict[str, dict] = {}
+        self.changed = False
+        self._code: Optional[str] = None
+        if path is None:
+            return
+        try:
+            if path.stat().st_size <= MAX_CACHE_BYTES:
+                data = json.loads(path.read_bytes())
+                if isinstance(data, dict) and data.get("version") == VERSION and isinstance(data.get("entries"), dict):
+                    self.entries = data["entries"]
+        except (OSError, ValueError):
+            pass  # no cache, or not ours: every spec is a miss
+
+    @classmethod
+    def open(cls, environ: Mapping[str, str], enabled: bool = True) -> CheckCache:
+        if not enabled or environ.get("TIPC_CHECK_CACHE", "1").strip().lower() in ("0", "false", "no"):
+            return cls(None, environ)
+        home = environ.get("HOME")
+        root = environ.get("TIPC_CACHE") or (
+            os.path.join(home, ".cache", "tipcgen") if home else os.path.expanduser("~/.cache/tipcgen")
+        )
+        return cls(Path(root) / f"check-v{VERSION}.json", environ)
+
+    def key(self, spec_path: str, lang: str, out: str) -> Optional[str]:
+        """The spec's key, or None when its bytes cannot be read (the render says why)."""
+        if self.path is None:
+            return None
+        try:
+            data = read_bytes(spec_path)
+        except (TipcError, OSError):
+            return None
+        if self._code is None:
+            self._code = _code_digest()
+        material = [
+            VERSION,
+            self._code,
+            spec_path,
+            os.path.abspath(out),
+            lang,
+            hashlib.sha256(data).hexdigest(),
+            [self.environ.get(k, "") for k in ENV_KEYS],
+        ]
+        return hashlib.sha256(json.dumps(material).encode()).hexdigest()
+
+    def hit(self, key: Optional[str], out: str) -> Optional[dict]:
+        """The record of a spec whose key and generated files are unchanged, else None."""
+        entry = self.entries.get(key) if key else None
+        if not isinstance(entry, dict) or not isinstance(entry.get("model"), str):
+            return None
+        if "/" in entry["model"] or entry["model"] in ("", ".", ".."):
+            return None
+        if entry.get("state") != tree_state(os.path.join(out, entry["model"])):
+            return None
+        return entry
+
+    def record(self, key: Optional[str], model: str, files: int, out: str) -> None:
+        if key is None or self.path is None:
+            return
+        self.entries.pop(key, None)
+        self.entries[key] = {"model": model, "files": files, "state": tree_state(os.path.join(out, model))}
+        while len(self.entries) > MAX_ENTRIES:
+            self.entries.pop(next(iter(self.entries)))
+        self.changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        tmp = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".check-", dir=self.path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"version": VERSION, "entries": self.entries}, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+        except OSError:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)

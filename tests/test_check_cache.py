@@ -1,0 +1,105 @@
+"""`tipcgen check`'s cache (emit/check_cache.py): an unchanged spec with unchanged files is not
+rendered again, and every change that matters is still seen."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tipcgen.cli import app
+from tipcgen.emit import check_cache, render
+
+REPO = Path(__file__).resolve().parents[1]
+SPEC = "tiny_rec.yml"
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch):
+    """A spec copied and built into tmp_path/gen, the cache in tmp_path/cache, cwd tmp_path."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TIPC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TIPC_CHECK_CACHE", raising=False)
+    (tmp_path / "specs").mkdir()
+    shutil.copy(REPO / "specs" / SPEC, tmp_path / "specs" / SPEC)
+    assert cli("build", "specs/", "--out", "gen")[0] == 0
+    return tmp_path
+
+
+def cli(*args) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout + result.stderr
+
+
+def renders(monkeypatch) -> list:
+    """Count the specs `check` renders (the slow path the cache saves)."""
+    seen: list = []
+    real = render.render_specs
+
+    def counting(paths, lang):
+        seen.extend(paths)
+        return real(paths, lang)
+
+    monkeypatch.setattr(render, "render_specs", counting)
+    return seen
+
+
+def test_an_unchanged_spec_is_checked_from_the_cache(built, monkeypatch):
+    assert cli("check", "specs/", "--out", "gen")[0] == 0  # a clean check records it
+    seen = renders(monkeypatch)
+    code, out = cli("check", "specs/", "--out", "gen")
+    assert code == 0 and seen == []
+    files = sum(1 for p in (built / "gen").rglob("*") if p.is_file())
+    assert f"tipcgen check: {files} files up to date" in out
+    assert cli("check", "specs/", "--out", "gen", "--no-cache")[0] == 0 and seen == ["specs/" + SPEC]
+    monkeypatch.setenv("TIPC_CHECK_CACHE", "0")
+    assert cli("check", "specs/", "--out", "gen")[0] == 0 and len(seen) == 2
+
+
+@pytest.mark.parametrize("change", ["edit", "delete", "stray", "spec", "code", "corrupt"])
+def test_every_change_that_matters_is_still_seen(built, monkeypatch, change):
+    assert cli("check", "specs/", "--out", "gen")[0] == 0
+    config = next((built / "gen").rglob("train_infer_python.txt"))
+    seen = renders(monkeypatch)
+    if change == "edit":
+        config.write_text(config.read_text() + "x\n")
+    elif change == "delete":
+        config.unlink()
+    elif change == "stray":
+        (config.parent / "left_over.txt").write_text("old\n")
+    elif change == "spec":  # a change of the spec's text changes the config it generates
+        spec = built / "specs" / SPEC
+        spec.write_text(spec.read_text().replace("model: tiny_rec\n", "model: tiny_rec\n# edited\n", 1))
+    elif change == "code":  # another tipcgen (code or templates): every key is new
+        monkeypatch.setattr(check_cache, "_code_digest", lambda: "another tipcgen")
+    elif change == "corrupt":
+        cache = next((built / "cache").glob("check-v*.json"))
+        cache.write_text("{not json")
+    code, out = cli("check", "specs/", "--out", "gen")
+    assert seen == ["specs/" + SPEC], "the spec was not rendered again"
+    if change in ("edit", "delete", "stray"):
+        assert code == 1, out
+        assert {"edit": "(on disk)", "delete": "missing: ", "stray": "stale: "}[change] in out
+    else:  # rendered again: the files still match
+        assert code == 0, out
+
+
+def test_a_cache_that_cannot_be_written_changes_nothing(built, monkeypatch):
+    blocker = built / "not_a_dir"
+    blocker.write_text("")
+    monkeypatch.setenv("TIPC_CACHE", str(blocker / "cache"))
+    assert cli("check", "specs/", "--out", "gen")[0] == 0
+    assert cli("check", "specs/", "--out", "gen")[0] == 0
+
+
+def test_the_cache_keeps_only_states_and_keys(built):
+    assert cli("check", "specs/", "--out", "gen")[0] == 0
+    cache = next((built / "cache").glob("check-v*.json"))
+    data = json.loads(cache.read_text())
+    (entry,) = data["entries"].values()
+    assert entry["model"] == "tiny_rec" and all(len(v) == 3 for v in entry["state"].values())
+    assert oct(os.stat(cache).st_mode & 0o777) == "0o600"  # other users see no paths of yours
