@@ -7,11 +7,8 @@ upstream scripts' semantics line by line (see docs/legacy-format.md), except
 where we deliberately differ (documented in README and the generated docs):
 gpu_list entries are parsed by structure, not string length.
 
-The functions below follow upstream's test_train_inference_python.sh (and the
-generated bash, templates/test_train_inference_python.sh.j2) block by block:
-the variables it reads up front (`TrainParams`), its loop over gpu_list
-entries (`read_entry`, `launch_prefix`), the loop body per trainer
-(`_run_trainer` and its command builders) and `func_inference` (`inference_matrix`).
+`plan_config` checks the config as the runner would (refusals.py), then lets the dialect's
+runner (runner.py, registry.py, runners/) add its steps to a `Builder` (builder.py).
 """
 
 from __future__ import annotations
