@@ -4,7 +4,8 @@
 the way that is a symbolic link leading outside `--out` is refused (check_destinations). One
 build at a time writes into an `--out` (BuildLock). A build killed mid-way leaves at worst a
 `.tipcgen-*` temp file next to the file it was writing: the next build removes it, `check`
-does not count it as drift.
+does not count it as drift. `cache_dir` is where tipcgen keeps what it may reuse (downloads,
+`check`'s results).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Optional
 
 from tipcgen.errors import TipcError, UsageError
@@ -233,3 +234,14 @@ class BuildLock:
             if self.fd is not None:
                 os.close(self.fd)
                 self.fd = None
+
+
+CACHE_ENV = "TIPC_CACHE"
+DEFAULT_CACHE = "~/.cache/tipcgen"
+
+
+def cache_dir(env: Mapping[str, str]) -> str:
+    """$TIPC_CACHE, else ~/.cache/tipcgen (with the HOME of ENV when it has one)."""
+    home = env.get("HOME")
+    default = os.path.join(home, ".cache", "tipcgen") if home else os.path.expanduser(DEFAULT_CACHE)
+    return env.get(CACHE_ENV) or default

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Optional
 
 from tipcgen.errors import TipcError
-from tipcgen.fsio import is_temp
+from tipcgen.fsio import cache_dir, is_temp
 from tipcgen.inputs import read_bytes
 
 VERSION = 1
@@ -90,11 +90,7 @@ class CheckCache:
     def open(cls, environ: Mapping[str, str], enabled: bool = True) -> CheckCache:
         if not enabled or environ.get("TIPC_CHECK_CACHE", "1").strip().lower() in ("0", "false", "no"):
             return cls(None, environ)
-        home = environ.get("HOME")
-        root = environ.get("TIPC_CACHE") or (
-            os.path.join(home, ".cache", "tipcgen") if home else os.path.expanduser("~/.cache/tipcgen")
-        )
-        return cls(Path(root) / f"check-v{VERSION}.json", environ)
+        return cls(Path(cache_dir(environ)) / f"check-v{VERSION}.json", environ)  # prepare's cache dir
 
     def key(self, spec_path: str, lang: str, out: str) -> Optional[str]:
         """The spec's key, or None when its bytes cannot be read (the render says why)."""

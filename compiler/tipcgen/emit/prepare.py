@@ -27,8 +27,6 @@ from tipcgen.spec.ir import Spec
 from tipcgen.spec.modes import MODES
 from tipcgen.spec.prepare import Download, Extract, Link, Pip, Remove, Run, url_basename
 
-CACHE_ENV = "TIPC_CACHE"
-DEFAULT_CACHE = "~/.cache/tipcgen"
 STATE_DIR = ".tipcgen"
 
 

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from tipcgen.emit.prepare import CACHE_ENV, DEFAULT_CACHE
 from tipcgen.errors import TipcError, UsageError
+from tipcgen.fsio import cache_dir
 
 
 class FetchError(TipcError):
@@ -93,13 +93,6 @@ def _flag(name: str, value: str) -> bool:
     raise UsageError(f"{name} must be 1 or 0, not {value!r}")
 
 
-def _cache_dir(env: Mapping[str, str]) -> str:
-    """$TIPC_CACHE, else ~/.cache/tipcgen (with the HOME of ENV when it has one)."""
-    home = env.get("HOME")
-    default = os.path.join(home, ".cache", "tipcgen") if home else os.path.expanduser(DEFAULT_CACHE)
-    return env.get(CACHE_ENV) or default
-
-
 @dataclass
 class Options:
     """How prepare fetches: from the TIPC_* environment variables, like prepare.sh."""
@@ -141,7 +134,7 @@ class Options:
         if layout not in ("base", "host"):
             raise UsageError(f"TIPC_MIRROR_LAYOUT must be base or host, not {layout!r}")
         opts = cls(
-            cache=Path(_cache_dir(environ)),
+            cache=Path(cache_dir(environ)),
             mirror=mirror,
             mirror_layout=layout,
             offline=offline,
