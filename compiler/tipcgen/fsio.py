@@ -147,12 +147,19 @@ def check_destinations(out: str, model: str, rels: Iterable[str]) -> str:
     if not model or "/" in model or model in (".", "..") or "\x00" in model:
         raise UsageError(f"model {model!r} is not one plain directory name; refusing to write outside {out}/")
     root = os.path.join(out, model)
-    dirs = {model}
+    check_tree(out, [f"{model}/{rel}" for rel in rels], label=model)
+    return root
+
+
+def check_tree(out: str, rels: Iterable[str], label: str = "") -> None:
+    """Refuse relative paths below `out` that are absolute, have `..`, empty or `.` parts, or
+    pass a directory that is a symbolic link leading outside `out`."""
+    dirs: set[str] = set()
     for rel in rels:
         parts = rel.split("/")
         if rel.startswith("/") or "\x00" in rel or any(p in ("", ".", "..") for p in parts):
-            raise UsageError(f"{model}: generated path {rel!r} would leave {root}/; refusing to write it")
-        dirs.update("/".join([model, *parts[:i]]) for i in range(1, len(parts)))
+            raise UsageError(f"{label or out}: generated path {rel!r} would leave {out}/; refusing to write it")
+        dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
     real_out = os.path.realpath(out)
     for d in sorted(dirs):
         path = os.path.join(out, *d.split("/"))
@@ -162,7 +169,6 @@ def check_destinations(out: str, model: str, rels: Iterable[str]) -> str:
                 f"{path}: error: leads to {real}, outside {out}/ (a symbolic link on the way); "
                 "refusing to write through it"
             )
-    return root
 
 
 class BuildLock:

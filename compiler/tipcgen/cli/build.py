@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from tipcgen import __version__
-from tipcgen.cli.common import LANG_OPT, MAX_WAIT, SPECS_ARG, app, choice, out_dir, seconds
+from tipcgen.cli.common import MAX_WAIT, SPECS_ARG, app, choice, out_dir, seconds
 from tipcgen.errors import UsageError
 
 RESULTS_OPT = typer.Option(
@@ -39,21 +39,43 @@ def _render(specs: list[str], lang: str, results: Optional[list[str]]):
     return [(spec, build_files(spec, lang, results=records)) for spec in loaded]
 
 
+REPO_SPECS_ARG = typer.Argument(
+    None,
+    help="Spec files or directories of specs. None: the model repo at --root (its test_tipc/specs/, or the"
+    " folder its tipcgen.yml names) is built into its own test_tipc/.",
+)
+ROOT_OPT = typer.Option(".", "--root", help="The model repo root, when no SPEC is given.")
+BUILD_LANG_OPT = typer.Option(None, "--lang", help="Docs language: zh or en (default: zh, or the repo's tipcgen.yml).")
+
+
 @app.command()
 def build(
-    specs: list[str] = SPECS_ARG,
-    out: str = typer.Option("generated", "--out", "-o", help="Output directory."),
-    lang: str = LANG_OPT,
+    specs: Optional[list[str]] = REPO_SPECS_ARG,
+    out: str = typer.Option("generated", "--out", "-o", help="Output directory (with SPECs)."),
+    lang: Optional[str] = BUILD_LANG_OPT,
     results: Optional[list[str]] = RESULTS_OPT,
     wait: float = typer.Option(
         10.0, "--wait", help="Seconds to wait for another build writing into OUT to finish before giving up."
     ),
+    root: str = ROOT_OPT,
+    adopt: bool = typer.Option(
+        False,
+        "--adopt",
+        help="Repo build: replace files in test_tipc/ that tipcgen did not write (the hand-written scripts"
+        " being switched; `tipcgen migrate` compares them first).",
+    ),
 ):
-    """Compile specs into OUT/<model>/test_tipc/ (configs, scripts, docs)."""
+    """Compile specs into OUT/<model>/test_tipc/, or (no SPEC) a model repo's specs into its test_tipc/."""
     from tipcgen.fsio import BuildLock, check_destinations, remove_leftover_temps, stale_files, write_atomic
 
-    out_dir("--out", out)
     seconds("--wait", wait, zero=True, most=MAX_WAIT)
+    if not specs:
+        from tipcgen.cli.repo import build_repo
+
+        build_repo(root, lang, adopt, wait)
+        return
+    lang = lang or "zh"
+    out_dir("--out", out)
     rendered = _render(specs, lang, results)  # everything validated and rendered before any write
     with BuildLock(out, wait):
         roots = [check_destinations(out, spec.model, files) for spec, files in rendered]
@@ -68,19 +90,26 @@ def build(
 
 @app.command()
 def check(
-    specs: list[str] = SPECS_ARG,
-    out: str = typer.Option("generated", "--out", "-o", help="Directory the specs were built into."),
-    lang: str = LANG_OPT,
+    specs: Optional[list[str]] = REPO_SPECS_ARG,
+    out: str = typer.Option("generated", "--out", "-o", help="Directory the specs were built into (with SPECs)."),
+    lang: Optional[str] = BUILD_LANG_OPT,
     results: Optional[list[str]] = RESULTS_OPT,
     no_cache: bool = typer.Option(
         False, "--no-cache", help="Render every spec even when it and its files are unchanged since a clean check."
     ),
+    root: str = ROOT_OPT,
 ):
     """Exit 1 (with a unified diff) when a generated file is missing, differs or is stale."""
     from tipcgen.emit.check_cache import CheckCache
     from tipcgen.fsio import diff_tree, leftover_temps, stale_files
     from tipcgen.inputs import spec_paths
 
+    if not specs:
+        from tipcgen.cli.repo import check_repo
+
+        check_repo(root, lang, no_cache)
+        return
+    lang = lang or "zh"
     out_dir("--out", out)
     choice("--lang", lang, ("zh", "en"))
     # Unchanged specs whose files are unchanged since a clean check are not rendered again (not

@@ -113,6 +113,17 @@ class CheckCache:
         ]
         return hashlib.sha256(json.dumps(material).encode()).hexdigest()
 
+    def repo_key(self, spec_files: list[str], settings: Optional[str], lang: str, root: str) -> Optional[str]:
+        """The key of a repo check: every spec's key, the settings file's bytes, the root."""
+        keys = [self.key(path, lang, root) for path in spec_files]
+        if self.path is None or any(k is None for k in keys):
+            return None
+        try:
+            extra = hashlib.sha256(read_bytes(settings, what="settings")).hexdigest() if settings else ""
+        except (TipcError, OSError):
+            return None
+        return hashlib.sha256(json.dumps(["repo", keys, extra]).encode()).hexdigest()
+
     def hit(self, key: Optional[str], out: str) -> Optional[dict]:
         """The record of a spec whose key and generated files are unchanged, else None."""
         entry = self.entries.get(key) if key else None
@@ -120,15 +131,21 @@ class CheckCache:
             return None
         if "/" in entry["model"] or entry["model"] in ("", ".", ".."):
             return None
-        if entry.get("state") != tree_state(os.path.join(out, entry["model"])):
+        tree = out if entry.get("repo") else os.path.join(out, entry["model"])
+        if entry.get("state") != tree_state(tree):
             return None
         return entry
 
-    def record(self, key: Optional[str], model: str, files: int, out: str) -> None:
+    def record(self, key: Optional[str], model: str, files: int, out: str, repo: bool = False) -> None:
+        """Remember a clean check of one spec (its tree out/model), or of a whole repo (`repo`:
+        the tree out, `model` a label)."""
         if key is None or self.path is None:
             return
         self.entries.pop(key, None)
-        self.entries[key] = {"model": model, "files": files, "state": tree_state(os.path.join(out, model))}
+        tree = out if repo else os.path.join(out, model)
+        self.entries[key] = {"model": model, "files": files, "state": tree_state(tree)}
+        if repo:
+            self.entries[key]["repo"] = True
         while len(self.entries) > MAX_ENTRIES:
             self.entries.pop(next(iter(self.entries)))
         self.changed = True

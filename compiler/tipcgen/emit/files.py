@@ -97,10 +97,15 @@ def classic_bash(script: OcrScript) -> dict:
 
 
 def runner_script(
-    layout: Layout, banner_text: str, runner: Optional[str] = None, limits: tuple = ()
+    layout: Layout,
+    banner_text: str,
+    runner: Optional[str] = None,
+    limits: tuple = (),
+    keyed_by_model: bool = False,
 ) -> tuple[str, str]:
     """(test_train_inference_python.sh, common_func.sh) for a layout and one of its runners;
-    `limits`: (config file name, the suite's spec `limits`) of each suite the script runs."""
+    `limits`: (config file name, the suite's spec `limits`) of each suite the script runs (the
+    name is `<model>/<file>` when `keyed_by_model`: a repo's configs share file names)."""
     dialect = layout.dialect
     module = runner_for(layout, runner)
     reads = [(var, kind, role) for var, kind, role in dialect.reads if layout.index(role) is not None]
@@ -121,6 +126,7 @@ def runner_script(
         modes=module.MODES,
         status_bash=status_bash(module.STATUS_FORMAT),
         limit_rows=limit_table(list(limits), module.MODES),
+        limits_by_model=keyed_by_model,
         default_seconds=DEFAULT_SECONDS,
         whole_train_seconds=WHOLE_TRAIN_SECONDS,
         stall_hints=STALL_HINTS,
@@ -159,16 +165,41 @@ def build_files(spec: Spec, lang: str = "zh", results: Optional[list[dict]] = No
     layout = get_layout(spec.layout)
     files = config_files(spec)
     text_banner = banner(spec)
-    limits = tuple((suite.file, suite.limits) for suite in spec.suites.values())
-    script, common = runner_script(layout, text_banner, spec.runner, limits)
-    files["test_tipc/test_train_inference_python.sh"] = script
-    files["test_tipc/common_func.sh"] = common
-    bench = benchmark_script(layout, text_banner, spec.runner)
-    configs = [files[f"test_tipc/configs/{spec.model}/{s.file}"] for s in spec.suites.values()]
-    if bench is not None and any(has_benchmark_section(text) for text in configs):
-        files["test_tipc/benchmark_train.sh"] = bench
-    files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(spec, layout, text_banner))
-    for name, suite in spec.suites.items():
-        ctx = doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source), results)
-        files[f"test_tipc/docs/{suite.doc_name(name)}"] = render("doc.md.j2", **ctx)
+    files.update(shared_scripts([spec], layout, spec.runner, text_banner))
+    files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context([spec], layout, text_banner))
+    files.update(doc_files(spec, lang, text_banner, results))
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}
+
+
+def shared_scripts(
+    specs: list[Spec], layout: Layout, runner: Optional[str], text_banner: str, keyed_by_model: bool = False
+) -> dict[str, str]:
+    """The runner, common_func.sh and (when a config has a benchmark section) benchmark_train.sh
+    that serve every spec of `specs` (one model, or a whole repo's)."""
+    limits = tuple(
+        (f"{spec.model}/{suite.file}" if keyed_by_model else suite.file, suite.limits)
+        for spec in specs
+        for suite in spec.suites.values()
+    )
+    script, common = runner_script(layout, text_banner, runner, limits, keyed_by_model)
+    files = {"test_tipc/test_train_inference_python.sh": script, "test_tipc/common_func.sh": common}
+    bench = benchmark_script(layout, text_banner, runner)
+    if bench is not None and any(
+        has_benchmark_section(config_text(suite, get_layout(spec.suite_layout(name))))
+        for spec in specs
+        for name, suite in spec.suites.items()
+    ):
+        files["test_tipc/benchmark_train.sh"] = bench
+    return files
+
+
+def doc_files(
+    spec: Spec, lang: str, text_banner: str, results: Optional[list[dict]] = None, folder: str = "test_tipc/docs"
+) -> dict[str, str]:
+    layout = get_layout(spec.layout)
+    return {
+        f"{folder}/{suite.doc_name(name)}": render(
+            "doc.md.j2", **doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source), results)
+        )
+        for name, suite in spec.suites.items()
+    }

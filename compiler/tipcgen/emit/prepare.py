@@ -140,16 +140,39 @@ def describe_steps(steps: list, lang: str = "zh") -> list[str]:
     return out
 
 
-def prepare_context(spec: Spec, layout: Layout, banner: str) -> dict:
-    modes = [(mode, mode_steps(spec.prepare.get(mode, []))) for mode in MODES]
+def prepare_groups(specs: list[Spec]) -> list[tuple[list[str], list[tuple[str, list[dict]]]]]:
+    """[(model names, [(mode, operations)])]: what prepare.sh does for each model name, as
+    upstream's dispatches on the config's `model_name`. Specs sharing a model name (a repo's
+    folders can) share its arm when their steps agree; otherwise that is a UsageError."""
+    from tipcgen.errors import UsageError
+
+    arms: dict[str, tuple[list[str], list]] = {}
+    owner: dict[str, tuple[str, str]] = {}
+    for spec in specs:
+        modes = [(mode, mode_steps(spec.prepare.get(mode, []))) for mode in MODES]
+        key = repr(modes)
+        for name in spec.model_names():
+            if name in owner:
+                if owner[name][1] != key:
+                    raise UsageError(
+                        f"{spec.source} and {owner[name][0]} both serve model_name {name!r} with different "
+                        "`prepare` steps; prepare.sh picks the steps by model_name, so they must agree"
+                    )
+                continue
+            owner[name] = (spec.source, key)
+            arms.setdefault(key, ([], modes))[0].append(name)
+    return list(arms.values())
+
+
+def prepare_context(specs: list[Spec], layout: Layout, banner: str) -> dict:
+    groups = prepare_groups(specs)
     return dict(
         banner=banner,
-        spec=spec,
         layout=layout,
-        model_names=spec.model_names(),
+        model_names=[n for names, _ in groups for n in names],
         model_name_index=layout.index("model_name"),
         python_index=layout.index("python"),
         read_lines=layout.read_lines,
-        modes=modes,
+        groups=groups,
         mode_names=list(MODES),
     )

@@ -1040,57 +1040,61 @@ tipc_run() {
 }
 
 tipc_steps() {
-    case $MODE in
-    lite_train_lite_infer)
-        tipc_download --url https://paddle-imagenet-models-name.bj.bcebos.com/dygraph/MobileNetV3_large_x0_5_pretrained.pdparams \
-            --cache url/df592384e6beb2cf34fa424b882cbe5c17d76f3d8c4a1d89312d3f339f04801f/MobileNetV3_large_x0_5_pretrained.pdparams \
-            --to pretrain_models --file MobileNetV3_large_x0_5_pretrained.pdparams --format file
-        tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/en/det_mv3_db_v2.0_train.tar \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/208fc6c38314e78d294b5f49b000b4e28d57c82128b06d0effb6d28e752fa908/det_mv3_db_v2.0_train.tar \
-            --to pretrain_models --file det_mv3_db_v2.0_train.tar --format tar
-        tipc_remove train_data/icdar2015
-        tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/icdar2015_lite.tar \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/2f93cbc75f613dcdb5285af354ed8f554aa43ae5ceabbcfa929c6d81da044e1c/icdar2015_lite.tar \
-            --to train_data --file icdar2015_lite.tar --format tar
-        tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/ic15_data.tar \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/c256d578f3e199a139bd09319d442b1676b4e314890270c735f3ed14cbbe87be/ic15_data.tar \
-            --to train_data --file ic15_data.tar --format tar
-        tipc_link train_data/icdar2015 ./icdar2015_lite
-        tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/rec_inference.tar \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/ed8493612c8ec1f73c331956194ee98270b15c95ddab0ca3b6c807ff44022901/rec_inference.tar \
-            --to inference --file rec_inference.tar --format tar
-        tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/sen.pickle \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/cebc9e6970c50c1f1387b08d69b0d49f763db9a383feef1a886980f0c77b95af/sen.pickle \
-            --to deploy/slim/prune --file sen.pickle --format file
-        ;;
-    lite_train_whole_infer)
-        if [[ $PHASE == run ]]; then
-            echo "prepare: nothing to fetch for $MODE"
-        fi
-        ;;
-    whole_train_whole_infer)
-        if [[ $PHASE == run ]]; then
-            echo "prepare: nothing to fetch for $MODE"
-        fi
-        ;;
-    whole_infer)
-        tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/ch_det_data_50.tar \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/711039c559fe8bc4c76222a6b0abc5f7733cb4965e77e20a143b6538eb4a272a/ch_det_data_50.tar \
-            --to inference --file ch_det_data_50.tar --format tar
-        tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/rec_inference.tar \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/ed8493612c8ec1f73c331956194ee98270b15c95ddab0ca3b6c807ff44022901/rec_inference.tar \
-            --to inference --file rec_inference.tar --format tar
-        tipc_download --url https://paddleocr.bj.bcebos.com/PP-OCRv3/chinese/ch_PP-OCRv3_rec_infer.tar \
-            --mirror https://paddleocr.bj.bcebos.com \
-            --cache url/9545e6f1f27632d7b87785a9cea3fff1c149f0be5062e84535033eb59ebb48be/ch_PP-OCRv3_rec_infer.tar \
-            --to inference --file ch_PP-OCRv3_rec_infer.tar --format tar
+    case $model_name in
+    PPOCRv3_ocr_rec | ch_PP-OCRv3_rec)
+        case $MODE in
+        lite_train_lite_infer)
+            tipc_download --url https://paddle-imagenet-models-name.bj.bcebos.com/dygraph/MobileNetV3_large_x0_5_pretrained.pdparams \
+                --cache url/df592384e6beb2cf34fa424b882cbe5c17d76f3d8c4a1d89312d3f339f04801f/MobileNetV3_large_x0_5_pretrained.pdparams \
+                --to pretrain_models --file MobileNetV3_large_x0_5_pretrained.pdparams --format file
+            tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/en/det_mv3_db_v2.0_train.tar \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/208fc6c38314e78d294b5f49b000b4e28d57c82128b06d0effb6d28e752fa908/det_mv3_db_v2.0_train.tar \
+                --to pretrain_models --file det_mv3_db_v2.0_train.tar --format tar
+            tipc_remove train_data/icdar2015
+            tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/icdar2015_lite.tar \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/2f93cbc75f613dcdb5285af354ed8f554aa43ae5ceabbcfa929c6d81da044e1c/icdar2015_lite.tar \
+                --to train_data --file icdar2015_lite.tar --format tar
+            tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/ic15_data.tar \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/c256d578f3e199a139bd09319d442b1676b4e314890270c735f3ed14cbbe87be/ic15_data.tar \
+                --to train_data --file ic15_data.tar --format tar
+            tipc_link train_data/icdar2015 ./icdar2015_lite
+            tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/rec_inference.tar \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/ed8493612c8ec1f73c331956194ee98270b15c95ddab0ca3b6c807ff44022901/rec_inference.tar \
+                --to inference --file rec_inference.tar --format tar
+            tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/sen.pickle \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/cebc9e6970c50c1f1387b08d69b0d49f763db9a383feef1a886980f0c77b95af/sen.pickle \
+                --to deploy/slim/prune --file sen.pickle --format file
+            ;;
+        lite_train_whole_infer)
+            if [[ $PHASE == run ]]; then
+                echo "prepare: nothing to fetch for $MODE"
+            fi
+            ;;
+        whole_train_whole_infer)
+            if [[ $PHASE == run ]]; then
+                echo "prepare: nothing to fetch for $MODE"
+            fi
+            ;;
+        whole_infer)
+            tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/ch_det_data_50.tar \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/711039c559fe8bc4c76222a6b0abc5f7733cb4965e77e20a143b6538eb4a272a/ch_det_data_50.tar \
+                --to inference --file ch_det_data_50.tar --format tar
+            tipc_download --url https://paddleocr.bj.bcebos.com/dygraph_v2.0/test/rec_inference.tar \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/ed8493612c8ec1f73c331956194ee98270b15c95ddab0ca3b6c807ff44022901/rec_inference.tar \
+                --to inference --file rec_inference.tar --format tar
+            tipc_download --url https://paddleocr.bj.bcebos.com/PP-OCRv3/chinese/ch_PP-OCRv3_rec_infer.tar \
+                --mirror https://paddleocr.bj.bcebos.com \
+                --cache url/9545e6f1f27632d7b87785a9cea3fff1c149f0be5062e84535033eb59ebb48be/ch_PP-OCRv3_rec_infer.tar \
+                --to inference --file ch_PP-OCRv3_rec_infer.tar --format tar
+            ;;
+        esac
         ;;
     esac
 }

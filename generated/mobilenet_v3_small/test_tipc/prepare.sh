@@ -1040,34 +1040,38 @@ tipc_run() {
 }
 
 tipc_steps() {
-    case $MODE in
-    lite_train_lite_infer)
-        tipc_extract test_images/lite_data.tar tar . lite_data.tar
-        tipc_link data ./lite_data/
-        tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
-            --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
-            --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
-        ;;
-    lite_train_whole_infer)
-        tipc_extract test_images/lite_data.tar tar . lite_data.tar
-        tipc_link data ./lite_data/
-        tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
-            --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
-            --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
-        ;;
-    whole_train_whole_infer)
-        tipc_extract test_images/lite_data.tar tar . lite_data.tar
-        tipc_link data ./lite_data/
-        tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
-            --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
-            --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
-        ;;
-    whole_infer)
-        tipc_extract test_images/lite_data.tar tar . lite_data.tar
-        tipc_link data ./lite_data/
-        tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
-            --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
-            --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
+    case $model_name in
+    mobilenet_v3_small)
+        case $MODE in
+        lite_train_lite_infer)
+            tipc_extract test_images/lite_data.tar tar . lite_data.tar
+            tipc_link data ./lite_data/
+            tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
+                --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
+                --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
+            ;;
+        lite_train_whole_infer)
+            tipc_extract test_images/lite_data.tar tar . lite_data.tar
+            tipc_link data ./lite_data/
+            tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
+                --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
+                --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
+            ;;
+        whole_train_whole_infer)
+            tipc_extract test_images/lite_data.tar tar . lite_data.tar
+            tipc_link data ./lite_data/
+            tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
+                --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
+                --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
+            ;;
+        whole_infer)
+            tipc_extract test_images/lite_data.tar tar . lite_data.tar
+            tipc_link data ./lite_data/
+            tipc_download --url https://paddle-model-ecology.bj.bcebos.com/model/mobilenetv3_reprod/mobilenet_v3_small_pretrained.pdparams \
+                --cache url/127e85335e784ff8614565a6f9c1d67fdce760b8a5952097038dbe86d5c6fce7/mobilenet_v3_small_pretrained.pdparams \
+                --to pretrain_models --file mobilenet_v3_small_pretrained.pdparams --format file
+            ;;
+        esac
         ;;
     esac
 }

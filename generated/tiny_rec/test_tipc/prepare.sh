@@ -1040,41 +1040,45 @@ tipc_run() {
 }
 
 tipc_steps() {
-    case $MODE in
-    lite_train_lite_infer)
-        tipc_download --url https://tipcgen-example.invalid/tiny_rec/tiny_rec_data.tar \
-            --mirror https://tipcgen-example.invalid/tiny_rec \
-            --cache url/92b3eee736e5e0f4007646db2aeddfc82369396be81337e6e1b603612d57d461/tiny_rec_data.tar \
-            --to train_data --file tiny_rec_data.tar --format tar
-        tipc_download --url https://tipcgen-example.invalid/tiny_rec/rec_inference.tar \
-            --mirror https://tipcgen-example.invalid/tiny_rec \
-            --cache url/1e3eb6cbcb08b13bef6e604aba2e0ce37b6ef2d6a5372510e86670754d5ccdb6/rec_inference.tar \
-            --to inference --file rec_inference.tar --format tar
-        ;;
-    lite_train_whole_infer)
-        tipc_download --url https://tipcgen-example.invalid/tiny_rec/tiny_rec_data.tar \
-            --mirror https://tipcgen-example.invalid/tiny_rec \
-            --cache url/92b3eee736e5e0f4007646db2aeddfc82369396be81337e6e1b603612d57d461/tiny_rec_data.tar \
-            --to train_data --file tiny_rec_data.tar --format tar
-        tipc_download --url https://tipcgen-example.invalid/tiny_rec/rec_inference.tar \
-            --mirror https://tipcgen-example.invalid/tiny_rec \
-            --cache url/1e3eb6cbcb08b13bef6e604aba2e0ce37b6ef2d6a5372510e86670754d5ccdb6/rec_inference.tar \
-            --to inference --file rec_inference.tar --format tar
-        ;;
-    whole_train_whole_infer)
-        tipc_download --url https://tipcgen-example.invalid/tiny_rec/tiny_rec_data.tar \
-            --mirror https://tipcgen-example.invalid/tiny_rec \
-            --cache url/92b3eee736e5e0f4007646db2aeddfc82369396be81337e6e1b603612d57d461/tiny_rec_data.tar \
-            --to train_data --file tiny_rec_data.tar --format tar
-        tipc_download --url https://tipcgen-example.invalid/tiny_rec/rec_inference.tar \
-            --mirror https://tipcgen-example.invalid/tiny_rec \
-            --cache url/1e3eb6cbcb08b13bef6e604aba2e0ce37b6ef2d6a5372510e86670754d5ccdb6/rec_inference.tar \
-            --to inference --file rec_inference.tar --format tar
-        ;;
-    whole_infer)
-        if [[ $PHASE == run ]]; then
-            echo "prepare: nothing to fetch for $MODE"
-        fi
+    case $model_name in
+    tiny_rec)
+        case $MODE in
+        lite_train_lite_infer)
+            tipc_download --url https://tipcgen-example.invalid/tiny_rec/tiny_rec_data.tar \
+                --mirror https://tipcgen-example.invalid/tiny_rec \
+                --cache url/92b3eee736e5e0f4007646db2aeddfc82369396be81337e6e1b603612d57d461/tiny_rec_data.tar \
+                --to train_data --file tiny_rec_data.tar --format tar
+            tipc_download --url https://tipcgen-example.invalid/tiny_rec/rec_inference.tar \
+                --mirror https://tipcgen-example.invalid/tiny_rec \
+                --cache url/1e3eb6cbcb08b13bef6e604aba2e0ce37b6ef2d6a5372510e86670754d5ccdb6/rec_inference.tar \
+                --to inference --file rec_inference.tar --format tar
+            ;;
+        lite_train_whole_infer)
+            tipc_download --url https://tipcgen-example.invalid/tiny_rec/tiny_rec_data.tar \
+                --mirror https://tipcgen-example.invalid/tiny_rec \
+                --cache url/92b3eee736e5e0f4007646db2aeddfc82369396be81337e6e1b603612d57d461/tiny_rec_data.tar \
+                --to train_data --file tiny_rec_data.tar --format tar
+            tipc_download --url https://tipcgen-example.invalid/tiny_rec/rec_inference.tar \
+                --mirror https://tipcgen-example.invalid/tiny_rec \
+                --cache url/1e3eb6cbcb08b13bef6e604aba2e0ce37b6ef2d6a5372510e86670754d5ccdb6/rec_inference.tar \
+                --to inference --file rec_inference.tar --format tar
+            ;;
+        whole_train_whole_infer)
+            tipc_download --url https://tipcgen-example.invalid/tiny_rec/tiny_rec_data.tar \
+                --mirror https://tipcgen-example.invalid/tiny_rec \
+                --cache url/92b3eee736e5e0f4007646db2aeddfc82369396be81337e6e1b603612d57d461/tiny_rec_data.tar \
+                --to train_data --file tiny_rec_data.tar --format tar
+            tipc_download --url https://tipcgen-example.invalid/tiny_rec/rec_inference.tar \
+                --mirror https://tipcgen-example.invalid/tiny_rec \
+                --cache url/1e3eb6cbcb08b13bef6e604aba2e0ce37b6ef2d6a5372510e86670754d5ccdb6/rec_inference.tar \
+                --to inference --file rec_inference.tar --format tar
+            ;;
+        whole_infer)
+            if [[ $PHASE == run ]]; then
+                echo "prepare: nothing to fetch for $MODE"
+            fi
+            ;;
+        esac
         ;;
     esac
 }

@@ -1,0 +1,94 @@
+"""`tipcgen build` / `check` with no SPEC: a model repo's specs into its own test_tipc/."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from tipcgen.cli.common import choice
+from tipcgen.errors import UsageError
+
+
+def _render(root: str, lang: Optional[str]):
+    from tipcgen.check.spec import load_specs
+    from tipcgen.emit.repo import repo_files
+    from tipcgen.inputs import spec_paths
+    from tipcgen.project import load_project
+
+    project = load_project(root)
+    if lang is not None:
+        choice("--lang", lang, ("zh", "en"))
+    if not os.path.isdir(project.specs_dir):
+        raise UsageError(
+            f"{project.specs_dir}: no such folder; put the repo's specs there (`tipcgen migrate` or "
+            "`tipcgen import test_tipc/configs --out test_tipc/specs`) or name their folder in tipcgen.yml"
+        )
+    paths = spec_paths([project.specs_dir])
+    return project, paths, repo_files(project, load_specs(paths), lang)
+
+
+def build_repo(root: str, lang: Optional[str], adopt: bool, wait: float) -> None:
+    from tipcgen.fsio import BuildLock, check_tree, remove_leftover_temps, write_atomic
+    from tipcgen.project import MANIFEST, TIPC, plan_writes
+
+    project, _paths, files = _render(root, lang)
+    check_tree(root, files)
+    plan = plan_writes(root, files, adopt)
+    if plan.conflicts:
+        shown = "\n".join(f"  {rel}" for rel in plan.conflicts[:20])
+        more = f"\n  ... and {len(plan.conflicts) - 20} more" if len(plan.conflicts) > 20 else ""
+        raise UsageError(
+            f"{len(plan.conflicts)} file(s) in {TIPC}/ were not written by tipcgen and differ from what it"
+            f" would write:\n"
+            f"{shown}{more}\nnothing was written. `tipcgen migrate` shows what replacing them changes; "
+            "`tipcgen build --adopt` replaces them"
+        )
+    tipc = os.path.join(root, TIPC)
+    os.makedirs(tipc, exist_ok=True)
+    with BuildLock(tipc, wait):
+        for path in remove_leftover_temps(tipc):
+            typer.echo(f"  removed {path}, a temp file left by an interrupted build", err=True)
+        # the ownership record last: a build killed on the way leaves files the next one adopts
+        order = [rel for rel in files if rel != MANIFEST] + [MANIFEST]
+        changed = sum(write_atomic(os.path.join(root, *rel.split("/")), files[rel]) for rel in order)
+        for rel in plan.remove:
+            os.unlink(os.path.join(root, *rel.split("/")))
+            typer.echo(f"  removed {rel} (generated before, no spec generates it now)")
+        for rel in plan.kept:
+            typer.echo(f"  warning: {rel} is no longer generated but was edited by hand; left in place", err=True)
+    typer.echo(f"{project.specs}/: {len(files)} files in {os.path.join(root, TIPC)}/ ({changed} changed)")
+
+
+def check_repo(root: str, lang: Optional[str], no_cache: bool) -> None:
+    from tipcgen.emit.check_cache import CheckCache
+    from tipcgen.fsio import diff_tree
+    from tipcgen.inputs import spec_paths
+    from tipcgen.project import TIPC, load_project, read_manifest
+
+    project = load_project(root)
+    cache = CheckCache.open(os.environ, enabled=not no_cache)
+    paths = spec_paths([project.specs_dir]) if os.path.isdir(project.specs_dir) else []
+    key = cache.repo_key(paths, project.settings, lang or project.lang, root) if paths else None
+    entry = cache.hit(key, root)
+    if entry is not None:
+        typer.echo(f"tipcgen check: {entry.get('files', 0)} files up to date")
+        return
+    project, paths, files = _render(root, lang)
+    bad = 0
+    for chunk in diff_tree(root, files):
+        typer.echo(chunk, nl=False)
+        bad += 1
+    for rel in sorted(read_manifest(root)):
+        if rel not in files and os.path.lexists(os.path.join(root, *rel.split("/"))):
+            typer.echo(f"stale: {rel} (tipcgen generated it; no spec does now)")
+            bad += 1
+    if bad:
+        typer.echo(
+            f"tipcgen check: {bad} file(s) in {TIPC}/ out of date; run `tipcgen build` in the repo root", err=True
+        )
+        raise typer.Exit(1)
+    cache.record(key, os.path.basename(os.path.abspath(root)) or "repo", len(files), root, repo=True)
+    cache.save()
+    typer.echo(f"tipcgen check: {len(files)} files up to date")

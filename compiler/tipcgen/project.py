@@ -1,0 +1,169 @@
+"""A model repo switched to tipcgen: where its specs live and what tipcgen owns in its test_tipc/.
+
+A repo root is a directory holding `test_tipc/`. Its specs are `test_tipc/specs/*.yml` unless an
+optional `tipcgen.yml` at the root says otherwise:
+
+    specs: test_tipc/specs   # folder of the repo's specs (relative, inside the repo)
+    lang: zh                 # language of the generated docs (zh or en)
+
+Ownership: `test_tipc/.tipcgen.manifest` lists every file tipcgen wrote there, with its sha256
+(`<sha256>  <path>`, sorted). A repo build writes and replaces only files it lists (or files
+identical to what it would write); files it no longer generates are removed only while their
+content is still what it wrote; anything else in `test_tipc/` is never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import Optional
+
+from tipcgen.errors import Problem, SpecError, UsageError
+from tipcgen.inputs import read_text
+
+SETTINGS = "tipcgen.yml"
+TIPC = "test_tipc"
+DEFAULT_SPECS = "test_tipc/specs"
+MANIFEST = "test_tipc/.tipcgen.manifest"
+_KEYS = ("specs", "lang")
+
+
+@dataclass(frozen=True)
+class Project:
+    root: str
+    specs: str  # relative to root, posix
+    lang: str
+    settings: Optional[str]  # the settings file, when there is one
+
+    @property
+    def specs_dir(self) -> str:
+        return os.path.join(self.root, *self.specs.split("/"))
+
+
+def is_repo_root(root: str) -> bool:
+    return os.path.isdir(os.path.join(root, TIPC)) or os.path.isfile(os.path.join(root, SETTINGS))
+
+
+def load_project(root: str) -> Project:
+    """The project at `root`, or a UsageError/SpecError saying why it is not one."""
+    if not os.path.isdir(root):
+        raise UsageError(f"{root}: not a directory")
+    settings = os.path.join(root, SETTINGS)
+    values: dict[str, str] = {"specs": DEFAULT_SPECS, "lang": "zh"}
+    found = None
+    if os.path.lexists(settings):
+        values.update(_read_settings(settings, read_text(settings)))
+        found = settings
+    elif not os.path.isdir(os.path.join(root, TIPC)):
+        raise UsageError(
+            f"{os.path.abspath(root)} is not a model repo root: it has neither {TIPC}/ nor {SETTINGS}; "
+            "run this in the repo's root (or give SPEC files)"
+        )
+    return Project(root=root, specs=values["specs"], lang=values["lang"], settings=found)
+
+
+def _read_settings(path: str, text: str) -> dict[str, str]:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    def problem(line: int, col: int, field: str, message: str) -> SpecError:
+        return SpecError([Problem(path, line, col, field, message, None)])
+
+    try:
+        data = YAML(typ="rt", pure=True).load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise problem(mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, "", f"not YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise problem(1, 1, "", "the settings must be a mapping (specs:, lang:)")
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        line, col = (data.lc.key(key)[0] + 1, data.lc.key(key)[1] + 1) if hasattr(data, "lc") else (1, 1)
+        if key not in _KEYS:
+            raise problem(line, col, str(key), f"unknown setting {key!r}; settings are {', '.join(_KEYS)}")
+        if not isinstance(value, str) or not value.strip():
+            raise problem(line, col, key, f"{key} must be a non-empty string")
+        if key == "lang" and value not in ("zh", "en"):
+            raise problem(line, col, key, f"lang {value!r} must be zh or en")
+        if key == "specs":
+            norm = posixpath.normpath(value)
+            if value.startswith("/") or norm == ".." or norm.startswith("../") or "\\" in value:
+                raise problem(line, col, key, f"specs {value!r} must be a folder inside the repo (relative, no `..`)")
+            value = norm
+        out[key] = value
+    return out
+
+
+def manifest_text(files: dict[str, bytes]) -> bytes:
+    """The ownership record of `files` (paths relative to the repo root)."""
+    lines = [
+        "# Files tipcgen generated in this test_tipc/ (sha256  path). `tipcgen build` replaces only these\n",
+        "# and removes one it no longer generates only while it is unchanged. Do not edit.\n",
+    ]
+    lines += [f"{hashlib.sha256(data).hexdigest()}  {rel}\n" for rel, data in sorted(files.items())]
+    return "".join(lines).encode("utf-8")
+
+
+def read_manifest(root: str) -> dict[str, str]:
+    """{path: sha256} of the files tipcgen wrote in root's test_tipc/ ({} when none)."""
+    path = os.path.join(root, *MANIFEST.split("/"))
+    if not os.path.isfile(path) or os.path.islink(path):
+        return {}
+    out = {}
+    with open(path, "rb") as fh:
+        data = fh.read(1 << 22)
+    for line in data.decode("utf-8", "replace").splitlines():
+        digest, sep, rel = line.partition("  ")
+        if line.startswith("#") or not sep or len(digest) != 64:
+            continue
+        parts = rel.split("/")
+        if parts[0] == TIPC and not any(p in ("", ".", "..") for p in parts):
+            out[rel] = digest
+    return out
+
+
+def file_digest(path: str) -> Optional[str]:
+    try:
+        if os.path.islink(path) or not os.path.isfile(path):
+            return None
+        with open(path, "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass
+class WritePlan:
+    """What a repo build does to test_tipc/: files to write, owned files to remove, and what it
+    refuses or leaves alone (each with the reason)."""
+
+    write: dict[str, bytes]
+    remove: list[str]
+    kept: list[str]  # owned once, no longer generated, edited since: left, with a warning
+    conflicts: list[str]  # exist, not ours, differ: a build refuses them unless adopting
+
+
+def plan_writes(root: str, files: dict[str, bytes], adopt: bool = False) -> WritePlan:
+    owned = read_manifest(root)
+    conflicts = []
+    for rel, data in files.items():
+        path = os.path.join(root, *rel.split("/"))
+        if rel == MANIFEST or rel in owned or not os.path.lexists(path):
+            continue
+        if file_digest(path) != hashlib.sha256(data).hexdigest() and not adopt:
+            conflicts.append(rel)
+    remove: list[str] = []
+    kept: list[str] = []
+    for rel, digest in sorted(owned.items()):
+        if rel in files:
+            continue
+        path = os.path.join(root, *rel.split("/"))
+        have = file_digest(path)
+        if have is None:
+            continue
+        (remove if have == digest else kept).append(rel)
+    return WritePlan(write=files, remove=remove, kept=kept, conflicts=conflicts)
