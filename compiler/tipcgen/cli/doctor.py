@@ -40,7 +40,7 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
     command = f"tipcgen prepare {source} --mode {mode}" + (f" --suite {suite}" if suite else "")
     return Target(
         f"{source} [suite {name}]", mode, plan, view.value("python"), view.value("gpu_list"), text.encode(),
-        spec_path=source, prepare=list(spec.prepare.get(mode, [])), prepare_command=command,
+        spec_path=source, prepare=spec.prepare_for(name, mode), prepare_command=command,
     )  # fmt: skip
 
 

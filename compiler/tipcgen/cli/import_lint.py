@@ -54,6 +54,17 @@ def import_(
     model: Optional[str] = typer.Option(None, "--model", help="Spec model name (one directory only)."),
     report: bool = typer.Option(False, "--report", help="Only report what round-trips; write nothing."),
     fmt: str = typer.Option("text", "--format", help="Report format: text or json."),
+    prepare: str = typer.Option(
+        "auto",
+        "--prepare",
+        help="The repo's prepare.sh, traced for every config and mode into the specs' `prepare` sections;"
+        " auto: test_tipc/prepare.sh of the repo the configs are in; none: leave `prepare` empty.",
+    ),
+    schema: str = typer.Option(
+        "../generated/spec.schema.json",
+        "--schema",
+        help="What the specs' `$schema` line points at (in a repo: ../spec.schema.json).",
+    ),
 ):
     """Import legacy configs into specs: one spec per model directory, verified to rebuild byte for byte."""
     from tipcgen.fsio import write_atomic
@@ -73,6 +84,7 @@ def import_(
     skipped: dict = {}
     kept = [_without_bad_files(r, paths, layout, model, skipped) for r, paths in zip(reports, groups.values())]
     reports = _distinct_models([k for k in kept if k is not None], layout)
+    reports = _with_prepare(reports, prepare, configs, schema)
     paths = [_spec_file_name(r.model, out) for r in reports]  # every name checked before anything is written
     for r, path in zip(reports, paths):
         assert r.yaml is not None  # only reports without failures reach here
@@ -90,6 +102,47 @@ def import_(
             err=True,
         )
         raise typer.Exit(1)
+
+
+def _with_prepare(reports: list, prepare: str, configs: list[str], schema: str) -> list:
+    """Each report with its spec's `prepare` traced from the repo's prepare.sh (see --prepare)."""
+    import dataclasses
+    from pathlib import Path
+
+    from tipcgen.importer.prepare_import import add_prepare, find_prepare
+    from tipcgen.importer.yaml_out import spec_yaml
+
+    if prepare == "none":
+        script = None
+    elif prepare == "auto":
+        script = find_prepare([p for r in reports for p in (r.result.sources.values() if r.result else ())])
+        if script is None:
+            typer.echo(
+                "warning: no test_tipc/prepare.sh next to these configs: the specs' `prepare` sections are empty"
+                " (their prepare.sh fetches nothing); give the repo's script with --prepare PATH",
+                err=True,
+            )
+    else:
+        script = Path(prepare)
+        if not script.is_file():
+            raise UsageError(f"--prepare {prepare}: no such file")
+    out = []
+    for r in reports:
+        if schema != "../generated/spec.schema.json" and r.result is not None:
+            r = dataclasses.replace(r, yaml=spec_yaml(r.result, r.result.findings, schema))
+        if script is not None and r.result is not None and r.result.spec.get("suites"):
+            r, found = add_prepare(r, script, schema=schema)
+            for failure in found.failures:
+                typer.echo(f"{r.model}: warning: prepare: {failure}", err=True)
+            if found.untyped:
+                typer.echo(
+                    f"{r.model}: prepare: {len(found.untyped)} command(s) kept as `run` steps (review them): "
+                    + "; ".join(found.untyped[:5])
+                    + (" ..." if len(found.untyped) > 5 else ""),
+                    err=True,
+                )
+        out.append(r)
+    return out
 
 
 def _without_bad_files(report, paths: list, layout: str, model: Optional[str], skipped: dict):

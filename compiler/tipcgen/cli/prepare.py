@@ -11,8 +11,9 @@ from tipcgen.cli.common import app, mode_option
 from tipcgen.errors import UsageError
 
 
-def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str]) -> str:
-    """The model name prepare runs for: a suite's, or the one a legacy CONFIG names (with --spec)."""
+def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str]) -> tuple[str, Optional[str]]:
+    """(the model name prepare runs for, its suite): a suite's, or the one a legacy CONFIG names
+    (with --spec; its suite is the one with its file name, as prepare.sh picks)."""
     from tipcgen.dialects import get_layout
     from tipcgen.inputs import read_text
     from tipcgen.lower.configview import ConfigView
@@ -21,7 +22,7 @@ def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str
         name = suite or next(iter(spec.suites))
         if name not in spec.suites:
             raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
-        return spec.suites[name].model_name
+        return spec.suites[name].model_name, name
     if suite is not None:
         raise UsageError("--suite chooses a suite of a spec; with a CONFIG the config names the model")
     view = ConfigView.parse(read_text(source), get_layout(spec.layout))
@@ -30,7 +31,7 @@ def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str
         raise UsageError(
             f"prepare: {source} names model {model_name!r}; {spec.source} knows: {', '.join(spec.model_names())}"
         )
-    return model_name
+    return model_name, spec.suite_of_file(Path(source).name)
 
 
 @app.command()
@@ -52,11 +53,12 @@ def prepare(
     if spec is None and not source.endswith((".yml", ".yaml")):
         raise UsageError(f"{source}: a legacy config needs --spec SPEC (the spec it was built from)")
     loaded = load_spec(spec if spec is not None else source)
-    model_name = _model_name(loaded, source, suite, spec)
+    model_name, suite_name = _model_name(loaded, source, suite, spec)
     opts = Options.from_env(offline=True if offline else None, cache=Path(cache) if cache else None)
     if not Path(root).is_dir():
         raise UsageError(f"--root {root}: no such directory")
-    run_prepare(loaded.prepare, mode, opts, Path(root), label=model_name)
+    steps = loaded.prepare_for(suite_name, mode) if suite_name else list(loaded.prepare.get(mode, []))
+    run_prepare({mode: steps}, mode, opts, Path(root), label=model_name)
 
 
 @app.command("hash")

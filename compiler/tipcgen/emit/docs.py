@@ -69,7 +69,7 @@ def doc_context(
         gpu_list_example=multinode[0].entry() if multinode else suite.gpu_list,
         ips=ips,
         ips_code=[f"`{ip}`" for ip in ips],
-        prepare={mode: describe_steps(spec.prepare.get(mode, []), lang) for mode in MODES},
+        prepare={mode: describe_steps(spec.prepare_for(suite_name, mode), lang) for mode in MODES},
         expected=expected,
         counts=counts,
         log_dir=lite.log_dir,

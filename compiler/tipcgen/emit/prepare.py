@@ -140,16 +140,28 @@ def describe_steps(steps: list, lang: str = "zh") -> list[str]:
     return out
 
 
-def prepare_groups(specs: list[Spec]) -> list[tuple[list[str], list[tuple[str, list[dict]]]]]:
-    """[(model names, [(mode, operations)])]: what prepare.sh does for each model name, as
-    upstream's dispatches on the config's `model_name`. Specs sharing a model name (a repo's
-    folders can) share its arm when their steps agree; otherwise that is a UsageError."""
+def mode_variants(spec: Spec, mode: str) -> list[tuple[list[str], list[dict]]]:
+    """[(config file names, operations)] of a mode: first the suites with steps of their own
+    (prepare.sh picks them by the config's file name), last ([], the spec's steps) for the rest."""
+    own: dict[str, tuple[list[str], list[dict]]] = {}
+    for suite in spec.suites.values():
+        if mode in suite.prepare:
+            ops = mode_steps(suite.prepare[mode])
+            own.setdefault(repr(ops), ([], ops))[0].append(suite.file)
+    return [*own.values(), ([], mode_steps(spec.prepare.get(mode, [])))]
+
+
+def prepare_groups(specs: list[Spec]) -> list[tuple[list[str], list[tuple[str, list]]]]:
+    """[(model names, [(mode, variants)])]: what prepare.sh does for each model name, as
+    upstream's dispatches on the config's `model_name` (and, within it, on the file name: see
+    mode_variants). Specs sharing a model name (a repo's folders can) share its arm when their
+    steps agree; otherwise that is a UsageError."""
     from tipcgen.errors import UsageError
 
     arms: dict[str, tuple[list[str], list]] = {}
     owner: dict[str, tuple[str, str]] = {}
     for spec in specs:
-        modes = [(mode, mode_steps(spec.prepare.get(mode, []))) for mode in MODES]
+        modes = [(mode, mode_variants(spec, mode)) for mode in MODES]
         key = repr(modes)
         for name in spec.model_names():
             if name in owner:

@@ -189,6 +189,7 @@ class GroupReport:
     failures: dict  # file -> reason
     yaml: Optional[str] = None
     model: Optional[str] = None
+    result: Optional[ImportResult] = None
 
 
 def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = None) -> GroupReport:
@@ -208,6 +209,7 @@ def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = 
         reason = (first.message + (f" ({first.hint})" if first.hint else "")) if first else str(exc)
         return GroupReport(directory, len(paths), 0, {}, {os.path.basename(p): reason for p in paths})
     failures = {name: "rebuilt bytes differ" for name in bad}
+    exact = len(paths) - len(bad)
     return GroupReport(
-        directory, len(paths), len(paths) - len(bad), dict(result.layouts), failures, text_, result.spec["model"]
+        directory, len(paths), exact, dict(result.layouts), failures, text_, result.spec["model"], result
     )

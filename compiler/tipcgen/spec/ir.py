@@ -501,6 +501,9 @@ class Suite(Model):
     allow: list[RuleId] = Field(default_factory=list)
     limits: Limits = Limits()  # step time limits and the stall watchdog (tipcgen's extension)
     preset: Optional[Name] = None  # the entry of the spec's `presets` merged under this suite
+    # What prepare does for this config in a mode, instead of the spec's `prepare` for it
+    # (upstream's prepare.sh also picks steps by the config's file name, e.g. pact_infer).
+    prepare: dict[ModeName, list[PrepareStep]] = Field(default_factory=dict)
 
     @field_validator("sections", mode="before")
     @classmethod
@@ -648,6 +651,14 @@ class Spec(Model):
 
     def suite_layout(self, name: str) -> str:
         return self.suites[name].layout or self.layout
+
+    def prepare_for(self, suite_name: str, mode: str) -> list:
+        """What prepare does for a suite's config in a mode: the suite's own steps, else the spec's."""
+        own = self.suites[suite_name].prepare
+        return list(own[mode] if mode in own else self.prepare.get(mode, []))
+
+    def suite_of_file(self, file: str) -> Optional[str]:
+        return next((name for name, s in self.suites.items() if s.file == file), None)
 
     def model_names(self) -> list[str]:
         seen: list[str] = []

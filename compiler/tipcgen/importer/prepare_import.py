@@ -1,0 +1,140 @@
+"""A repo's prepare.sh imported by behaviour: traced for every suite's config in every mode
+(prepare_trace), typed (prepare_steps), and folded into the spec: per mode, the steps most of the
+spec's configs share become its `prepare`, a config that does something else gets its own suite
+`prepare` for that mode (the generated prepare.sh picks it by file name, as upstream's does).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from tipcgen.importer.prepare_steps import Imported, steps_from_ops
+from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
+from tipcgen.spec.modes import MODES
+
+
+@dataclass
+class PrepareImport:
+    spec_steps: dict[str, list[dict]]  # mode -> the spec's steps
+    suite_steps: dict[str, dict[str, list[dict]]]  # suite -> mode -> its own steps
+    untyped: list[str] = field(default_factory=list)  # commands kept as `run` steps (distinct)
+    deviations: list[str] = field(default_factory=list)
+    outside: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # (suite, mode): why its trace is not used
+
+
+def config_rel(source: str, model: str, file: str) -> str:
+    """The path the repo's scripts get the config as: its own below test_tipc/, when it has one."""
+    norm = os.path.abspath(source).replace(os.sep, "/")
+    marker = "/test_tipc/configs/"
+    if marker in norm:
+        return "test_tipc/configs/" + norm.split(marker, 1)[1]
+    return f"test_tipc/configs/{model}/{file}"
+
+
+def find_prepare(sources: list[str]) -> Optional[Path]:
+    """The repo's test_tipc/prepare.sh next to configs under `<repo>/test_tipc/configs/`."""
+    for source in sources:
+        norm = os.path.abspath(source)
+        marker = os.sep + os.path.join("test_tipc", "configs") + os.sep
+        if marker in norm:
+            candidate = Path(norm.split(marker, 1)[0]) / "test_tipc" / "prepare.sh"
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def import_prepare(
+    script: Path,
+    model: str,
+    suites: dict[str, tuple[str, str, str]],
+    modes: tuple[str, ...] = MODES,
+    timeout: float = DEFAULT_TIMEOUT,
+    jobs: int = 0,
+) -> PrepareImport:
+    """`suites`: name -> (config source path, config text, its python). Every (suite, mode) is
+    traced with `script` (its folder's other *.sh are staged beside it)."""
+    tasks = [(name, mode) for name in suites for mode in modes]
+
+    def one(task: tuple[str, str]):
+        name, mode = task
+        source, text, python = suites[name]
+        rel = config_rel(source, model, os.path.basename(source))
+        return trace_prepare(script.parent, text, rel, mode, python=python, timeout=timeout, script=script.name)
+
+    workers = jobs or min(4, os.cpu_count() or 1)
+    with ThreadPoolExecutor(workers) as pool:
+        traces = dict(zip(tasks, pool.map(one, tasks)))
+    result = PrepareImport({}, {})
+    typed: dict[tuple[str, str], Imported] = {}
+    for (name, mode), trace in traces.items():
+        if trace.timed_out:
+            result.failures.append(f"{name} {mode}: {script} did not finish in {timeout:g} s")
+            continue
+        typed[(name, mode)] = imp = steps_from_ops(trace.ops)
+        for kind, items in (("untyped", imp.untyped), ("deviations", imp.deviations), ("outside", imp.outside)):
+            seen = getattr(result, kind)
+            seen.extend(i for i in items if i not in seen)
+    for mode in modes:
+        lists = {name: typed[(name, mode)].steps for name in suites if (name, mode) in typed}
+        if not lists:
+            continue
+        counts = Counter(repr(v) for v in lists.values())
+        common_key = counts.most_common(1)[0][0]
+        common = next(v for v in lists.values() if repr(v) == common_key)
+        if common:
+            result.spec_steps[mode] = common
+        for name, steps in lists.items():
+            if repr(steps) != common_key:
+                result.suite_steps.setdefault(name, {})[mode] = steps
+    return result
+
+
+def with_prepare(spec: dict, found: PrepareImport) -> dict:
+    """The imported spec's data with the prepare sections (placed after `docs`/`runner`)."""
+    out: dict = {}
+    for key, value in spec.items():
+        if key in ("defaults", "presets", "suites", "other_configs") and "prepare" not in out and found.spec_steps:
+            out["prepare"] = found.spec_steps
+        out[key] = value
+    if found.spec_steps and "prepare" not in out:
+        out["prepare"] = found.spec_steps
+    suites = out.get("suites") or {}
+    for name, modes in found.suite_steps.items():
+        if name in suites:
+            suites[name] = {**suites[name], "prepare": modes}
+    return out
+
+
+def add_prepare(
+    report, script: Path, timeout: float = DEFAULT_TIMEOUT, schema: str = "../generated/spec.schema.json"
+) -> tuple[Any, PrepareImport]:
+    """An import GroupReport with its spec's prepare sections traced from `script` (the YAML
+    rewritten and verified to rebuild the configs again)."""
+    import dataclasses
+
+    from tipcgen.check.spec import load_spec_text
+    from tipcgen.importer import verify_roundtrip
+    from tipcgen.importer.yaml_out import spec_yaml
+    from tipcgen.script.decode import read_config
+
+    result = report.result
+    spec = load_spec_text(report.yaml, f"{report.model}.yml")
+    suites = {}
+    for name, suite in spec.suites.items():
+        source = result.sources[suite.file]
+        suites[name] = (source, read_config(source).decode("utf-8", "replace"), suite.python)
+    found = import_prepare(script, spec.model, suites, timeout=timeout)
+    if not found.spec_steps and not found.suite_steps:
+        return report, found
+    new = dataclasses.replace(result, spec=with_prepare(result.spec, found))
+    text = spec_yaml(new, new.findings, schema)
+    bad = verify_roundtrip(new, text, f"{report.model}.yml")
+    if bad:  # cannot happen unless prepare touched the configs: say so rather than write it
+        raise AssertionError(f"{report.model}: adding prepare changed configs {bad}")
+    return dataclasses.replace(report, yaml=text, result=new), found

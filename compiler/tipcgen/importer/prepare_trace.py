@@ -1,0 +1,228 @@
+"""Run a repo's own `prepare.sh` for one config and mode with recording shims: what it downloads,
+extracts, links, removes, installs and runs, without doing any of it.
+
+How a run is staged (nothing of the real repo is touched or needed):
+
+- `<scratch>/repo/test_tipc/` holds copies of the repo's test_tipc/*.sh and the config at the path
+  it is given as; the script runs from `<scratch>/repo` as `bash test_tipc/prepare.sh CONFIG MODE`.
+- PATH is one directory: recording shims for every command that changes the world (wget, curl,
+  tar, unzip, rm, ln, mv, cp, pip, python*, git, make, cmake, apt-get, sudo, ...), each
+  appending its working directory and argv to a record and exiting 0; links to harmless tools
+  the scripts use to read their config (sed, awk, grep, cut, cat, ...); and bash. A command
+  found nowhere is recorded too (`command_not_found_handle`), so no binary of the machine runs.
+- `cd`/`pushd` (builtins) create a missing directory inside the scratch repo first, so that a
+  script that extracts an archive and enters it keeps the right working directory; `mkdir`
+  creates what it is asked to inside the scratch repo. Nothing else is created.
+- The run is bounded in time; its process group is killed after that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tipcgen.errors import UsageError
+
+# Commands recorded and not run (exit 0). python names: the config's is added per run.
+RECORDED = [
+    *("wget", "curl", "tar", "unzip", "zip", "gzip", "gunzip", "bunzip2", "7z", "rm", "ln", "mv", "cp"),
+    *("rsync", "chmod", "chown", "install", "pip", "pip3", "python", "python2", "python3"),
+    *(f"python3.{minor}" for minor in range(6, 13)),
+    *("git", "make", "cmake", "apt", "apt-get", "yum", "dnf", "conda", "sudo", "nvidia-smi", "docker"),
+    *("hadoop", "hdfs", "ssh", "scp"),
+]
+# Tools that only read (the scripts parse their config with them): the machine's, linked in.
+HARMLESS = [
+    *("sed", "awk", "gawk", "mawk", "grep", "egrep", "cat", "head", "tail", "tr", "cut", "basename"),
+    *("dirname", "expr", "ls", "printf", "echo", "test", "true", "false", "seq", "sort", "uniq", "wc"),
+    *("md5sum", "sha256sum", "date", "env", "readlink", "realpath", "pwd", "uname", "whoami", "id"),
+]
+SEP, END = "\x1f", "\x1e"
+DEFAULT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Op:
+    """One recorded command: its working directory relative to the repo root ("." the root;
+    None: outside the repo) and its argv (argv[0] as the script called it)."""
+
+    cwd: str | None
+    argv: tuple[str, ...]
+
+
+@dataclass
+class Trace:
+    ops: list[Op]
+    returncode: int
+    timed_out: bool
+    stderr: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+_SHIM = """#!{bash}
+printf '%s\\x1f' "$PWD" "${{0##*/}}" "$@" >>"$TIPC_TRACE"
+printf '\\x1e' >>"$TIPC_TRACE"
+{extra}exit 0
+"""
+
+_MKDIR_EXTRA = """for a in "$@"; do
+    case $a in
+    -*) ;;
+    /* | *..*) ;;
+    *) {mkdir} -p -- "$a" 2>/dev/null ;;
+    esac
+done
+"""
+
+_TIMEOUT = """#!{bash}
+# timeout DURATION CMD...: run CMD (recorded by its own shim)
+while [[ $# -gt 0 && $1 == -* ]]; do shift; done
+shift
+exec "$@"
+"""
+
+_BASH_ENV = """tipc_trace_mk() {{
+    case ${{1:-}} in
+    "" | -* | /* | *..*) return 0 ;;
+    esac
+    [[ -d $1 ]] || {mkdir} -p -- "$1" 2>/dev/null
+    return 0
+}}
+cd() {{
+    local a
+    for a in "$@"; do [[ $a == -* ]] || tipc_trace_mk "$a"; done
+    builtin cd "$@"
+}}
+pushd() {{
+    local a
+    for a in "$@"; do [[ $a == -* ]] || tipc_trace_mk "$a"; done
+    builtin pushd "$@" >/dev/null
+}}
+popd() {{
+    builtin popd "$@" >/dev/null
+}}
+command_not_found_handle() {{
+    printf '%s\\x1f' "$PWD" "$@" >>"$TIPC_TRACE"
+    printf '\\x1e' >>"$TIPC_TRACE"
+    return 0
+}}
+sleep() {{ :; }}
+"""
+
+
+def _exe(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def _stage(scratch: Path, script_dir: Path, config_text: str, config_rel: str, python: str) -> Path:
+    repo = scratch / "repo"
+    tipc = repo / "test_tipc"
+    tipc.mkdir(parents=True)
+    for src in sorted(script_dir.glob("*.sh")):
+        if src.is_file() and not src.is_symlink():
+            shutil.copyfile(src, tipc / src.name)
+    parts = config_rel.split("/")
+    if config_rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise UsageError(f"{config_rel!r}: a config path relative to the repo root, without `..`")
+    dest = repo.joinpath(*parts)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(config_text)
+    bin_dir = scratch / "bin"
+    bin_dir.mkdir()
+    bash = shutil.which("bash") or "/bin/bash"
+    mkdir = shutil.which("mkdir") or "/bin/mkdir"
+    names = list(RECORDED)
+    if python and "/" not in python and python not in names:
+        names.append(python)
+    for name in names:
+        extra = _MKDIR_EXTRA.format(mkdir=mkdir) if name == "mkdir" else ""
+        _exe(bin_dir / name, _SHIM.format(bash=bash, extra=extra))
+    _exe(bin_dir / "mkdir", _SHIM.format(bash=bash, extra=_MKDIR_EXTRA.format(mkdir=mkdir)))
+    _exe(bin_dir / "timeout", _TIMEOUT.format(bash=bash))
+    for name in HARMLESS:
+        real = shutil.which(name)
+        if real and not (bin_dir / name).exists():
+            (bin_dir / name).symlink_to(real)
+    for name in ("bash", "sh"):
+        (bin_dir / name).symlink_to(bash)
+    (scratch / "bash_env").write_text(_BASH_ENV.format(mkdir=mkdir))
+    (scratch / "home").mkdir()
+    return repo
+
+
+def _parse(data: str, repo: Path) -> list[Op]:
+    ops = []
+    real = os.path.realpath(repo)
+    for record in data.split(END):
+        fields = record.split(SEP)
+        if len(fields) < 3:
+            continue
+        pwd, argv = fields[0], tuple(fields[1:-1])
+        here = os.path.realpath(pwd)
+        if here == real:
+            cwd: str | None = "."
+        elif here.startswith(real + os.sep):
+            cwd = os.path.relpath(here, real).replace(os.sep, "/")
+        else:
+            cwd = None
+        ops.append(Op(cwd, argv))
+    return ops
+
+
+def trace_prepare(
+    script_dir: Path,
+    config_text: str,
+    config_rel: str,
+    mode: str,
+    python: str = "",
+    timeout: float = DEFAULT_TIMEOUT,
+    script: str = "prepare.sh",
+) -> Trace:
+    """Run `script_dir/<script>` for a config and mode with the recording shims; its ops in order."""
+    if not (script_dir / script).is_file():
+        raise UsageError(f"{script_dir / script}: no such script")
+    with tempfile.TemporaryDirectory(prefix="tipcgen-trace-") as tmp:
+        scratch = Path(tmp)
+        repo = _stage(scratch, script_dir, config_text, config_rel, python)
+        record = scratch / "trace"
+        record.write_bytes(b"")
+        env = {
+            "PATH": str(scratch / "bin"),
+            "HOME": str(scratch / "home"),
+            "BASH_ENV": str(scratch / "bash_env"),
+            "TIPC_TRACE": str(record),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+        }
+        bash = shutil.which("bash") or "/bin/bash"
+        proc = subprocess.Popen(
+            [bash, f"test_tipc/{script}", config_rel, mode],
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            _out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            _out, err = proc.communicate()
+        data = record.read_bytes()[: 16 << 20].decode("utf-8", "replace")
+        return Trace(
+            ops=_parse(data, repo),
+            returncode=proc.returncode,
+            timed_out=timed_out,
+            stderr=err.decode("utf-8", "replace")[-4000:],
+        )

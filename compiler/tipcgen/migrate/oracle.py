@@ -1,0 +1,733 @@
+"""The recording harness: run a repo's REAL `test_train_inference_python.sh` (a model repo's
+test_tipc/, or ../shared/upstream/<repo>/ in the tests) on a config with a recording interpreter,
+and compare what it ran with our Plan for the same config and mode. `tipcgen migrate` and the
+upstream-differential tests both use it.
+
+    run = run_upstream(upstream / "PaddleOCR/seed-era", config, "lite_train_lite_infer")
+    diff = compare(config, "PaddleOCR/seed-era", "lite_train_lite_infer", upstream=upstream)
+    assert diff.identical, diff.describe()
+
+How a run is staged (a scratch model repo, nothing of the real repo is needed):
+
+- `<scratch>/repo/test_tipc/` is a copy of the upstream folder; the config goes to
+  `test_tipc/configs/<its directory name>/`; the script runs from `<scratch>/repo` as
+  `bash test_tipc/test_train_inference_python.sh test_tipc/configs/<dir>/<file> MODE [GPUID]`.
+- `<scratch>/bin/` is first on PATH: the recording interpreter under the config's `python:` name and
+  under python/python3/python3.7/python3.10 (scripts call them too). It appends its cwd, its own
+  name, its argv and CUDA_VISIBLE_DEVICES to a record file (the format of tests/conftest.py's
+  RECORDER, plus argv[0]) and exits 0, or `fail_code` when an argument contains `fail`.
+- Shims keep a run fast and offline: `sleep` returns at once, `nvidia-smi`, `wget`, `curl`, `pip`,
+  `pip3` and `git` fail at once, `timeout DURATION CMD...` (PaddleDetection) runs CMD directly.
+- What a checkout would hold is created: `deploy/` (PaddleClas runs inference from there) and, for
+  PaddleClas's whole_infer, `<infer_model>/quant_post_static_model/` (its kl_quant step's output).
+  Nothing else: files a real training would write (train.log, model files) do not exist, so the
+  scripts' branches that test for them take their "absent" side (see KNOWN_ENVIRONMENT).
+- The run is bounded by `timeout` seconds (its process group is killed after that).
+
+What is collected (UpstreamRun): the recorded commands (argv with argv[0], CUDA_VISIBLE_DEVICES,
+cwd relative to the repo root), the files created under test_tipc/output/ (the logs), the lines
+of every results_python.log found (where each script writes it: `${LOG_PATH}/results_python.log`,
+an absolute path for PaddleClas), other files the run left in the repo, stdout/stderr tails.
+
+What is normalised before comparing (and reported in Diff.notes, never hidden): the absolute
+scratch root in argv, status lines and log paths (PaddleClas builds `$(pwd)/test_tipc/output`) is
+compared as `.`. Everything else counts as a difference.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+# Upstream folder (relative to ../shared/upstream) -> our dialect for it (None: no dialect yet).
+REPOS: dict[str, Optional[str]] = {
+    "PaddleOCR/seed-era": "paddleocr",
+    "PaddleOCR/head": "paddleocr",
+    "PaddleClas": "paddleclas",
+    "PaddleSeg": "paddleseg",
+    "PaddleVideo": "paddlevideo",
+    "PaddleDetection": "paddledetection",
+    "models": "models",
+}
+
+# Upstream folder -> the runner of its dialect that follows it (absent: the dialect's default).
+RUNNERS: dict[str, str] = {"PaddleOCR/head": "ocr_head"}
+
+MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
+
+# Branches of upstream scripts that depend on files a real training writes; with a recording
+# interpreter they take their "file absent" side. Differences they cause are environment, not
+# dialect, but they are reported as differences all the same.
+KNOWN_ENVIRONMENT = {
+    "PaddleOCR/head": "train status = exit of `cat <save_log>/train.log >> <save_log>.log` (absent here: Run failed)",
+    "PaddleClas": "train status = exit of `cat <save_log>/<model>/train.log` (absent here: Run failed)",
+    "PaddleSeg": "train_model_name falls back to iter_<epochs>/model.pdparams when the model file is absent",
+    "PaddleVideo": "train status = exit of `cat train.log >> <save_log>.log` (always 0)",
+}
+
+PYTHONS = ("python", "python3", "python3.7", "python3.10")
+
+# The recorder of tests/conftest.py, plus its own name (argv[0]) and a chosen failure code.
+RECORDER = r"""#!/usr/bin/env bash
+{
+    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
+    printf '\x1f%s' "$PWD" "${0##*/}" "$@"
+    printf '\x1e'
+} >>"$TIPC_RECORD"
+if [[ -n ${TIPC_RECORD_FAIL:-} ]]; then
+    for arg in "$@"; do
+        if [[ $arg == *"$TIPC_RECORD_FAIL"* ]]; then
+            exit "${TIPC_RECORD_CODE:-1}"
+        fi
+    done
+fi
+exit 0
+"""
+
+SHIMS = {
+    "sleep": "#!/bin/sh\nexit 0\n",
+    "nvidia-smi": "#!/bin/sh\necho 'nvidia-smi: neutralised by the upstream oracle' >&2\nexit 1\n",
+    "wget": "#!/bin/sh\necho 'wget: no network in the upstream oracle' >&2\nexit 1\n",
+    "curl": "#!/bin/sh\necho 'curl: no network in the upstream oracle' >&2\nexit 1\n",
+    "pip": "#!/bin/sh\necho 'pip: neutralised by the upstream oracle' >&2\nexit 1\n",
+    "pip3": "#!/bin/sh\necho 'pip3: neutralised by the upstream oracle' >&2\nexit 1\n",
+    "git": "#!/bin/sh\necho 'git: neutralised by the upstream oracle' >&2\nexit 1\n",
+    # timeout [OPTION]... DURATION COMMAND [ARG]...: run COMMAND at once (the run has its own bound).
+    "timeout": """#!/usr/bin/env bash
+while [[ $# -gt 0 && $1 == -* ]]; do
+    case $1 in -s|-k|--signal|--kill-after) shift 2 ;; *) shift ;; esac
+done
+shift
+exec "$@"
+""",
+}
+
+
+def corpus_name(repo: str) -> str:
+    """The corpus folder of an upstream folder (PaddleOCR/seed-era -> PaddleOCR)."""
+    return repo.split("/")[0]
+
+
+# ---- running upstream
+
+
+@dataclass(frozen=True)
+class Command:
+    argv: tuple  # argv[0] is the name the interpreter was called by
+    cuda_visible_devices: Optional[str]  # None: unset
+    cwd: str  # relative to the repo root ("." or "deploy"), or absolute when outside it
+
+
+@dataclass
+class UpstreamRun:
+    repo: str
+    config: str
+    mode: str
+    gpuid: Optional[str]
+    fail: Optional[str]
+    root: str  # the scratch repo root the script ran in (removed after the run unless keep=True)
+    returncode: Optional[int]  # None: timed out
+    elapsed: float
+    commands: list = field(default_factory=list)  # [Command]
+    logs: list = field(default_factory=list)  # files created under test_tipc/output/, "./test_tipc/..."
+    status_logs: list = field(default_factory=list)  # where results_python.log files were written
+    status_lines: list = field(default_factory=list)  # their lines, in order (colour codes kept)
+    stray: list = field(default_factory=list)  # other files the run created in the repo
+    stdout: str = ""
+    stderr: str = ""
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def _config_python(text: str) -> Optional[str]:
+    for line in text.split("\n"):
+        if line.startswith("python:"):
+            name = line.split(":", 1)[1].strip()
+            return name or None
+    return None
+
+
+def _config_value(text: str, index: int) -> str:
+    """lines[index] of a config as the scripts read it (empty lines dropped), its value up to
+    the next colon (func_parser_value)."""
+    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line]
+    if index >= len(lines):
+        return ""
+    parts = lines[index].split(":")
+    return parts[1].strip() if len(parts) > 1 else ""
+
+
+def _write_exe(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) -> tuple[Path, str]:
+    """Lay out bin/ and repo/; -> (repo root, the config argument of the script)."""
+    text = config.read_bytes().decode("utf-8", "replace")
+    python = _config_python(text)
+    bin_dir = scratch / "bin"
+    bin_dir.mkdir()
+    names = set(PYTHONS)
+    if python and "/" not in python:
+        names.add(python)
+    for name in names:
+        _write_exe(bin_dir / name, RECORDER)
+    for name, body in SHIMS.items():
+        _write_exe(bin_dir / name, body)
+    root = scratch / "repo"
+    # the scripts and what they source; not a real repo's outputs or configs
+    shutil.copytree(repo_dir, root / "test_tipc", ignore=shutil.ignore_patterns("output", "configs", "specs"))
+    conf_dir = root / "test_tipc" / "configs" / config.parent.name
+    conf_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(config, conf_dir / config.name)
+    (root / "deploy").mkdir()
+    if corpus_name(repo) == "PaddleDetection":  # its script `cd`s here (and back) for DINO's op
+        (root / "ppdet" / "modeling" / "transformers" / "ext_op").mkdir(parents=True)
+    if corpus_name(repo) == "PaddleClas" and mode == "whole_infer":
+        quant = (root / _config_value(text, 36) / "quant_post_static_model").resolve()
+        if quant.is_relative_to(root.resolve()):
+            quant.mkdir(parents=True, exist_ok=True)
+    return root, f"test_tipc/configs/{config.parent.name}/{config.name}"
+
+
+def _snapshot(root: Path) -> set:
+    return {p for p in root.rglob("*") if not p.is_dir()}
+
+
+def _records(path: Path, root: Path) -> list:
+    if not path.exists():
+        return []
+    out = []
+    for rec in path.read_bytes().decode("utf-8", "replace").split("\x1e"):
+        if not rec:
+            continue
+        flag, cvd, cwd, *argv = rec.split("\x1f")
+        rel = os.path.relpath(cwd, root)
+        out.append(Command(tuple(argv), cvd if flag == "set" else None, cwd if rel.startswith("..") else rel))
+    return out
+
+
+def run_upstream(
+    repo_dir,
+    config,
+    mode: str,
+    gpuid: Optional[str] = None,
+    fail: Optional[str] = None,
+    *,
+    fail_code: int = 1,
+    cuda: Optional[str] = None,
+    timeout: float = 120,
+    keep: bool = False,
+    scratch: Optional[Path] = None,
+    repo: Optional[str] = None,
+) -> UpstreamRun:
+    """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
+
+    `fail`: the recorder exits `fail_code` when one of its arguments contains this text;
+    `cuda`: CUDA_VISIBLE_DEVICES the script starts with (None: unset); `keep`: leave the scratch
+    directory (UpstreamRun.root's parent) for inspection; `repo`: the family it belongs to (e.g.
+    "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them).
+    """
+    repo_dir, config = Path(repo_dir).resolve(), Path(config)
+    if repo is None:
+        repo = f"PaddleOCR/{repo_dir.name}" if repo_dir.parent.name == "PaddleOCR" else repo_dir.name
+    made = scratch is None
+    scratch = Path(tempfile.mkdtemp(prefix="tipc-upstream-")) if scratch is None else Path(scratch)
+    try:
+        root, config_arg = _stage(scratch, repo_dir, config, repo, mode)
+        record = scratch / "record.bin"
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL", "TIPC_RECORD_CODE", "BASH_ENV", "ENV")
+        }
+        env.update(PATH=f"{scratch / 'bin'}{os.pathsep}{env.get('PATH', '')}", TIPC_RECORD=str(record))
+        env["TIPC_RECORD_CODE"] = str(fail_code)
+        if fail:
+            env["TIPC_RECORD_FAIL"] = fail
+        if cuda is not None:
+            env["CUDA_VISIBLE_DEVICES"] = cuda
+        before = _snapshot(root)
+        args = ["bash", "test_tipc/test_train_inference_python.sh", config_arg, mode] + ([gpuid] if gpuid else [])
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            args,
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            code: Optional[int] = proc.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group of the script we started, nothing else
+            out, err = proc.communicate()
+            code = None
+        elapsed = time.perf_counter() - t0
+        run = UpstreamRun(
+            repo, str(config), mode, gpuid, fail, str(root), code, elapsed,
+            stdout=out.decode("utf-8", "replace")[-4000:],
+            stderr=err.decode("utf-8", "replace")[-4000:],
+        )  # fmt: skip
+        run.commands = _records(record, root)
+        created = sorted(_snapshot(root) - before)
+        output = root / "test_tipc" / "output"
+        for path in created:
+            rel = "./" + path.relative_to(root).as_posix()
+            if path.name == "results_python.log":
+                run.status_logs.append(rel)
+                run.status_lines.extend(path.read_bytes().decode("utf-8", "replace").splitlines())
+            elif path.is_relative_to(output):
+                run.logs.append(rel)
+            else:
+                run.stray.append(rel)
+        return run
+    finally:
+        if made and not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+# ---- comparing with our Plan
+
+
+@dataclass(frozen=True)
+class Difference:
+    aspect: str  # "plan" | "commands" | "logs" | "status" | "upstream"
+    category: str  # a pattern shared by similar differences (what the benchmark tallies)
+    detail: str  # what exactly differs, readable
+    # The single differences the category is made of (e.g. each argv element only one side has,
+    # as "upstream +ELEMENT" / "plan +ELEMENT"), for tallies finer than the category.
+    items: tuple = ()
+
+
+@dataclass
+class Diff:
+    repo: str
+    config: str
+    mode: str
+    gpuid: Optional[str]
+    layout: Optional[str]
+    upstream: UpstreamRun
+    plan: object = None  # tipcgen Plan (None: no dialect for the repo, or the plan refused)
+    differences: list = field(default_factory=list)  # [Difference], commands first
+    notes: list = field(default_factory=list)  # normalisations applied
+    runner: Optional[str] = None  # the runner the plan followed (None: the dialect's default)
+
+    @property
+    def identical(self) -> bool:
+        return self.plan is not None and not self.differences
+
+    def aspect(self, name: str) -> list:
+        return [d for d in self.differences if d.aspect == name]
+
+    @property
+    def commands_identical(self) -> bool:
+        return self.plan is not None and not self.aspect("commands") and not self.aspect("plan")
+
+    def unexplained(self) -> list:
+        """The differences no deliberate deviation of the plan's runner explains (see
+        tipcgen.plan.runner.Deviation); empty: the run is faithful."""
+        if self.plan is None or self.layout is None:
+            return list(self.differences)
+        from tipcgen.dialects import get_layout
+        from tipcgen.plan.planner import runner_for
+
+        module = runner_for(get_layout(self.layout), self.runner)
+        patterns = [re.compile(p) for dev in module.DEVIATIONS for p in dev.categories]
+        return [d for d in self.differences if not any(p.search(d.category) for p in patterns)]
+
+    def explained_by(self) -> list:
+        """Names of the deviations that explain some difference of this run."""
+        if self.plan is None or self.layout is None:
+            return []
+        from tipcgen.dialects import get_layout
+        from tipcgen.plan.planner import runner_for
+
+        module = runner_for(get_layout(self.layout), self.runner)
+        return [
+            dev.name
+            for dev in module.DEVIATIONS
+            if any(re.search(p, d.category) for p in dev.categories for d in self.differences)
+        ]
+
+    @property
+    def faithful(self) -> bool:
+        return self.plan is not None and not self.unexplained()
+
+    @property
+    def first(self) -> Optional[Difference]:
+        return self.differences[0] if self.differences else None
+
+    def describe(self) -> str:
+        head = f"{self.repo} {Path(self.config).name} {self.mode}" + (f" {self.gpuid}" if self.gpuid else "")
+        if not self.differences:
+            return f"{head}: identical" + (f" ({'; '.join(self.notes)})" if self.notes else "")
+        lines = [f"{head}: {len(self.differences)} difference(s); first: {self.differences[0].detail}"]
+        lines += [f"  [{d.aspect}] {d.detail}" for d in self.differences[1:]]
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+class _Norm:
+    """Normalisation of upstream text (scratch root -> .) and the shapes categories are made of."""
+
+    def __init__(self, root: str, model_name: str, mode: str):
+        self.root = root
+        self.model = model_name
+        self.mode = mode
+        self.hits: Counter = Counter()
+
+    def text(self, s: str, where: str) -> str:
+        if self.root and self.root in s:
+            self.hits[where] += 1
+            s = s.replace(self.root, ".")
+        return s
+
+    def shape(self, token: str, limit: int = 70) -> str:
+        """A token with the run-specific parts replaced: log dir, run names, model name, numbers."""
+        s = token
+        if self.model:
+            s = s.replace(f"./test_tipc/output/{self.model}/{self.mode}", "$LOG")
+            s = s.replace(f"test_tipc/output/{self.model}/{self.mode}", "$LOG")
+        # <trainer>_gpus_<ids>_autocast_<value>[_nodes_<n>]: the autocast value and the suffix stay
+        s = re.sub(r"(?<=[/=])[A-Za-z0-9_.+-]+?_gpus_[0-9,;.-]*_autocast_", "<run>_autocast_", s)
+        if s.rsplit("/", 1)[-1].startswith("python_infer_"):  # log names: keep their structure
+            s = re.sub(r"(usemkldnn|usetrt|precision|mode)_[A-Za-z0-9]+", r"\1_*", s)
+        if self.model and len(self.model) > 2:
+            s = s.replace(self.model, "<model>")
+        s = re.sub(r"(?<=[=_ ])\d+(?:[.,]\d+)*(?=$|[_ ./])", "N", s)
+        s = re.sub(r"^\d+(?:[.,]\d+)*$", "N", s)
+        if len(s) > limit:
+            s = s[: limit - 3] + "..."
+        return s
+
+
+def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
+    """What running the Plan gives: ([(step, ok)] run (ok None: skipped), [status line], [log path])."""
+    from tipcgen.plan.steps import skip_reason
+
+    ran: list = []
+    lines: list = []
+    logs: list = []
+    failed: set = set()
+    for step in plan.steps:
+        reason = skip_reason(step, failed)
+        if reason:
+            # Upstream runs what we skip (a deliberate difference: its status line says so); its
+            # command and log are still compared, so the skip is the only difference it makes.
+            lines.append(plan.status_line(step, False, skipped=reason))
+            ran.append((step, None))
+            if step.log:
+                logs.append(step.log)
+            continue
+        ok = bool(step.argv) and not (fail and any(fail in a for a in step.argv[1:]))  # as the recorder
+        ran.append((step, ok))
+        if not ok:
+            failed.add(step.index)
+        if step.log:
+            logs.append(step.log)
+        lines.append(plan.status_line(step, ok))
+    return ran, lines, logs
+
+
+# Key prefixes of config lines (`-o Global.epochs`): as elements of their own they say nothing
+# about which option differs, so they are listed only when nothing else differs.
+_PREFIXES = ("-o", "-c", "-p")
+
+
+def _token_diff(a: list, b: list, norm: _Norm) -> tuple[list, list]:
+    """Shapes of the argv elements only in a / only in b (multisets), in order of appearance."""
+    sa, sb = [norm.shape(t) for t in a], [norm.shape(t) for t in b]
+    only_a, only_b = Counter(sa) - Counter(sb), Counter(sb) - Counter(sa)
+    out_a = [t for t in dict.fromkeys(sa) if only_a[t] > 0]
+    out_b = [t for t in dict.fromkeys(sb) if only_b[t] > 0]
+    if any(t not in _PREFIXES for t in out_a + out_b):
+        out_a = [t for t in out_a if t not in _PREFIXES]
+        out_b = [t for t in out_b if t not in _PREFIXES]
+    return out_a, out_b
+
+
+def _brief(tokens: list, n: int = 4) -> str:
+    shown = " ".join(tokens[:n])
+    return f"[{shown}{' ...' if len(tokens) > n else ''}]"
+
+
+def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
+    want = [(_recorded_argv(step.argv), step.cuda_visible_devices, step.cwd or ".", step) for step, _ok in ran]
+    got = [(tuple(norm.text(a, "argv") for a in c.argv), c.cuda_visible_devices, c.cwd) for c in up]
+    for i, (g, w) in enumerate(zip(got, want)):
+        argv_u, cvd_u, cwd_u = g
+        argv_p, cvd_p, cwd_p, step = w
+        where = f"step {i} ({step.kind}" + (f", log {step.log}" if step.log else "") + ")"
+        if argv_u != argv_p:
+            j = next((k for k, (x, y) in enumerate(zip(argv_u, argv_p)) if x != y), min(len(argv_u), len(argv_p)))
+            xu = argv_u[j] if j < len(argv_u) else "<end>"
+            xp = argv_p[j] if j < len(argv_p) else "<end>"
+            detail = (
+                f"{where}: argv[{j}]: upstream {xu!r}, plan {xp!r}\n"
+                f"    upstream: {' '.join(argv_u)}\n    plan:     {' '.join(argv_p)}"
+            )
+            if j == 0:
+                return Difference("commands", f"{step.kind}: interpreter", detail)
+            only_u, only_p = _token_diff(list(argv_u[1:]), list(argv_p[1:]), norm)
+            if only_u or only_p:
+                parts = ([f"upstream +{_brief(only_u)}"] if only_u else []) + (
+                    [f"plan +{_brief(only_p)}"] if only_p else []
+                )
+                cat = f"{step.kind} argv: " + ", ".join(parts)
+                items = tuple(f"{step.kind} upstream +{t}" for t in only_u) + tuple(
+                    f"{step.kind} plan +{t}" for t in only_p
+                )
+            else:
+                cat = f"{step.kind} argv: order or values ({norm.shape(xu)} vs {norm.shape(xp)})"
+                items = (cat,)
+            return Difference("commands", cat, detail, items)
+        if cvd_u != cvd_p:
+            return Difference(
+                "commands",
+                f"{step.kind}: CUDA_VISIBLE_DEVICES upstream {cvd_u} vs plan {cvd_p}",
+                f"{where}: CUDA_VISIBLE_DEVICES: upstream {cvd_u!r}, plan {cvd_p!r}: {' '.join(argv_p)}",
+            )
+        if cwd_u != cwd_p:
+            return Difference(
+                "commands",
+                f"{step.kind}: upstream runs it from {cwd_u}/",
+                f"{where}: upstream runs it from {cwd_u}/, the plan from {cwd_p}/: {' '.join(argv_p)}",
+            )
+    if len(got) != len(want):
+        n = min(len(got), len(want))
+        if len(got) > len(want):
+            extra = got[n][0]
+            return Difference(
+                "commands",
+                f"steps: upstream runs more ({norm.shape(extra[1]) if len(extra) > 1 else '?'} ...)",
+                f"upstream runs {len(got)} commands, the plan {len(want)}; upstream's step {n}: {' '.join(extra)}",
+            )
+        step = want[n][3]
+        return Difference(
+            "commands",
+            f"steps: plan runs more ({step.kind})",
+            f"the plan runs {len(want)} commands, upstream {len(got)}; the plan's step {n} ({step.kind}): "
+            f"{' '.join(step.argv)}",
+        )
+    return None
+
+
+def _recorded_argv(argv: tuple) -> tuple:
+    """What the recorder sees of a step's argv: a leading `timeout DURATION` (PaddleDetection's
+    `timeout 5m`) runs the rest, as the harness's timeout shim does."""
+    if len(argv) > 2 and argv[0] == "timeout":
+        return tuple(argv[2:])
+    return tuple(argv)
+
+
+def _compare_cwd(up: list, ran: list) -> Optional[Difference]:
+    """Commands upstream runs from another directory than the plan's step does (PaddleClas:
+    deploy/), wherever they are (the first difference may be an earlier one)."""
+    plan_cwds = [step.cwd or "." for step, _ok in ran]
+    elsewhere = Counter(c.cwd for i, c in enumerate(up) if c.cwd != (plan_cwds[i] if i < len(plan_cwds) else "."))
+    if not elsewhere:
+        return None
+    cwd, n = elsewhere.most_common(1)[0]
+    example = next(c for c in up if c.cwd == cwd)
+    return Difference(
+        "commands",
+        f"cwd: upstream runs commands from {cwd}/",
+        f"upstream runs {n} of its {len(up)} commands from {cwd}/, the plan all from the repo root; e.g. "
+        f"{' '.join(example.argv)}",
+    )
+
+
+def _compare_logs(up_logs: list, plan_logs: list, norm: _Norm) -> Optional[Difference]:
+    got = {norm.text(p, "logs") for p in up_logs}
+    want = {p.replace("//", "/") for p in plan_logs}
+    only_u, only_p = sorted(got - want), sorted(want - got)
+    if not only_u and not only_p:
+        return None
+    su = list(dict.fromkeys(norm.shape(p, 100) for p in only_u))
+    sp = list(dict.fromkeys(norm.shape(p, 100) for p in only_p))
+    cat = "logs: " + ", ".join(
+        ([f"upstream +{_brief(su, 3)}"] if su else []) + ([f"plan +{_brief(sp, 3)}"] if sp else [])
+    )
+    detail = f"log files: only upstream {only_u[:3]}{'...' if len(only_u) > 3 else ''}; only plan {only_p[:3]}" + (
+        "..." if len(only_p) > 3 else ""
+    )
+    items = tuple(f"upstream +{x}" for x in su) + tuple(f"plan +{x}" for x in sp)
+    return Difference("logs", cat, detail, items)
+
+
+_STATUS = re.compile(r"^\x1b\[33m (Run \w+(?: \([^)]*\))?) with command - ")
+# How each script ends a status line after the command (status_check's `- ${log_path}` forms),
+# tried in this order; the plan (and the models script) end it with "!  ".
+_TRAILERS = (
+    re.compile(r" - (\S*) ! $"),  # PaddleClas
+    re.compile(r"!  $"),  # models, the plan
+    re.compile(r" - (\S*)  $"),  # PaddleSeg, PaddleDetection
+    re.compile(r" - (\S*) $"),  # PaddleOCR, PaddleVideo
+)
+
+
+def _split_status(line: str, model: str) -> Optional[tuple]:
+    """(verdict, command, trailer, log) of a status line, None when it is not one."""
+    m = _STATUS.match(line)
+    if not m or not line.endswith("\x1b[0m"):
+        return None
+    rest = line[m.end() : -len("\x1b[0m")]
+    if not rest.startswith(f"{model} - "):
+        return None
+    rest = rest[len(model) + 3 :]
+    for pattern in _TRAILERS:
+        t = pattern.search(rest)
+        if t:
+            return m.group(1), rest[: t.start()], rest[t.start() :], (t.group(1) if t.groups() else None)
+    return m.group(1), rest, "", None
+
+
+def _compare_status(run: UpstreamRun, plan, lines: list, norm: _Norm) -> list:  # noqa: C901 (one pass, one kind each)
+    """One Difference per kind of status-line difference (its first occurrence)."""
+    out: dict = {}
+
+    def add(kind: str, category: str, detail: str) -> None:
+        out.setdefault(kind, Difference("status", category, detail))
+
+    got_path = [norm.text(p, "status log path") for p in run.status_logs]
+    # A plan with nothing to write (no step, no preamble) writes no status log, like a script that ran nothing.
+    if got_path != ([plan.status_log] if plan.steps or plan.preamble else []):
+        add("path", "status: results_python.log elsewhere",
+            f"upstream writes its status lines to {got_path}, the plan to {plan.status_log}")  # fmt: skip
+    got = [norm.text(line, "status lines") for line in run.status_lines]
+    preamble = list(getattr(plan, "preamble", ()))
+    if preamble and got[: len(preamble)] == preamble:
+        got = got[len(preamble) :]  # the plan writes these first too (e.g. PaddleSeg's mode banner)
+    parsed: list = []
+    other: list = []
+    for line in got:
+        split = _split_status(line, plan.model_name)
+        if split is None:
+            other.append(line)
+        else:
+            parsed.append((line, split))
+    if other:
+        shape = re.sub(r"(lite|whole)_\w+", "MODE", other[0].strip())
+        add("other", f"status: other line {shape[:60]!r}", f"upstream also writes {other[:2]!r}")
+    want = [f"\x1b[33m {line}\x1b[0m" for line in lines]
+    env = KNOWN_ENVIRONMENT.get(run.repo)
+    for i, ((g, pu), w) in enumerate(zip(parsed, want)):
+        if g == w:
+            continue
+        pw = _split_status(w, plan.model_name)
+        assert pw is not None
+        step = plan.steps[i] if i < len(plan.steps) else None
+        kind = step.kind if step else "?"
+        if pu[0] != pw[0]:
+            why = f" (env: {env})" if env and kind == "train" else ""
+            add("verdict", f"status: {kind} verdict upstream '{pu[0]}' vs plan '{pw[0]}'{why}",
+                f"status line {i} ({kind}): upstream {pu[0]!r}, plan {pw[0]!r}: {pw[1]}")  # fmt: skip
+        if pu[1] != pw[1]:
+            same_words = pu[1].split() == pw[1].split()
+            add("whitespace" if same_words else "command",
+                f"status: {kind} command {'whitespace' if same_words else 'text'}",
+                f"status line {i} ({kind}): upstream {pu[1]!r}\n    plan     {pw[1]!r}")  # fmt: skip
+        if pu[2] != pw[2]:
+            log = pu[3]
+            if log:
+                shown = pu[2].replace(log, "<its log>" if step and log == step.log else norm.shape(log), 1)
+            else:
+                shown = pu[2]
+            add("trailer", f"status: trailer {shown!r} vs {pw[2]!r}",
+                f"status line {i} ({kind}): ends {pu[2]!r}, the plan's {pw[2]!r}")  # fmt: skip
+    if len(parsed) != len(want):
+        add("count", "status: number of lines",
+            f"upstream writes {len(parsed)} status lines, the plan {len(want)}")  # fmt: skip
+    return list(out.values())
+
+
+def compare(
+    config,
+    repo: str,
+    mode: str,
+    gpuid: Optional[str] = None,
+    fail: Optional[str] = None,
+    *,
+    upstream: Optional[Path] = None,
+    layout: Optional[str] = None,
+    runner: Optional[str] = None,
+    timeout: float = 120,
+    run: Optional[UpstreamRun] = None,
+) -> Diff:
+    """Run upstream `repo` (a folder of ../shared/upstream, e.g. "PaddleOCR/seed-era") on `config`
+    and compare with plan_source(config, mode, layout=<our dialect for repo>).
+
+    Differences, in the order a reader needs them: commands (argv, CUDA_VISIBLE_DEVICES, cwd,
+    number of steps), then log files, then status lines. A repo without a dialect gets a Diff
+    with plan None and one "plan" difference.
+    """
+    from tipcgen.check.source import plan_source
+    from tipcgen.errors import UsageError
+
+    layout = layout if layout is not None else REPOS.get(repo)
+    runner = runner if runner is not None else RUNNERS.get(repo)
+    if run is None:
+        if upstream is None:
+            raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
+        run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout)
+    diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
+    if run.timed_out:
+        diff.differences.append(Difference("upstream", "upstream timed out", f"upstream ran over {timeout} s"))
+    if layout is None:
+        diff.differences.append(Difference("plan", "no dialect", f"{repo} has no dialect: upstream only"))
+        return diff
+    try:
+        plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
+    except UsageError as exc:
+        diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
+        return diff
+    diff.plan = plan
+    norm = _Norm(run.root, plan.model_name, mode)
+    ran, lines, logs = _expected(plan, fail)
+    first = _compare_commands(run.commands, ran, norm)
+    cwd = None if first and "runs it from" in first.category else _compare_cwd(run.commands, ran)
+    for found in (first, cwd, _compare_logs(run.logs, logs, norm)):
+        if found:
+            diff.differences.append(found)
+    diff.differences.extend(_compare_status(run, plan, lines, norm))
+    for where, n in sorted(norm.hits.items()):
+        diff.notes.append(f"upstream wrote the absolute repo root in {n} {where}; compared as `.`")
+    if run.stray:
+        diff.notes.append(f"upstream also created {run.stray[:3]}")
+    return diff
+
+
+# ---- the corpus
+
+
+def train_configs(corpus: Path, repo: str) -> list[Path]:
+    """The train-type configs (what test_train_inference_python.sh reads) of a repo's corpus folder."""
+    from tipcgen.dialects import detect
+    from tipcgen.script.lines import split_lines
+
+    out = []
+    for path in sorted((corpus / corpus_name(repo)).rglob("*.txt")):
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        name, _why = detect(split_lines(text))
+        if name is not None:
+            out.append(path)
+    return out

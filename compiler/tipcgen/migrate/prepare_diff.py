@@ -1,0 +1,65 @@
+"""The prepare.sh differential: the repo's own prepare.sh (traced, importer.prepare_trace) and the
+generated one (its TIPC_PREPARE_PLAN=1 listing) for one config and mode, as effects compared by
+importer.prepare_steps.compare_effects: identical, faithful (named deviations) or CHANGED."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from tipcgen.importer.prepare_steps import EffectDiff, compare_effects, plan_effects, upstream_effects
+from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
+
+
+@dataclass
+class PrepareRow:
+    config: str  # the config's path relative to the repo root
+    mode: str
+    diff: EffectDiff
+    error: Optional[str] = None  # a side that could not be run (then diff is CHANGED)
+
+
+def plan_lines(tipc: Path, config_text: str, config_rel: str, mode: str, timeout: float = DEFAULT_TIMEOUT) -> list[str]:
+    """The generated prepare.sh's TIPC_PREPARE_PLAN=1 lines for a config and mode (`tipc`: the
+    generated test_tipc/ folder)."""
+    with tempfile.TemporaryDirectory(prefix="tipcgen-plan-") as tmp:
+        repo = Path(tmp) / "repo"
+        (repo / "test_tipc").mkdir(parents=True)
+        for name in ("prepare.sh", "common_func.sh"):
+            shutil.copyfile(tipc / name, repo / "test_tipc" / name)
+        dest = repo.joinpath(*config_rel.split("/"))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(config_text)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TIPC_")}
+        env.update(TIPC_PREPARE_PLAN="1", TIPC_CACHE=str(Path(tmp) / "cache"), HOME=tmp)
+        done = subprocess.run(
+            ["bash", "test_tipc/prepare.sh", config_rel, mode],
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"generated prepare.sh exited {done.returncode}: {done.stderr.strip()[-300:]}")
+        return done.stdout.splitlines()
+
+
+def compare_prepare(
+    upstream: Path, ours: Path, config_text: str, config_rel: str, mode: str, python: str = ""
+) -> PrepareRow:
+    """`upstream`: the repo's prepare.sh; `ours`: the generated test_tipc/ folder."""
+    try:
+        trace = trace_prepare(upstream.parent, config_text, config_rel, mode, python=python, script=upstream.name)
+        if trace.timed_out:
+            raise RuntimeError(f"{upstream} did not finish in {DEFAULT_TIMEOUT:g} s")
+        mine = plan_lines(ours, config_text, config_rel, mode)
+    except (RuntimeError, subprocess.TimeoutExpired, OSError) as exc:
+        return PrepareRow(config_rel, mode, EffectDiff("CHANGED", []), str(exc))
+    return PrepareRow(config_rel, mode, compare_effects(upstream_effects(trace.ops), plan_effects(mine)))

@@ -1,0 +1,229 @@
+"""Switching a model repo: import its test_tipc/ (configs and prepare.sh), build the new tree in
+memory, and run the repo's own scripts and ours side by side on every train config x mode.
+
+    m = plan_migration("path/to/PaddleClas")
+    m.rows          # [Row]: config x mode, runner and prepare verdicts
+    m.files         # the new test_tipc/ (repo-relative path -> bytes), specs included
+    apply_migration(m)  # writes them, or nothing (a failure restores what was there)
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from tipcgen.errors import UsageError
+from tipcgen.spec.modes import MODES
+
+# The family whose scripts a layout's runner follows: the recording harness stages what that
+# repo's script expects (oracle._stage) and names its environment-dependent branches.
+FAMILY: dict[object, str] = {
+    "paddleclas": "PaddleClas",
+    "paddledetection": "PaddleDetection",
+    "paddleseg": "PaddleSeg",
+    "paddlevideo": "PaddleVideo",
+    "models": "models",
+    ("paddleocr", "ocr_head"): "PaddleOCR/head",
+    "paddleocr": "PaddleOCR/seed-era",
+}
+SCHEMA = "../spec.schema.json"  # from test_tipc/specs/ to the schema the repo build writes
+
+
+@dataclass
+class Row:
+    config: str  # repo-relative
+    mode: str
+    runner: str  # identical | faithful | CHANGED
+    runner_detail: str  # deviations, or the first difference
+    prepare: str
+    prepare_detail: str
+
+
+@dataclass
+class Migration:
+    root: str
+    layout: str
+    runner: Optional[str]
+    specs: dict[str, str]  # repo-relative spec path -> YAML text
+    files: dict[str, bytes]  # the new test_tipc/ (specs included), repo-relative
+    rows: list[Row] = field(default_factory=list)
+    not_imported: dict[str, str] = field(default_factory=dict)  # config -> why
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (model, file) -> the repo's config
+    untyped: dict[str, list[str]] = field(default_factory=dict)  # model -> prepare commands kept as `run`
+    deviations: dict[str, str] = field(default_factory=dict)  # name -> what/why
+
+    @property
+    def changed(self) -> list[Row]:
+        return [r for r in self.rows if "CHANGED" in (r.runner, r.prepare)]
+
+    @property
+    def ok(self) -> bool:
+        return not self.changed and not self.not_imported
+
+
+def _repo_parts(root: str) -> tuple[Path, Path, Path]:
+    base = Path(root)
+    tipc = base / "test_tipc"
+    runner, prepare = tipc / "test_train_inference_python.sh", tipc / "prepare.sh"
+    if not base.is_dir():
+        raise UsageError(f"{root}: no such directory")
+    if not tipc.is_dir():
+        raise UsageError(f"{root} is not a model repo root: it has no test_tipc/ (run migrate in the repo's root)")
+    for script in (runner, prepare):
+        if not script.is_file():
+            raise UsageError(f"{script}: missing; migrate compares the repo's own scripts with the generated ones")
+    if not (tipc / "configs").is_dir():
+        raise UsageError(f"{tipc / 'configs'}: missing; the repo's configs are what migrate imports")
+    if (base / "test_tipc" / ".tipcgen.manifest").exists():
+        raise UsageError(f"{root}: already switched (test_tipc/.tipcgen.manifest exists); use `tipcgen build`/`check`")
+    return tipc, runner, prepare
+
+
+def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, timeout: float = 120) -> Migration:
+    from tipcgen.check.spec import load_spec_text
+    from tipcgen.emit.repo import repo_files, repo_runner
+    from tipcgen.importer import config_groups, import_group
+    from tipcgen.importer.prepare_import import add_prepare
+    from tipcgen.importer.yaml_out import spec_yaml
+    from tipcgen.project import Project
+
+    tipc, _runner_script, prepare_script = _repo_parts(root)
+    groups = config_groups([str(tipc / "configs")])
+    if not groups:
+        raise UsageError(f"{tipc / 'configs'}: no .txt configs")
+    specs_text: dict[str, str] = {}
+    not_imported: dict[str, str] = {}
+    untyped: dict[str, list[str]] = {}
+    sources: dict[tuple[str, str], str] = {}
+    loaded = []
+    for paths in groups.values():
+        report = import_group(paths)
+        if report.failures or report.yaml is None or report.result is None:
+            for name, why in report.failures.items():
+                not_imported[_rel(root, os.path.join(report.directory, name))] = why
+            continue
+        report.yaml = spec_yaml(report.result, report.result.findings, SCHEMA)
+        report, found = add_prepare(report, prepare_script, schema=SCHEMA)
+        if found.untyped:
+            untyped[str(report.model)] = found.untyped
+        for failure in found.failures:
+            not_imported.setdefault(f"{report.model}: prepare", failure)
+        rel = f"test_tipc/specs/{report.model}.yml"
+        if rel in specs_text:
+            raise UsageError(f"two config folders import as model {report.model!r}; rename one")
+        specs_text[rel] = report.yaml
+        sources.update({(str(report.model), f): p for f, p in report.result.sources.items()})
+        loaded.append(load_spec_text(report.yaml, os.path.join(root, rel)))
+    if not loaded:
+        raise UsageError(f"{tipc / 'configs'}: no config could be imported: " + "; ".join(not_imported.values()))
+    layout, runner = repo_runner(loaded)
+    project = Project(root=root, specs="test_tipc/specs", lang="zh", settings=None)
+    files = repo_files(project, loaded)
+    files.update({rel: text.encode("utf-8") for rel, text in specs_text.items()})
+    m = Migration(root, layout, runner, specs_text, dict(sorted(files.items())), [], not_imported, sources, untyped)
+    _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
+    return m
+
+
+def _rel(root: str, path: str) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def _compare_all(m: Migration, specs: list, tipc: Path, prepare_script: Path, modes, jobs: int, timeout: float) -> None:
+    import tempfile
+
+    from tipcgen.dialects import get_layout
+    from tipcgen.importer.prepare_steps import DEVIATIONS
+    from tipcgen.plan.planner import runner_for
+
+    family = FAMILY.get((m.layout, m.runner)) or FAMILY.get(m.layout) or m.layout
+    for dev in runner_for(get_layout(m.layout), m.runner).DEVIATIONS:
+        m.deviations[dev.name] = f"{dev.what} ({dev.why})"
+    tasks = [
+        (Path(m.sources[(spec.model, suite.file)]), suite.python, mode)
+        for spec in specs
+        for suite in spec.suites.values()
+        for mode in modes
+    ]
+    with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
+        ours = Path(tmp) / "test_tipc"
+        for rel, data in m.files.items():
+            if rel.startswith("test_tipc/") and rel.endswith(".sh"):
+                path = Path(tmp) / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+        side = _Sides(m, family, tipc, ours, prepare_script, timeout)
+        with ThreadPoolExecutor(jobs or min(4, os.cpu_count() or 1)) as pool:
+            m.rows = list(pool.map(side.compare, tasks))
+    for row in m.rows:
+        for name in row.prepare_detail.split(", ") if row.prepare == "faithful" else ():
+            if name in DEVIATIONS:
+                m.deviations[f"prepare: {name}"] = DEVIATIONS[name]
+
+
+@dataclass
+class _Sides:
+    """One config x mode: the repo's runner (recorded) vs our Plan, its prepare.sh vs ours."""
+
+    m: Migration
+    family: str
+    tipc: Path
+    ours: Path
+    prepare_script: Path
+    timeout: float
+
+    def compare(self, task: tuple[Path, str, str]) -> Row:
+        from tipcgen.migrate.oracle import compare, run_upstream
+        from tipcgen.migrate.prepare_diff import compare_prepare
+
+        source, python, mode = task
+        rel = _rel(self.m.root, str(source))
+        run = run_upstream(self.tipc, source, mode, timeout=self.timeout, repo=self.family)
+        diff = compare(source, self.family, mode, layout=self.m.layout, runner=self.m.runner, run=run)
+        if diff.identical:
+            r_verdict, r_detail = "identical", ""
+        elif diff.faithful:
+            r_verdict, r_detail = "faithful", ", ".join(diff.explained_by())
+        else:
+            r_verdict, r_detail = "CHANGED", diff.unexplained()[0].detail
+        text = source.read_bytes().decode("utf-8", "replace")
+        p = compare_prepare(self.prepare_script, self.ours, text, rel, mode, python)
+        if p.error:
+            p_detail = p.error
+        elif p.diff.first is not None:
+            p_detail = f"upstream {p.diff.first[0]}, ours {p.diff.first[1]}"
+        else:
+            p_detail = ", ".join(p.diff.deviations)
+        return Row(rel, mode, r_verdict, r_detail, p.diff.verdict, p_detail)
+
+
+def apply_migration(m: Migration) -> list[str]:
+    """Write the specs and the new test_tipc/ into the repo; on any failure, restore every file as
+    it was and remove the new ones. Returns the paths written."""
+    from tipcgen.fsio import check_tree, write_atomic
+
+    check_tree(m.root, m.files)
+    before: dict[str, Optional[bytes]] = {}
+    for rel in m.files:
+        path = os.path.join(m.root, *rel.split("/"))
+        before[rel] = Path(path).read_bytes() if os.path.isfile(path) else None
+    written: list[str] = []
+    try:
+        from tipcgen.project import MANIFEST
+
+        for rel in [r for r in m.files if r != MANIFEST] + [MANIFEST]:
+            write_atomic(os.path.join(m.root, *rel.split("/")), m.files[rel])
+            written.append(rel)
+    except BaseException:
+        for rel in written:
+            path = os.path.join(m.root, *rel.split("/"))
+            old = before[rel]
+            if old is None:
+                os.unlink(path)
+            else:
+                write_atomic(path, old)
+        raise
+    return written
