@@ -56,7 +56,7 @@ def _inside(path: str) -> bool:
 def shell_join(argv: tuple[str, ...]) -> str:
     """argv as a shell command; a word with an unmatched glob (`train/*`) stays unquoted so the
     command globs when it runs, as the script's did."""
-    return " ".join(a if ("*" in a or "?" in a) and _GLOB_WORD.match(a) else shlex.quote(a) for a in argv)
+    return " ".join(a if a == "|" or (("*" in a or "?" in a) and _GLOB_WORD.match(a)) else shlex.quote(a) for a in argv)
 
 
 @dataclass
@@ -446,12 +446,13 @@ def plan_effects(lines: list[str]) -> list[tuple]:
         elif kind == "pip":
             out.append(("pip", tuple(args)))
         elif kind == "run" and len(args) >= 2:
+            # a command is read as upstream's trace is (a `tar -xf` kept as a command is the same
+            # extraction whichever side runs it)
             argv = tuple(shlex.split(args[1]))
-            words = [a for a in argv[1:] if not a.startswith("-")]
-            if argv and argv[0] == "mkdir" and len(words) == 1 and _PLAIN_PATH.match(words[0]):
-                out.append(("mkdir", _norm(args[0], words[0])))
-            else:
-                out.append(("run", posixpath.normpath(args[0]), argv))
+            op = Op(posixpath.normpath(args[0]), argv)
+            found = _fetch_effects(op, str(op.cwd)) if argv and argv[0] in ("wget", "curl", "tar", "unzip") else None
+            found = found if found is not None or not argv else _path_effects(op, str(op.cwd))
+            out.extend(found if found is not None else [("run", op.cwd, argv)])
     return out
 
 

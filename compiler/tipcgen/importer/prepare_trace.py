@@ -54,6 +54,8 @@ class Op:
 
     cwd: str | None
     argv: tuple[str, ...]
+    pipe_in: bool = False  # its stdin / stdout was a pipe (`a | b`, or a `$(...)` capture)
+    pipe_out: bool = False
 
 
 @dataclass
@@ -66,8 +68,12 @@ class Trace:
 
 
 _SHIM = """#!{bash}
-printf '%s\\x1f' "$PWD" "${{0##*/}}" "$@" >>"$TIPC_TRACE"
-printf '\\x1e' >>"$TIPC_TRACE"
+p=""
+[[ -p /dev/stdin ]] && p+=i
+[[ -p /dev/stdout ]] && p+=o
+# one write per record: the two sides of a pipe run at once
+r=$(printf '%s\\x1f' "$p$PWD" "${{0##*/}}" "$@"; printf '\\x1e')
+printf '%s' "$r" >>"$TIPC_TRACE"
 {extra}exit 0
 """
 
@@ -108,8 +114,12 @@ popd() {{
     builtin popd "$@" >/dev/null
 }}
 command_not_found_handle() {{
-    printf '%s\\x1f' "$PWD" "$@" >>"$TIPC_TRACE"
-    printf '\\x1e' >>"$TIPC_TRACE"
+    local p=""
+    [[ -p /dev/stdin ]] && p+=i
+    [[ -p /dev/stdout ]] && p+=o
+    local r
+    r=$(printf '%s\\x1f' "$p$PWD" "$@"; printf '\\x1e')
+    printf '%s' "$r" >>"$TIPC_TRACE"
     return 0
 }}
 sleep() {{ :; }}
@@ -165,6 +175,8 @@ def _parse(data: str, repo: Path) -> list[Op]:
         if len(fields) < 3:
             continue
         pwd, argv = fields[0], tuple(fields[1:-1])
+        flags = pwd[: len(pwd) - len(pwd.lstrip("io"))]
+        pwd = pwd[len(flags) :]
         here = os.path.realpath(pwd)
         if here == real:
             cwd: str | None = "."
@@ -172,8 +184,30 @@ def _parse(data: str, repo: Path) -> list[Op]:
             cwd = os.path.relpath(here, real).replace(os.sep, "/")
         else:
             cwd = None
-        ops.append(Op(cwd, argv))
-    return ops
+        ops.append(Op(cwd, argv, "i" in flags, "o" in flags))
+    return pipelines(ops)
+
+
+def pipelines(ops: list[Op]) -> list[Op]:
+    """`a | b` is recorded as two commands started at once (in either order): one op whose argv
+    is a's, "|", b's. A command whose output was captured (`$(...)`) stays alone."""
+    out: list[Op] = []
+    i = 0
+    while i < len(ops):
+        a = ops[i]
+        b = ops[i + 1] if i + 1 < len(ops) else None
+        if b is not None and a.cwd == b.cwd and ((a.pipe_out and b.pipe_in) or (b.pipe_out and a.pipe_in)):
+            first, second = (a, b) if a.pipe_out and b.pipe_in else (b, a)
+            out.append(Op(a.cwd, (*first.argv, "|", *second.argv), first.pipe_in, second.pipe_out))
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
+_MEMO: dict[tuple, Trace] = {}
+_MEMO_MAX = 8192
 
 
 def trace_prepare(
@@ -185,9 +219,26 @@ def trace_prepare(
     timeout: float = DEFAULT_TIMEOUT,
     script: str = "prepare.sh",
 ) -> Trace:
-    """Run `script_dir/<script>` for a config and mode with the recording shims; its ops in order."""
+    """Run `script_dir/<script>` for a config and mode with the recording shims; its ops in order.
+    A run is a function of the scripts and the config: the same run again (import, then migrate's
+    comparison) is answered from memory."""
     if not (script_dir / script).is_file():
         raise UsageError(f"{script_dir / script}: no such script")
+    scripts = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in script_dir.glob("*.sh")))
+    key = (str(script_dir.resolve()), script, scripts, config_text, config_rel, mode, python, timeout)
+    if key in _MEMO:
+        return _MEMO[key]
+    trace = _trace(script_dir, config_text, config_rel, mode, python, timeout, script)
+    if not trace.timed_out:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[key] = trace
+    return trace
+
+
+def _trace(
+    script_dir: Path, config_text: str, config_rel: str, mode: str, python: str, timeout: float, script: str
+) -> Trace:
     with tempfile.TemporaryDirectory(prefix="tipcgen-trace-") as tmp:
         scratch = Path(tmp)
         repo = _stage(scratch, script_dir, config_text, config_rel, python)

@@ -29,6 +29,7 @@
 #                         (at least 1 MiB counted; default 100) and at most 64G
 #   TIPC_ALLOW_FILE_URLS=DIR  the directory file:// URLs of the spec may be read from (unset: none)
 #   TIPC_DOWNLOADER=curl|wget  (default: curl when installed, else wget)
+#   TIPC_PREPARE_PLAN=1   print what would be done (one tab-separated line per operation), do nothing
 set -u
 set -o pipefail
 
@@ -934,6 +935,13 @@ tipc_install() {
 PHASE=check
 MISSING=()
 
+# TIPC_PREPARE_PLAN=1 (PHASE=plan): print each operation, one a line, tab-separated, and do
+# nothing: what `tipcgen migrate` compares with the repo's own prepare.sh.
+tipc_plan() {
+    local IFS=$'\t'
+    printf 'plan\t%s\n' "$*"
+}
+
 # tipc_download --url URL [--mirror BASE] [--sha256 SHA] [--size BYTES] --cache PATH --to DIR
 #               --file NAME --format file|tar|zip [--rename OLD NEW]...: one artifact, fetched into
 # $CACHE/PATH, then copied to DIR/NAME (file) or extracted into DIR.
@@ -958,6 +966,10 @@ tipc_download() {
         esac
         shift 2
     done
+    if [[ $PHASE == plan ]]; then
+        tipc_plan download "$url" "$to" "$file" "$format" "${rename[@]}"
+        return 0
+    fi
     if tipc_stamp_ok "$to" "$file" "$url" "$sha"; then
         if [[ $PHASE == run ]]; then
             echo "prepare: up to date: $url in $to"
@@ -980,6 +992,7 @@ tipc_download() {
 # tipc_extract ARCHIVE FORMAT TO FILE: an archive that ships with the model repo.
 tipc_extract() {
     local archive=$1 format=$2 to=$3 file=$4 sha
+    [[ $PHASE == plan ]] && tipc_plan extract "$archive" "$to"
     [[ $PHASE == run ]] || return 0
     [[ -f $archive ]] || fail "archive not found: $archive"
     tipc_sha256 sha "$archive" || fail "cannot read $archive"
@@ -993,6 +1006,7 @@ tipc_extract() {
 # tipc_link PATH TARGET: `ln -s TARGET PATH`, replacing a link or a file but never a directory.
 tipc_link() {
     local path=$1 target=$2
+    [[ $PHASE == plan ]] && tipc_plan link "$path" "$target"
     [[ $PHASE == run ]] || return 0
     tipc_inside "$(dirname -- "$path")" "link $path"
     if [[ -L $path ]]; then
@@ -1011,6 +1025,7 @@ tipc_link() {
 # tipc_remove PATH...: rm -rf.
 tipc_remove() {
     local p
+    [[ $PHASE == plan ]] && tipc_plan remove "$@"
     [[ $PHASE == run ]] || return 0
     for p in "$@"; do
         tipc_inside "$(dirname -- "$p")" "remove $p"
@@ -1023,6 +1038,7 @@ tipc_remove() {
 # is installed).
 tipc_pip() {
     local -a opts=()
+    [[ $PHASE == plan ]] && tipc_plan pip "$@"
     [[ $PHASE == run ]] || return 0
     if ((OFFLINE)); then
         opts=(--no-index)
@@ -1033,6 +1049,7 @@ tipc_pip() {
 
 # tipc_run DIR COMMAND: a plain shell command of the spec.
 tipc_run() {
+    [[ $PHASE == plan ]] && tipc_plan run "$1" "$2"
     [[ $PHASE == run ]] || return 0
     tipc_inside "$1" "run a command in $1"
     echo "prepare: running in $1: $2"
@@ -1076,6 +1093,11 @@ tipc_steps() {
     esac
 }
 
+if [[ ${TIPC_PREPARE_PLAN:-0} == 1 ]]; then
+    PHASE=plan
+    tipc_steps
+    exit 0
+fi
 if ((OFFLINE)); then
     PHASE=check
     tipc_steps
