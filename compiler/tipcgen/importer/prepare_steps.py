@@ -53,6 +53,17 @@ def _inside(path: str) -> bool:
     return not path.startswith("/") and path != ".." and not path.startswith("../")
 
 
+_VAR_WORD = re.compile(r"^[A-Za-z0-9_./:=,@+%{}$-]+$")
+
+
+def _word(a: str) -> str:
+    if a == "|" or (("*" in a or "?" in a) and _GLOB_WORD.match(a)):
+        return a
+    if ("${TIPC_REPO_ROOT}" in a or "${HOME}" in a) and _VAR_WORD.match(a):
+        return f'"{a}"'  # expanded when the command runs (prepare_trace.ROOT_VAR/HOME_VAR)
+    return shlex.quote(a)
+
+
 def shell_join(argv: tuple[str, ...]) -> str:
     """argv as a shell command; a word with an unmatched glob (`train/*`) stays unquoted so the
     command globs when it runs, as the script's did."""

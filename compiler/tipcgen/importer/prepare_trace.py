@@ -167,14 +167,24 @@ def _stage(scratch: Path, script_dir: Path, config_text: str, config_rel: str, p
     return repo
 
 
+# What the scratch paths in a recorded argument stand for: a command of the generated prepare.sh
+# runs with TIPC_REPO_ROOT set to the repo root (`$(pwd)/...` in a script) and the user's HOME.
+ROOT_VAR, HOME_VAR = "${TIPC_REPO_ROOT}", "${HOME}"
+
+
 def _parse(data: str, repo: Path) -> list[Op]:
     ops = []
     real = os.path.realpath(repo)
+    home = os.path.realpath(repo.parent / "home")
+    places = sorted(
+        {str(repo): ROOT_VAR, real: ROOT_VAR, str(repo.parent / "home"): HOME_VAR, home: HOME_VAR}.items(),
+        key=lambda kv: -len(kv[0]),
+    )
     for record in data.split(END):
         fields = record.split(SEP)
         if len(fields) < 3:
             continue
-        pwd, argv = fields[0], tuple(fields[1:-1])
+        pwd, argv = fields[0], tuple(_unscratch(a, places) for a in fields[1:-1])
         flags = pwd[: len(pwd) - len(pwd.lstrip("io"))]
         pwd = pwd[len(flags) :]
         here = os.path.realpath(pwd)
@@ -186,6 +196,13 @@ def _parse(data: str, repo: Path) -> list[Op]:
             cwd = None
         ops.append(Op(cwd, argv, "i" in flags, "o" in flags))
     return pipelines(ops)
+
+
+def _unscratch(arg: str, places: list[tuple[str, str]]) -> str:
+    for path, var in places:
+        if path in arg:
+            arg = arg.replace(path, var)
+    return arg
 
 
 def pipelines(ops: list[Op]) -> list[Op]:

@@ -688,7 +688,7 @@ def compare(
         run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout)
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     if run.timed_out:
-        diff.differences.append(Difference("upstream", "upstream timed out", f"upstream ran over {timeout} s"))
+        diff.differences.append(Difference("upstream", "upstream timed out", f"upstream timed out after {timeout:g} s"))
     if layout is None:
         diff.differences.append(Difference("plan", "no dialect", f"{repo} has no dialect: upstream only"))
         return diff

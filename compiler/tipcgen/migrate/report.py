@@ -7,6 +7,18 @@ from collections import Counter
 from tipcgen.migrate.switch import Migration
 
 VERDICTS = ("identical", "faithful", "CHANGED")
+_NOTES = {
+    "test_train_inference_python.sh": " (compared above)",
+    "prepare.sh": " (compared above)",
+    "common_func.sh": " (sourced by the scripts compared above)",
+    "benchmark_train.sh": " (not run by migrate: tests/test_upstream_benchmark.py compares each family's)",
+}
+
+
+def _side(line: str) -> str:
+    """One side of a differing command, as `upstream: ...` / `tipcgen:  ...`."""
+    side, _, command = line.strip().partition(":")
+    return f"  {'tipcgen' if side == 'plan' else side}:{' ' if side == 'plan' else ''} {command.strip()}"
 
 
 def _cell(text: str) -> str:
@@ -30,14 +42,7 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
     ]
     out += [f"| {v} | {runner.get(v, 0)} | {prepare.get(v, 0)} |" for v in VERDICTS]
     out.append("")
-    if m.changed:
-        out += ["## CHANGED: commands that would change (first difference)", ""]
-        for r in m.changed[:200]:
-            if r.runner == "CHANGED":
-                out.append(f"- `{r.config}` {r.mode}, runner: {_cell(r.runner_detail)}")
-            if r.prepare == "CHANGED":
-                out.append(f"- `{r.config}` {r.mode}, prepare: {_cell(r.prepare_detail)}")
-        out.append("")
+    out += _changed(m)
     if m.not_imported:
         out += ["## Not imported (would be lost)", ""]
         out += [f"- `{k}`: {_cell(v)}" for k, v in sorted(m.not_imported.items())]
@@ -53,6 +58,15 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
         for model, commands in sorted(m.untyped.items()):
             out.append(f"- {model}: " + "; ".join(f"`{c}`" for c in commands))
         out.append("")
+    if m.replaced or m.added:
+        out += ["## Files", ""]
+        out += [f"- replaced: `{rel}`{_NOTES.get(rel.rsplit('/', 1)[-1], '')}" for rel in m.replaced]
+        shown = [rel for rel in m.added if not rel.startswith(("test_tipc/configs/", "test_tipc/docs/"))]
+        out += [f"- new: `{rel}`" for rel in shown]
+        hidden = len(m.added) - len(shown)
+        if hidden:
+            out.append(f"- new: {hidden} config(s)/doc(s) under `test_tipc/configs/` and `test_tipc/docs/`")
+        out += ["", "Every other file in `test_tipc/` stays as it is; `.tipcgen.manifest` lists what tipcgen owns.", ""]
     out += ["## Per config and mode", "", "| config | mode | runner | prepare |", "|---|---|---|---|"]
     for r in m.rows[:rows_limit]:
         rd = f"{r.runner} ({_cell(r.runner_detail)[:120]})" if r.runner_detail else r.runner
@@ -64,3 +78,22 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
     verdict = "ready" if m.ok else "NOT ready: unexplained changes or configs that would be lost (above)"
     out.append(f"Migration: {verdict}.")
     return "\n".join(out) + "\n"
+
+
+def _changed(m: Migration) -> list[str]:
+    out: list[str] = []
+    if not m.changed:
+        return out
+    out += ["## CHANGED: commands that would change (first difference)", ""]
+    for r in m.changed[:200]:
+        if r.runner == "CHANGED":
+            first, *rest = r.runner_detail.split("\n")
+            first = first.replace(", plan '", ", tipcgen '")
+            out.append(f"- `{r.config}` {r.mode}, test_train_inference_python.sh: {first}")
+            if rest:
+                body = [_side(line) for line in rest]
+                out += ["", "  ```", *body, "  ```", ""]
+        if r.prepare == "CHANGED":
+            out.append(f"- `{r.config}` {r.mode}, prepare.sh: {_cell(r.prepare_detail)}")
+    out.append("")
+    return out

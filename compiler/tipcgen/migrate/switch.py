@@ -54,6 +54,8 @@ class Migration:
     sources: dict[tuple[str, str], str] = field(default_factory=dict)  # (model, file) -> the repo's config
     untyped: dict[str, list[str]] = field(default_factory=dict)  # model -> prepare commands kept as `run`
     deviations: dict[str, str] = field(default_factory=dict)  # name -> what/why
+    replaced: list[str] = field(default_factory=list)  # files of the repo the new tree rewrites
+    added: list[str] = field(default_factory=list)  # files it adds
 
     @property
     def changed(self) -> list[Row]:
@@ -124,6 +126,12 @@ def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, tim
     files = repo_files(project, loaded)
     files.update({rel: text.encode("utf-8") for rel, text in specs_text.items()})
     m = Migration(root, layout, runner, specs_text, dict(sorted(files.items())), [], not_imported, sources, untyped)
+    for rel, data in m.files.items():
+        path = Path(root, *rel.split("/"))
+        if not path.exists():
+            m.added.append(rel)
+        elif path.read_bytes() != data:
+            m.replaced.append(rel)
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
     return m
 
@@ -182,7 +190,9 @@ class _Sides:
         source, python, mode = task
         rel = _rel(self.m.root, str(source))
         run = run_upstream(self.tipc, source, mode, timeout=self.timeout, repo=self.family)
-        diff = compare(source, self.family, mode, layout=self.m.layout, runner=self.m.runner, run=run)
+        diff = compare(
+            source, self.family, mode, layout=self.m.layout, runner=self.m.runner, run=run, timeout=self.timeout
+        )
         if diff.identical:
             r_verdict, r_detail = "identical", ""
         elif diff.faithful:

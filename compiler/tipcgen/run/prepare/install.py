@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 from tipcgen.emit.prepare import STATE_DIR
 from tipcgen.run.prepare.archive import check_archive, unpack
@@ -188,15 +189,16 @@ def command_step(s: dict, root: Path, opts: Options) -> None:
     """`bash -c COMMAND` in ROOT/DIR."""
     inside_root(root, s["dir"], f"run a command in {s['dir']}")
     opts.echo(f"prepare: running in {s['dir']}: {s['command']}")
-    if _call(["bash", "-c", s["command"]], root / s["dir"]) != 0:
+    # TIPC_REPO_ROOT: the repo root, as the generated prepare.sh's tipc_run sets it
+    if _call(["bash", "-c", s["command"]], root / s["dir"], {"TIPC_REPO_ROOT": str(root.resolve())}) != 0:
         raise FetchError(f"prepare: error: command failed: {s['command']}")
 
 
-def _call(argv: list, cwd: Path) -> int:
+def _call(argv: list, cwd: Path, env: Optional[dict] = None) -> int:
     """Exit code of ARGV run in CWD (127 when it cannot be started, as the shell says)."""
     sys.stdout.flush()
     try:
-        return subprocess.run(argv, cwd=cwd).returncode
+        return subprocess.run(argv, cwd=cwd, env={**os.environ, **env} if env else None).returncode
     except OSError as exc:
         print(f"prepare: cannot run {argv[0]} in {cwd}: {exc}", file=sys.stderr)
         return 127
