@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SPECS
-
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / "docs" / "ci" / "tipc.yml"
 
@@ -61,8 +59,10 @@ def test_example_workflow_runs_tipcgen_commands_that_exist():
     text = WORKFLOW.read_text()
     for args in (["check", "--help"], ["lint", "--help"], ["run", "--help"]):
         assert CliRunner().invoke(app, args).exit_code == 0
-    assert "tipcgen check specs/ --out generated" in text
+    assert "run: tipcgen check\n" in text  # a repo root: checks test_tipc/ itself
     assert "--suite" in CliRunner().invoke(app, ["run", "--help"]).output and "--dry-run" in text
+    # tipcgen is not on PyPI: the workflow installs it from its repository (or a wheel) and says so
+    assert "pip install tipcgen\n" not in text and "git+https://" in text and ".whl" in text
 
 
 def test_example_workflow_dry_run_step_runs_for_real_on_this_repos_specs(tmp_path):
@@ -73,15 +73,15 @@ def test_example_workflow_dry_run_step_runs_for_real_on_this_repos_specs(tmp_pat
 
     steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["tipc"]["steps"]
     script = next(s["run"] for s in steps if s.get("name") == "Dry run of every suite")
-    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    shutil.copytree(REPO / "specs", tmp_path / "test_tipc" / "specs")
     proc = subprocess.run(
         ["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    for spec in sorted((tmp_path / "specs").glob("*.yml")):
+    for spec in sorted((tmp_path / "test_tipc" / "specs").glob("*.yml")):
         for suite in _suite_names(spec):
-            assert f"::group::specs/{spec.name} [{suite}]" in proc.stdout
+            assert f"::group::test_tipc/specs/{spec.name} [{suite}]" in proc.stdout
     assert "tools/train.py" in proc.stdout
 
 
@@ -128,20 +128,43 @@ def _try_repo(model: Path, hook: str, home: Path, source: Path) -> subprocess.Co
     )
 
 
+def _workflow_steps() -> list[tuple[str, str]]:
+    import yaml
+
+    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["tipc"]["steps"]
+    return [(s["name"], s["run"]) for s in steps if "run" in s and s["name"] != "Install tipcgen"]
+
+
+def _run_step(model: Path, script: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["bash", "-e", "-c", script], cwd=model, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"},
+    )  # fmt: skip
+
+
 @pytest.mark.slow
-def test_precommit_hooks_pass_when_fresh_and_fail_with_the_diff_when_stale(tmp_path):
+def test_workflow_and_precommit_hooks_pass_in_a_switched_repo_and_fail_with_the_diff_when_stale(tmp_path):
+    """A PaddleClas slice (its corpus configs and real scripts) switched with `tipcgen migrate
+    --apply`: every step of the example workflow (but the install) and both hooks, for real."""
+    from helpers.repo_slice import repo_slice
+
     _need(shutil.which("git") is not None, "git is not installed")
     try:
         import pre_commit  # noqa: F401
     except ImportError:
         _need(False, "pre-commit is not installed (the dev extra installs it)")
-    model = tmp_path / "model"
-    (model / "specs").mkdir(parents=True)
-    shutil.copy(SPECS / "mobilenet_v3_small.yml", model / "specs")
-    subprocess.run([sys.executable, "-m", "tipcgen.cli", "build", "specs/"], cwd=model, check=True, capture_output=True)
+    model = repo_slice(tmp_path, "PaddleClas")
+    migrate = subprocess.run(
+        [sys.executable, "-m", "tipcgen.cli", "migrate", "--apply", "--mode", "lite_train_lite_infer"],
+        cwd=model, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert migrate.returncode == 0, migrate.stdout[-2000:] + migrate.stderr[-2000:]
     _git(model, "init", "-q")
     _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
-    _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "suite")
+    _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "switch to tipcgen")
+    for name, script in _workflow_steps():
+        proc = _run_step(model, script)
+        assert proc.returncode == 0, f"{name}: {proc.stdout[-2000:]}{proc.stderr[-2000:]}"
     home = tmp_path / "pre-commit-home"
     source = _snapshot(tmp_path / "tipcgen")
 
@@ -151,8 +174,11 @@ def test_precommit_hooks_pass_when_fresh_and_fail_with_the_diff_when_stale(tmp_p
     lint = _try_repo(model, "tipcgen-lint", home, source)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
-    spec = model / "specs" / "mobilenet_v3_small.yml"
+    spec = model / "test_tipc" / "specs" / "AlexNet.yml"
     spec.write_text(spec.read_text().replace("python: python3.7", "python: python3.9", 1))
     stale = _try_repo(model, "tipcgen-check", home, source)
     assert stale.returncode == 1, stale.stdout + stale.stderr
     assert "Failed" in stale.stdout and "+python:python3.9" in stale.stdout, stale.stdout
+    check_step = dict(_workflow_steps())["test_tipc/ is what the specs build"]
+    proc = _run_step(model, check_step)
+    assert proc.returncode == 1 and "+python:python3.9" in proc.stdout

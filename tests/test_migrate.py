@@ -15,33 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import corpus_dir
-from helpers.upstream import upstream_dir
+from helpers.repo_slice import SLICES
+from helpers.repo_slice import repo_slice as _slice
 from tipcgen.cli import app
 
 pytestmark = pytest.mark.corpus
 runner = CliRunner()
 MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
-# Corpus folders of each slice: train configs with and without amp, one folder of chain configs
-# only (PP-ShiTu: cpp/serving/paddle2onnx, kept verbatim).
-SLICES = {
-    "PaddleClas": ("AlexNet", "CAE", "PP-ShiTu"),
-    "PaddleDetection": ("ttfnet", "tood"),
-}
-
-
-def _slice(tmp_path: Path, repo: str) -> Path:
-    corpus, upstream = corpus_dir() / repo, upstream_dir() / repo
-    if not corpus.is_dir() or not (upstream / "prepare.sh").is_file():
-        pytest.skip(f"{repo}: corpus or upstream scripts absent (../shared)")
-    root = tmp_path / repo
-    (root / "test_tipc" / "configs").mkdir(parents=True)
-    for script in upstream.glob("*.sh"):
-        shutil.copy(script, root / "test_tipc" / script.name)
-    for folder in SLICES[repo]:
-        shutil.copytree(corpus / folder, root / "test_tipc" / "configs" / folder)
-    return root
-
-
 def _invoke(root: Path, *args: str):
     cwd = os.getcwd()
     os.chdir(root)

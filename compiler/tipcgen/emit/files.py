@@ -194,12 +194,19 @@ def shared_scripts(
 
 
 def doc_files(
-    spec: Spec, lang: str, text_banner: str, results: Optional[list[dict]] = None, folder: str = "test_tipc/docs"
+    spec: Spec,
+    lang: str,
+    text_banner: str,
+    results: Optional[list[dict]] = None,
+    folder: str = "test_tipc/docs",
+    label: Optional[str] = None,
 ) -> dict[str, str]:
+    """The suites' docs; `label`: how they name the spec (default: spec_label)."""
     layout = get_layout(spec.layout)
+    label = label or spec_label(spec.source)
     return {
         f"{folder}/{suite.doc_name(name)}": render(
-            "doc.md.j2", **doc_context(spec, name, layout, lang, text_banner, spec_label(spec.source), results)
+            "doc.md.j2", **doc_context(spec, name, layout, lang, text_banner, label, results)
         )
         for name, suite in spec.suites.items()
     }

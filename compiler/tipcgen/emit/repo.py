@@ -10,6 +10,7 @@ of the files, so `check` compares it like any other.
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 from tipcgen.dialects import get_layout
@@ -64,7 +65,9 @@ def repo_files(project: Project, specs: list[Spec], lang: Optional[str] = None) 
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(specs, layout, text_banner))
     for spec in specs:
         files.update(config_files(spec))
-        files.update(doc_files(spec, lang, text_banner, folder=f"test_tipc/docs/{spec.model}"))
+        # named from the repo root whatever marks it (a .git or not): the same bytes everywhere
+        label = f"{project.specs.rstrip('/')}/{os.path.basename(spec.source)}"
+        files.update(doc_files(spec, lang, text_banner, folder=f"test_tipc/docs/{spec.model}", label=label))
     from tipcgen.spec.schema import schema_text
 
     files["test_tipc/spec.schema.json"] = schema_text()
