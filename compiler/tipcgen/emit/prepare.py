@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import shlex
+from typing import Optional
 
 from tipcgen.dialects import Layout
 from tipcgen.emit.docs_lang import PREPARE_WORDS
@@ -140,39 +142,48 @@ def describe_steps(steps: list, lang: str = "zh") -> list[str]:
     return out
 
 
-def mode_variants(spec: Spec, mode: str) -> list[tuple[list[str], list[dict]]]:
-    """[(config file names, operations)] of a mode: first the suites with steps of their own
-    (prepare.sh picks them by the config's file name), last ([], the spec's steps) for the rest."""
+def mode_variants(spec: Spec, mode: str) -> list[tuple[list[str], Optional[list[dict]]]]:
+    """[(case patterns, operations)] of a mode: first the suites with steps of their own
+    (prepare.sh picks them by the config's file name), last ([]: any other config, the spec's
+    steps). Patterns match "/$FILENAME"."""
     own: dict[str, tuple[list[str], list[dict]]] = {}
     for suite in spec.suites.values():
         if mode in suite.prepare:
             ops = mode_steps(suite.prepare[mode])
-            own.setdefault(repr(ops), ([], ops))[0].append(suite.file)
+            own.setdefault(repr(ops), ([], ops))[0].append("*/" + shlex.quote(suite.file))
     return [*own.values(), ([], mode_steps(spec.prepare.get(mode, [])))]
+
+
+def _shared_name_variants(owners: list[Spec], name: str, mode: str) -> list[tuple[list[str], Optional[list[dict]]]]:
+    """A model_name that specs of several folders give with different steps (a repo's
+    GeneralRecognition and GeneralRecognitionV2): each config picked by its folder and file; any
+    other config of that name is refused (None)."""
+    own: dict[str, tuple[list[str], Optional[list[dict]]]] = {}
+    for spec in owners:
+        for suite_name, suite in spec.suites.items():
+            if suite.model_name == name:
+                ops = mode_steps(spec.prepare_for(suite_name, mode))
+                pattern = f"*/{shlex.quote(spec.model)}/{shlex.quote(suite.file)}"
+                own.setdefault(repr(ops), ([], ops))[0].append(pattern)
+    return [*own.values(), ([], None)]
 
 
 def prepare_groups(specs: list[Spec]) -> list[tuple[list[str], list[tuple[str, list]]]]:
     """[(model names, [(mode, variants)])]: what prepare.sh does for each model name, as
-    upstream's dispatches on the config's `model_name` (and, within it, on the file name: see
-    mode_variants). Specs sharing a model name (a repo's folders can) share its arm when their
-    steps agree; otherwise that is a UsageError."""
-    from tipcgen.errors import UsageError
-
-    arms: dict[str, tuple[list[str], list]] = {}
-    owner: dict[str, tuple[str, str]] = {}
+    upstream's dispatches on the config's `model_name` (and, within it, on the config's file: see
+    mode_variants). Model names whose steps are the same share an arm."""
+    owners: dict[str, list[Spec]] = {}
     for spec in specs:
-        modes = [(mode, mode_variants(spec, mode)) for mode in MODES]
-        key = repr(modes)
         for name in spec.model_names():
-            if name in owner:
-                if owner[name][1] != key:
-                    raise UsageError(
-                        f"{spec.source} and {owner[name][0]} both serve model_name {name!r} with different "
-                        "`prepare` steps; prepare.sh picks the steps by model_name, so they must agree"
-                    )
-                continue
-            owner[name] = (spec.source, key)
-            arms.setdefault(key, ([], modes))[0].append(name)
+            owners.setdefault(name, []).append(spec)
+    arms: dict[str, tuple[list[str], list]] = {}
+    for name, specs_of_name in owners.items():
+        per_spec = [[(mode, mode_variants(spec, mode)) for mode in MODES] for spec in specs_of_name]
+        if all(repr(m) == repr(per_spec[0]) for m in per_spec):
+            modes = per_spec[0]
+        else:
+            modes = [(mode, _shared_name_variants(specs_of_name, name, mode)) for mode in MODES]
+        arms.setdefault(repr(modes), ([], modes))[0].append(name)
     return list(arms.values())
 
 

@@ -1053,7 +1053,8 @@ tipc_run() {
     [[ $PHASE == run ]] || return 0
     tipc_inside "$1" "run a command in $1"
     echo "prepare: running in $1: $2"
-    (cd -- "$1" && bash -c "$2") || fail "command failed: $2"
+    # TIPC_REPO_ROOT: the repo root, for a command that names a path from it (`$(pwd)/...`)
+    (TIPC_REPO_ROOT=$PWD && export TIPC_REPO_ROOT && cd -- "$1" && bash -c "$2") || fail "command failed: $2"
 }
 
 tipc_steps() {
