@@ -22,6 +22,8 @@ from tipcgen.cli import app
 pytestmark = pytest.mark.corpus
 runner = CliRunner()
 MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
+
+
 def _invoke(root: Path, *args: str):
     cwd = os.getcwd()
     os.chdir(root)
