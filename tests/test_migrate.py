@@ -123,3 +123,14 @@ def test_bad_roots_and_hanging_scripts_get_clear_errors(tmp_path):
     result = _invoke(root, "migrate", "--mode", "lite_train_lite_infer", "--timeout", "2")
     assert result.exit_code == 1 and "timed out" in result.output
     assert _digest(root) == before
+
+
+def test_an_apply_that_fails_half_way_leaves_the_repo_as_it_was(tmp_path):
+    root = _slice(tmp_path, "PaddleDetection")
+    # a directory where the migration must write a file: the write fails after others succeeded
+    (root / "test_tipc/specs/tood.yml").mkdir(parents=True)
+    before = _digest(root)
+    result = _invoke(root, "migrate", "--apply", "--mode", "lite_train_lite_infer")
+    assert result.exit_code != 0
+    assert _digest(root) == before
+    assert not (root / "test_tipc/.tipcgen.manifest").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -28,7 +30,7 @@ def migrate(
     from tipcgen.cli.common import seconds
     from tipcgen.fsio import write_atomic
     from tipcgen.migrate.report import report_markdown
-    from tipcgen.migrate.switch import apply_migration, plan_migration
+    from tipcgen.migrate.switch import plan_migration
     from tipcgen.spec.modes import MODES
 
     seconds("--timeout", timeout, most=3600)
@@ -47,7 +49,36 @@ def migrate(
                 "tipcgen migrate: nothing written: the report shows changes (--accept-changes to write)", err=True
             )
             raise typer.Exit(1)
-        written = apply_migration(m)
+        written = _apply(m)
         typer.echo(f"tipcgen migrate: wrote {len(written)} files; `tipcgen check` in {root} now checks them", err=True)
     if not m.ok:
         raise typer.Exit(1)
+
+
+def _apply(m) -> list[str]:
+    """Write the specs and the new test_tipc/ into the repo; on any failure, restore every file as
+    it was and remove the new ones. Returns the paths written."""
+    from tipcgen.fsio import check_tree, write_atomic
+
+    check_tree(m.root, m.files)
+    before: dict[str, Optional[bytes]] = {}
+    for rel in m.files:
+        path = os.path.join(m.root, *rel.split("/"))
+        before[rel] = Path(path).read_bytes() if os.path.isfile(path) else None
+    written: list[str] = []
+    try:
+        from tipcgen.project import MANIFEST
+
+        for rel in [r for r in m.files if r != MANIFEST] + [MANIFEST]:
+            write_atomic(os.path.join(m.root, *rel.split("/")), m.files[rel])
+            written.append(rel)
+    except BaseException:
+        for rel in written:
+            path = os.path.join(m.root, *rel.split("/"))
+            old = before[rel]
+            if old is None:
+                os.unlink(path)
+            else:
+                write_atomic(path, old)
+        raise
+    return written

@@ -4,7 +4,8 @@ memory, and run the repo's own scripts and ours side by side on every train conf
     m = plan_migration("path/to/PaddleClas")
     m.rows          # [Row]: config x mode, runner and prepare verdicts
     m.files         # the new test_tipc/ (repo-relative path -> bytes), specs included
-    apply_migration(m)  # writes them, or nothing (a failure restores what was there)
+
+Nothing here writes into the repo: `tipcgen migrate --apply` (cli/migrate.py) does.
 """
 
 from __future__ import annotations
@@ -208,32 +209,3 @@ class _Sides:
         else:
             p_detail = ", ".join(p.diff.deviations)
         return Row(rel, mode, r_verdict, r_detail, p.diff.verdict, p_detail)
-
-
-def apply_migration(m: Migration) -> list[str]:
-    """Write the specs and the new test_tipc/ into the repo; on any failure, restore every file as
-    it was and remove the new ones. Returns the paths written."""
-    from tipcgen.fsio import check_tree, write_atomic
-
-    check_tree(m.root, m.files)
-    before: dict[str, Optional[bytes]] = {}
-    for rel in m.files:
-        path = os.path.join(m.root, *rel.split("/"))
-        before[rel] = Path(path).read_bytes() if os.path.isfile(path) else None
-    written: list[str] = []
-    try:
-        from tipcgen.project import MANIFEST
-
-        for rel in [r for r in m.files if r != MANIFEST] + [MANIFEST]:
-            write_atomic(os.path.join(m.root, *rel.split("/")), m.files[rel])
-            written.append(rel)
-    except BaseException:
-        for rel in written:
-            path = os.path.join(m.root, *rel.split("/"))
-            old = before[rel]
-            if old is None:
-                os.unlink(path)
-            else:
-                write_atomic(path, old)
-        raise
-    return written
