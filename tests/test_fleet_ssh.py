@@ -511,5 +511,9 @@ def test_a_node_killed_mid_train_stops_the_other(copies, paddle_data):
     # Node 2 was stopped while it ran; its train, having lost its peer, may have failed just before.
     assert by_ip[B]["state"] == "stopped", by_ip[B]
     assert by_ip[B]["steps"][0]["status"] in ("stopped", "failed"), by_ip[B]
-    assert all(s["status"] == "not run" for s in by_ip[B]["steps"][2:]), by_ip[B]
+    # a train stopped mid-run leaves the rest not run; one that failed first had its eval,
+    # export and inference skipped (train failed) in the moment before the stop arrived
+    later = {s["status"] for s in by_ip[B]["steps"][2:]}
+    allowed = {"not run"} if by_ip[B]["steps"][0]["status"] == "stopped" else {"not run", "skipped"}
+    assert later <= allowed, by_ip[B]
     assert not processes_in(copies.node[B]), "node 2 still runs"
