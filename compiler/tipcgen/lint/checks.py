@@ -5,7 +5,6 @@ what the scripts would silently do wrong, as Findings of the rules in `tipcgen.l
 from __future__ import annotations
 
 import difflib
-import functools
 import ipaddress
 import os
 import re
@@ -13,6 +12,7 @@ from typing import Optional
 
 from tipcgen.dialects import Layout
 from tipcgen.errors import UsageError
+from tipcgen.lint.booleans import BOOLISH, SWITCH_ROLES, YAML11_BOOL, near_boolean
 from tipcgen.lint.rules import ERROR, WARNING, Finding
 from tipcgen.lower.text import roles_typed
 from tipcgen.script.lines import split_line
@@ -21,19 +21,6 @@ from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import MAX_GPU_ID, SECTION_META, SHELL_META, char_name, first_control
 from tipcgen.spec.sections import BENCHMARK_SECTIONS, read_params
 
-_BOOLISH = re.compile(r"^[A-Za-z]{4,5}$")
-# YAML 1.1 spellings of booleans: YAML 1.2 (what specs are read as) keeps them as text, and the
-# scripts compare with True/False exactly.
-_YAML11_BOOL = {"yes": "True", "y": "True", "on": "True", "no": "False", "n": "False", "off": "False"}
-# Lines whose values are switches the scripts compare with True/False (or gpu/cpu).
-_SWITCH_ROLES = {
-    "train.device",
-    "inference.use_gpu",
-    "inference.mkldnn",
-    "inference.tensorrt",
-    "inference.benchmark",
-    "whole_infer.quant",
-}
 # Lines whose value is a `|`-separated list the scripts split before use (gpu_list also has `;`):
 # the list- and mode-table-typed fields of the Spec, plus the lines it models as lists itself.
 _LIST_ROLES = (
@@ -52,8 +39,10 @@ def _physical_numbers(text: str) -> list[int]:
     return out
 
 
-def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
-    """Findings for one config's text (BOM/CRLF still in place)."""
+def lint_text(text: str, layout: Optional[Layout], path: str, runner: Optional[str] = None) -> list[Finding]:
+    """Findings for one config's text (BOM/CRLF still in place); `runner`: the one of the layout's
+    runners the config is run by (default: the dialect's first), whose Plans decide what a
+    defect does (lint.effects)."""
     findings = _file_name_and_encoding(text, path)
     clean = text.lstrip("\ufeff").replace("\r\n", "\n")
     numbers = _physical_numbers(clean)
@@ -64,10 +53,12 @@ def lint_text(text: str, layout: Optional[Layout], path: str) -> list[Finding]:
     findings += _all_null(lines, numbers, path)
     if layout is None:
         return findings + _no_layout(lines, numbers, path)
-    return findings + _layout_checks(lines, layout, numbers, path)
+    return findings + _layout_checks(lines, layout, numbers, path, runner)
 
 
-def _layout_checks(lines: list, layout: Layout, numbers: list, path: str) -> list[Finding]:
+def _layout_checks(
+    lines: list, layout: Layout, numbers: list, path: str, runner: Optional[str] = None
+) -> list[Finding]:
     """The checks that read lines through the layout table, in report order."""
     rows = layout.rows
     by_role = _lines_by_role(lines, rows)
@@ -82,7 +73,10 @@ def _layout_checks(lines: list, layout: Layout, numbers: list, path: str) -> lis
     findings += _model_name(by_role, numbers, path)
     findings += _benchmark_params(lines, len(rows), numbers, path)
     findings += _runner_refuses(lines, layout, by_role, numbers, path)
-    return findings
+    from tipcgen.lint.effects import with_effects
+
+    index = {n: i for i, n in enumerate(numbers[: len(lines)])}
+    return with_effects(findings, lines, layout, by_role, index, runner)
 
 
 def _runner_refuses(lines: list, layout: Layout, by_role: dict, numbers: list, path: str) -> list[Finding]:
@@ -247,7 +241,7 @@ def _bool_typos(key: str, value: str, role: Optional[str], number: int, path: st
     lines, and near misses like `Fasle` anywhere."""
     findings = []
     for token in re.split(r"[|,]", value):
-        if role in _SWITCH_ROLES and token.lower() in _YAML11_BOOL:
+        if role in SWITCH_ROLES and token.lower() in YAML11_BOOL:
             findings.append(
                 Finding(
                     "TIPC001",
@@ -255,12 +249,12 @@ def _bool_typos(key: str, value: str, role: Optional[str], number: int, path: st
                     path,
                     number,
                     f"{token!r} in `{key}` is not a boolean (the scripts compare with True/False exactly)",
-                    f"write {_YAML11_BOOL[token.lower()]}; YAML 1.2 reads an unquoted {token} as the text {token!r}",
+                    f"write {YAML11_BOOL[token.lower()]}; YAML 1.2 reads an unquoted {token} as the text {token!r}",
                     role,
                 )
             )
-        elif _BOOLISH.match(token) and token not in ("True", "False", "true", "false"):
-            close = _near_boolean(token)
+        elif BOOLISH.match(token) and token not in ("True", "False", "true", "false"):
+            close = near_boolean(token)
             if close and token.lower() not in ("none", "null"):
                 findings.append(
                     Finding(
@@ -274,12 +268,6 @@ def _bool_typos(key: str, value: str, role: Optional[str], number: int, path: st
                     )
                 )
     return findings
-
-
-@functools.lru_cache(maxsize=4096)
-def _near_boolean(token: str) -> list:
-    """[True or False] when `token` looks like a misspelling of one (memoized: configs repeat values)."""
-    return difflib.get_close_matches(token, ["True", "False"], n=1, cutoff=0.6)
 
 
 def _metachars(lines: list, rows: tuple, numbers: list, path: str) -> list[Finding]:
@@ -603,6 +591,9 @@ def _gpu_list(by_role: dict, numbers: list, path: str) -> list[Finding]:
 
 
 def _model_name(by_role: dict, numbers: list, path: str) -> list[Finding]:
+    """The scripts never read a config's file name, so a model_name that disagrees with it runs
+    all the same: a warning. model_name names the log folder and, when other lines use it, the
+    model's files: the hint never tells to rename a model_name that something else names."""
     if "model_name" not in by_role:
         return []
     i, line = by_role["model_name"]
@@ -611,14 +602,19 @@ def _model_name(by_role: dict, numbers: list, path: str) -> list[Finding]:
     m = re.match(r"^(.+?)_train_(?:amp_|pact_|ptq_|fleet_)?infer_python\.txt$", base)
     prefix = m.group(1) if m else None
     if prefix and not prefix.startswith(name) and not name.startswith(prefix) and prefix not in ("win",):
+        used = [r for r, (j, text) in by_role.items() if j != i and name and name in split_line(text)[1]]
+        # never "write model_name:<prefix>": the runner reads the trained model from a folder named
+        # after model_name (PaddleClas: its yaml's Arch.name, e.g. DistillationModel)
+        where = f" (also in `{split_line(by_role[used[0]][1])[0]}`)" if used else ""
+        hint = f"rename the file to {name}_train_infer_python.txt, or leave it: the runner uses model_name{where}"
         return [
             Finding(
                 "TIPC008",
-                ERROR,
+                WARNING,
                 path,
                 numbers[i],
-                f"model_name {name!r} but the file is named for {prefix!r}",
-                f"write model_name:{prefix}",
+                f"model_name {name!r} but the file is named for {prefix!r} (the scripts never read the file name)",
+                hint,
                 "model_name",
             )
         ]

@@ -28,7 +28,11 @@ RULES = {
     r.id: r
     for r in [
         Rule(
-            "TIPC001", "bool-typo", ERROR, "a misspelt boolean (e.g. `Fasle`) is neither True nor False to the scripts"
+            "TIPC001",
+            "bool-typo",
+            ERROR,
+            "a misspelt boolean (e.g. `Fasle`) is neither True nor False to the scripts (a note where the runner"
+            " runs the same commands either way)",
         ),
         Rule("TIPC002", "unknown-mode", ERROR, "a mode table names a mode no script runs"),
         Rule(
@@ -41,7 +45,7 @@ RULES = {
             "TIPC004",
             "not-a-mode-table",
             WARNING,
-            "a plain value where a mode table belongs: the scripts drop the flag in every mode",
+            "a plain value where the runner looks the current mode up: it drops the flag in every mode",
         ),
         Rule(
             "TIPC005",
@@ -51,7 +55,12 @@ RULES = {
         ),
         Rule("TIPC006", "truncated", ERROR, "the config is shorter than its layout: the missing fields read as empty"),
         Rule("TIPC007", "hash-separator", WARNING, "`#` where the layout has the `##` separator"),
-        Rule("TIPC008", "model-name-mismatch", ERROR, "model_name disagrees with the model the file is named after"),
+        Rule(
+            "TIPC008",
+            "model-name-mismatch",
+            WARNING,
+            "model_name disagrees with the model the file is named after (the scripts read only model_name)",
+        ),
         Rule("TIPC009", "null-with-spaces", WARNING, "`null` with trailing spaces is a value, not null"),
         Rule(
             "TIPC010",
@@ -63,7 +72,8 @@ RULES = {
             "TIPC011",
             "device-list-short",
             ERROR,
-            "fewer device values than gpu_list entries: later runs lose the device flag",
+            "fewer device values than gpu_list entries where the runner takes one per entry: later runs lose the"
+            " device flag",
         ),
         Rule("TIPC012", "double-extension", WARNING, "a config file named `*.txt.txt`"),
         Rule(
