@@ -100,7 +100,8 @@ def _check(path: Path, text: str, layout, tally: Counter) -> list[str]:
         fixed = text.replace(bad, fixed_value)
         modes = runner_for(layout, None).MODES
         same = all(
-            [s.argv for s in plan_config(text, layout, m).steps] == [s.argv for s in plan_config(fixed, layout, m).steps]
+            [s.argv for s in plan_config(text, layout, m).steps]
+            == [s.argv for s in plan_config(fixed, layout, m).steps]
             for m in modes
         )
         if claims_effect == same:

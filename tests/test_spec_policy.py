@@ -688,6 +688,8 @@ def test_yes_in_a_free_text_flag_is_kept():
 
 def test_trivia_carrying_shell_metacharacters_needs_an_allow():
     text = SEM.replace("values: [yes]", "values: [True]").replace("run: [norm_trian]", "run: [norm_train]")
+    # the override is the line's only source (a typed train command there would be shadowed)
+    text = text.replace("norm: {train: tools/train.py -c a.yml -o}", "norm: {train: null}")
     text += "    trivia:\n      line_overrides: {15: 'norm_train:tools/train.py; touch /tmp/pwned'}\n"
     with pytest.raises(SpecError, match="TIPC021"):
         load_spec_text(text, "s.yml")

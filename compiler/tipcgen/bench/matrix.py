@@ -201,10 +201,9 @@ def bench_of(spec: Spec, suite: Optional[str]) -> tuple[Bench, str]:
     """The spec's bench section and the suite it runs (`--suite` wins over `bench.suite`)."""
     if spec.bench is None:
         raise UsageError(f"{spec.source}: no `bench` section; add one to say what `tipcgen bench` runs (README)")
-    name = suite or spec.bench.suite or next(iter(spec.suites))
-    if name not in spec.suites:
-        raise UsageError(f"{spec.source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
-    return spec.bench, name
+    from tipcgen.check.spec import pick_suite
+
+    return spec.bench, pick_suite(spec, suite or spec.bench.suite)
 
 
 def bench_matrix(spec: Spec, suite: Optional[str], out: str, python: Optional[str] = None) -> list[BenchRun]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tipcgen.dialects import detect_text, get_layout
-from tipcgen.errors import UsageError
+from tipcgen.dialects import detect_text, get_layout, refuse_chain
 from tipcgen.inputs import read_text
 from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import Plan, plan_config
@@ -25,12 +24,10 @@ def plan_source(
 ) -> Plan:
     limits = None  # a legacy config has no limits: tipcgen's defaults apply
     if source.endswith((".yml", ".yaml")):
-        from tipcgen.check.spec import load_spec
+        from tipcgen.check.spec import load_spec, pick_suite
 
         spec = load_spec(source)
-        name = suite or next(iter(spec.suites))
-        if name not in spec.suites:
-            raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
+        name = pick_suite(spec, suite, source)
         lay = get_layout(spec.layout)
         text = config_text(spec.suites[name], lay)
         runner = runner or spec.runner
@@ -38,6 +35,7 @@ def plan_source(
     else:
         text = read_text(source)
         # The same detector import and lint use, so `plan CONFIG` runs what `import` would describe.
+        refuse_chain(text, source)
         lay = get_layout(layout) if layout else detect_text(text, source)
     label = source if not source.endswith((".yml", ".yaml")) else f"{source} [suite {name}]"
     return plan_config(

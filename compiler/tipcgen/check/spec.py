@@ -13,7 +13,7 @@ need the lowered configs, the layouts and lint (stages above `spec/`):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 from tipcgen.dialects import get_layout
 from tipcgen.errors import Problem, SpecError, UsageError
@@ -23,7 +23,7 @@ from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
-from tipcgen.spec.ir import Eval, Export, Inference, Spec, Suite, Train, Trainers
+from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers
 from tipcgen.spec.load import parse_spec_text, sorted_problems
 from tipcgen.spec.yamlpos import Positions
 
@@ -179,6 +179,7 @@ def _check_trivia(spec: Spec, pos: Positions, name: str, suite: Suite) -> list[P
     last = min(rows, trivia.core_lines if trivia.core_lines is not None else rows) - 1
     out = []
     for index in trivia.line_overrides:
+        out += _shadowed(spec, pos, name, suite, layout, index)
         if index > last:
             out.append(
                 _problem(
@@ -246,6 +247,44 @@ def _check_trivia(spec: Spec, pos: Positions, name: str, suite: Suite) -> list[P
                 )
                 break
     return out
+
+
+_PYTHON_DEFAULT = Suite.model_fields["python"].default
+
+
+def _shadowed(spec: Spec, pos: Positions, name: str, suite: Suite, layout, index: int) -> list[Problem]:
+    """An override of a line a typed field also writes: the field's edits would never reach the
+    config (the override wins), nor would the docs and plans agree with what is edited."""
+    row = layout.rows[index] if index < len(layout.rows) else None
+    role = row.role if row is not None and row.kind == "field" else None
+    if role is None or role not in ROLES:
+        return []
+    path = ROLES[role][1]
+    required = path[0] in ("model_name", "python", "topology")
+    if not required and _get(suite, path) == _get(_DEFAULTS, path):
+        return []
+    if required:  # import's sentinel value: the override is the line's only source
+        value = suite.gpu_list if path[0] == "topology" else _get(suite, path)
+        if value == IMPORT_SENTINELS[path[0]](suite.file) or (path[0] == "python" and value == _PYTHON_DEFAULT):
+            return []
+    field = ".".join(path)
+    fix = (
+        f"remove the override and give the value in `{field}`"
+        if required
+        else f"remove the override (the line is then `{field}`'s), or set `{field}: null` (the line is then"
+        " the override's)"
+    )
+    return [
+        _problem(
+            spec,
+            pos,
+            name,
+            ("trivia", "line_overrides", index),
+            f"line {index} ({role}) is written by `{field}` and replaced by this override: an edit of `{field}`"
+            " would never reach the config",
+            fix,
+        )
+    ]
 
 
 def check_expressible(spec: Spec, pos: Positions) -> list[Problem]:
@@ -337,3 +376,20 @@ def _semantic_checks(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[
                 )
             )
     return problems
+
+
+def pick_suite(spec: Spec, suite: Optional[str], source: Optional[str] = None) -> str:
+    """The suite a command works on: `suite`, else the spec's first; a UsageError naming the
+    suites, or saying that a spec of verbatim configs only has nothing to run."""
+    where = source or spec.source
+    if not spec.suites:
+        shown = ", ".join(list(spec.other_configs)[:3]) + (" ..." if len(spec.other_configs) > 3 else "")
+        raise UsageError(
+            f"{where}: nothing to plan or run: the spec has no train suite, only configs kept verbatim"
+            f" ({shown}), which test_train_inference_python.sh does not read (`tipcgen build` writes them;"
+            " their chain's own script runs them)"
+        )
+    name = suite or next(iter(spec.suites))
+    if name not in spec.suites:
+        raise UsageError(f"{where}: no suite {name!r} (suites: {', '.join(spec.suites)})")
+    return name

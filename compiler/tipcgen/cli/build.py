@@ -168,7 +168,10 @@ def validate(
             for name in spec.suites:
                 typer.echo(name)
         else:
-            typer.echo(f"{spec.source}: ok ({len(spec.suites)} suites: {', '.join(spec.suites)})")
+            if spec.suites:
+                typer.echo(f"{spec.source}: ok ({len(spec.suites)} suites: {', '.join(spec.suites)})")
+            else:
+                typer.echo(f"{spec.source}: ok (no train suite; {len(spec.other_configs)} configs kept verbatim)")
 
 
 @app.command()

@@ -30,11 +30,11 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
         view = ConfigView.parse(text, detect_text(text, source))
         return Target(source, mode, plan, view.value("python"), view.value("gpu_list"), text.encode(), source)
 
-    from tipcgen.check.spec import load_spec
+    from tipcgen.check.spec import load_spec, pick_suite
     from tipcgen.emit.files import config_files
 
     spec = load_spec(source)
-    name = suite or next(iter(spec.suites))
+    name = pick_suite(spec, suite, source)
     text = config_files(spec)[f"test_tipc/configs/{spec.model}/{spec.suites[name].file}"]
     view = ConfigView.parse(text, get_layout(spec.suite_layout(name)))
     command = f"tipcgen prepare {source} --mode {mode}" + (f" --suite {suite}" if suite else "")

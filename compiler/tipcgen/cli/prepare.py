@@ -19,9 +19,9 @@ def _model_name(spec, source: str, suite: Optional[str], spec_path: Optional[str
     from tipcgen.lower.configview import ConfigView
 
     if spec_path is None:
-        name = suite or next(iter(spec.suites))
-        if name not in spec.suites:
-            raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
+        from tipcgen.check.spec import pick_suite
+
+        name = pick_suite(spec, suite, source)
         return spec.suites[name].model_name, name
     if suite is not None:
         raise UsageError("--suite chooses a suite of a spec; with a CONFIG the config names the model")

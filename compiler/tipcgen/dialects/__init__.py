@@ -90,8 +90,44 @@ def detect(lines: list[str]) -> tuple[Optional[str], str]:
     return None, f"fits several dialects: {names}"
 
 
+# Configs of the other chains, told by their first line, and the script that runs each upstream.
+CHAINS = {
+    "serving_params": ("serving (Python)", "test_serving_infer_python.sh"),
+    "serving_infer_python_params": ("serving (Python)", "test_serving_infer_python.sh"),
+    "serving_infer_cpp_params": ("serving (C++)", "test_serving_infer_cpp.sh"),
+    "cpp_infer_params": ("C++ inference", "test_inference_cpp.sh"),
+    "paddle2onnx_params": ("paddle2onnx", "test_paddle2onnx.sh"),
+    "ptq_params": ("PTQ (post-training quantization)", "test_ptq_inference_python.sh"),
+    "kl_quant_params": ("PTQ (post-training quantization)", "test_ptq_inference_python.sh"),
+    "pipeline_infer_python_params": ("pipeline inference", "test_pipeline_infer_python.sh"),
+}
+
+
+def chain_of(text: str) -> Optional[tuple[str, str]]:
+    """(chain, its script) for a config of another chain than train/inference, else None."""
+    from tipcgen.script.lines import header_name
+
+    lines = split_lines(text)
+    first = lines[0].strip() if lines else ""
+    if first.startswith("runtime_device:"):
+        return ("Paddle-Lite", "test_lite_arm_cpu_cpp.sh")
+    return CHAINS.get(header_name(first) or "")
+
+
+def refuse_chain(text: str, source: str) -> None:
+    """A UsageError when `text` is another chain's config: the train runner must not run it."""
+    chain = chain_of(text)
+    if chain is not None:
+        raise UsageError(
+            f"{source} is a {chain[0]} config (its first line says so): test_train_inference_python.sh does not run"
+            f" it, whatever --layout says; run it with its chain's script, test_tipc/{chain[1]} (tipcgen plans the"
+            " train/inference chain only)"
+        )
+
+
 def detect_text(text: str, source: str) -> Layout:
     """The layout of a legacy config's text, or a UsageError naming why none (or several) fit."""
+    refuse_chain(text, source)
     name, why = detect(split_lines(text))
     if name is None:
         raise UsageError(f"{source}: cannot tell this config's dialect: {why}; pass --layout ({', '.join(NAMES)})")

@@ -78,6 +78,10 @@ def name_problem(name: str) -> Optional[str]:
         pass
     else:
         return "a scoped IPv6 address (`%`)" if "%" in name else None
+    from tipcgen.spec.ir import is_placeholder_ip
+
+    if is_placeholder_ip(name):
+        return "a placeholder the config leaves for you: put your nodes' addresses in gpu_list (a spec: its topology)"
     labels = name.split(".")
     if len(name) > 253 or not all(_LABEL.match(label) for label in labels):
         return "not an IP address or host name (letters, digits, `-` and `.` between labels)"
@@ -141,13 +145,11 @@ def _config_files(source: str, root: str, prepare: bool) -> tuple[str, list[Shar
 
 
 def _spec_files(source: str, suite: Optional[str], root: str, prepare: bool) -> tuple[str, list[SharedFile]]:
-    from tipcgen.check.spec import load_spec
+    from tipcgen.check.spec import load_spec, pick_suite
     from tipcgen.emit.files import build_files
 
     spec = load_spec(source)
-    name = suite or next(iter(spec.suites))
-    if name not in spec.suites:
-        raise UsageError(f"{source}: no suite {name!r} (suites: {', '.join(spec.suites)})")
+    name = pick_suite(spec, suite, source)
     built = build_files(spec)
     config = f"test_tipc/configs/{spec.model}/{spec.suites[name].file}"
     files = [SharedFile(config, built[config], "config")]

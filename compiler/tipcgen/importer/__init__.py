@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from pydantic import ValidationError
 
@@ -72,11 +72,41 @@ def import_configs(
         presets, named = factor_presets(named, defaults, model_names, headers)
         if presets:
             spec["presets"] = presets
+    _unshadow(named, defaults, spec.get("presets") or {}, main_layout)
     if named:
         spec["suites"] = named
     if other:
         spec["other_configs"] = other
     return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
+
+
+def _unshadow(named: dict, defaults: dict, presets: dict, main_layout: str) -> None:
+    """A suite whose line a `trivia.line_overrides` entry keeps verbatim must not also get that
+    line's field from `defaults` or a preset (validation refuses the shadowing: an edit of the
+    field would never reach the config): the suite sets the field to null."""
+    from tipcgen.importer.factor import merge
+    from tipcgen.lower.text import ROLES
+
+    for suite in named.values():
+        base = merge(defaults, presets.get(suite.get("preset")) or {}) if suite.get("preset") else defaults
+        merged = merge(base, suite)
+        layout = get_layout(merged.get("layout", main_layout))
+        for index in (merged.get("trivia") or {}).get("line_overrides") or {}:
+            row = layout.rows[int(index)] if int(index) < len(layout.rows) else None
+            if row is None or row.role not in ROLES:
+                continue
+            path = ROLES[row.role][1]
+            if path[0] in ("model_name", "python", "topology"):
+                continue
+            node: Any = merged
+            for part in path:
+                node = node.get(part) if isinstance(node, dict) else None
+            if node is None:
+                continue
+            target: dict = suite
+            for part in path[:-1]:
+                target = target.setdefault(part, {})
+            target[path[-1]] = None
 
 
 def _read_configs(paths: list[str], layout: str) -> tuple[list[Decoded], dict[str, str]]:

@@ -6,7 +6,6 @@ reproduces (a shifted key, a value the Spec rejects) is kept verbatim in `trivia
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any, Optional
 
@@ -18,7 +17,7 @@ from tipcgen.errors import Problem, SpecError
 from tipcgen.lower.text import ROLES, config_text, roles_typed
 from tipcgen.script.decode import Decoded, _fail
 from tipcgen.script.lines import header_name, split_line
-from tipcgen.spec.ir import TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite
+from tipcgen.spec.ir import IMPORT_SENTINELS, TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite
 from tipcgen.spec.load import clean_loc
 from tipcgen.spec.modes import TRAIN_MODES
 from tipcgen.spec.policy import is_name, text
@@ -292,8 +291,7 @@ def _sections(tail: list, layout: Layout, headers: dict) -> Optional[dict]:
 
 
 def _placeholder_name(file: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9._+-]", "_", os.path.splitext(file)[0]).lstrip("._+-")
-    return stem or "model"
+    return IMPORT_SENTINELS["model_name"](file)
 
 
 def _settle(data: dict, trivia: dict, overrides: dict, core: list, layout: Layout, dec: Decoded) -> dict:
