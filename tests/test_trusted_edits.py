@@ -112,3 +112,14 @@ def test_another_chains_config_is_named_and_refused_even_with_a_layout(tmp_path,
         result = runner.invoke(app, ["plan", str(config), "--mode", "lite_train_lite_infer", *extra])
         assert result.exit_code == 2, result.output
         assert f"test_tipc/{script}" in result.output and "does not run it" in result.output
+
+
+def test_allow_is_per_suite_so_a_suite_added_later_is_checked():
+    text = SHADOW.split("    trivia:")[0].replace("suites:\n", "defaults:\n  allow: [TIPC001]\nsuites:\n")
+    with pytest.raises(SpecError) as exc:
+        load_spec_text(text, "s.yml")
+    (problem,) = exc.value.problems
+    assert (problem.line, problem.field) == (5, "defaults.allow") and "per suite" in problem.message
+    # an imported spec keeps each suite's own allow: a suite added by hand inherits nothing
+    spec = load_spec_text(text.replace("defaults:\n  allow: [TIPC001]\n", ""), "s.yml")
+    assert spec.suites["normal"].allow == []

@@ -219,6 +219,12 @@ def lint(
     paths: list[str] = typer.Argument(..., help="Config .txt files, spec .yml files, or folders."),
     layout: str = typer.Option("auto", "--layout", help="Layout of the configs (auto or a name)."),
     fmt: str = typer.Option("text", "--format", help="text or json"),
+    baseline: Optional[str] = typer.Option(
+        None, "--baseline", help="Accepted findings (written by --write-baseline): only new ones are reported."
+    ),
+    write_baseline: Optional[str] = typer.Option(
+        None, "--write-baseline", help="Write every current finding to this file as accepted, and exit 0."
+    ),
 ):
     """Report defects in legacy configs and specs; exit 1 when an error-level finding exists."""
     from tipcgen.check.lint_paths import _walk, lint_paths
@@ -227,14 +233,33 @@ def lint(
 
     choice("--format", fmt, ("text", "json"))
     choice("--layout", layout, ("auto", *LAYOUTS))
+    if baseline and write_baseline:
+        raise UsageError("--baseline reads accepted findings, --write-baseline writes them: give one")
     if not _walk(paths):
         raise UsageError(f"{' '.join(paths)}: no config .txt or spec .yml files to lint")
     findings = lint_paths(paths, layout)
+    if write_baseline:
+        from tipcgen.fsio import write_atomic
+        from tipcgen.lint.baseline import baseline_text
+
+        write_atomic(write_baseline, baseline_text(findings, write_baseline).encode("utf-8"))
+        typer.echo(f"{write_baseline}: {len(findings)} finding(s) accepted; `tipcgen lint --baseline {write_baseline}`")
+        raise typer.Exit(0)
+    accepted = fixed = 0
+    if baseline:
+        from tipcgen.lint.baseline import apply_baseline, read_baseline
+
+        findings, accepted, fixed = apply_baseline(findings, read_baseline(baseline), baseline)
     if fmt == "json":
         typer.echo(findings_json(findings))
     else:
         for f in findings:
             typer.echo(f.render())
         counts = Counter(f.severity for f in findings)
-        typer.echo(f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} note(s)")
+        new = "new " if baseline else ""
+        typer.echo(
+            f"{counts['error']} {new}error(s), {counts['warning']} {new}warning(s), {counts['info']} {new}note(s)"
+        )
+        if baseline:
+            typer.echo(f"{accepted} baselined finding(s) remain in {baseline}; {fixed} fixed since it was written")
     raise typer.Exit(1 if any(f.severity == ERROR for f in findings) else 0)

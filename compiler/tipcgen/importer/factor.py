@@ -104,6 +104,7 @@ def factor_defaults(named: dict, lenient: bool = False) -> tuple[dict, dict]:
     common = _common(list(named.values()), lenient)
     common.pop("file", None)
     common.pop("layout", None)
+    common.pop("allow", None)  # per suite: validation refuses an inherited allow
     if not common:
         return {}, named
     return common, {n: _minus(d, common) for n, d in named.items()}
@@ -126,7 +127,7 @@ def factor_presets(named: dict, defaults: dict, model_names: list[str], headers:
         effective = merge(merge(_model_defaults(), {"trivia": {"headers": headers}}), defaults)
         full = {m: merge(effective, _file_templated(named[m])) for m in members}
         common = _common(list(full.values()), majority=True)
-        for key in ("model_name", "layout", "doc", "preset", "sections"):
+        for key in ("model_name", "layout", "doc", "preset", "sections", "allow"):
             common.pop(key, None)
         preset = _diff(common, effective)
         if not preset:

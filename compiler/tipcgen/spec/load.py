@@ -363,7 +363,7 @@ def parse_spec_text(text: str, filename: str, rule_ids: Optional[Collection[str]
                 )
             ]
         )
-    problems: list[Problem] = []
+    problems: list[Problem] = _inherited_allow(top, pos, filename)
     hidden = 0
     suites: dict[str, Suite] = {}
     for name, overlay in top.suites.items():
@@ -398,6 +398,29 @@ def parse_spec_text(text: str, filename: str, rule_ids: Optional[Collection[str]
         convergence=top.convergence,
     )
     return spec, pos
+
+
+def _inherited_allow(top: SpecFile, pos: Positions, filename: str) -> list[Problem]:
+    """`allow` keeps a suite's own upstream defects: in `defaults` or a preset every suite would
+    inherit it, one added later too, whose defects would then pass unchecked."""
+    places: list[tuple[tuple, dict]] = [(("defaults", "allow"), top.defaults)]
+    places += [(("presets", name, "allow"), preset or {}) for name, preset in top.presets.items()]
+    out = []
+    for path, node in places:
+        if isinstance(node, dict) and "allow" in node:
+            line, col = pos.locate(path) or (None, None)
+            out.append(
+                Problem(
+                    filename,
+                    line,
+                    col,
+                    ".".join(path),
+                    "`allow` is per suite: here every suite inherits it (one added later too), and its defects"
+                    " would pass unchecked",
+                    "list the rules in each suite that keeps an upstream defect",
+                )
+            )
+    return out
 
 
 def _source_of(origin: dict, name: str) -> Callable[[tuple], tuple]:
