@@ -87,6 +87,12 @@ def test_own_ip_absent(repo, tmp_path):
     code, checks, _ = doctor(str(config), "--skip", "python", "--skip", "peers", TIPC_NODE_IP="10.255.255.2")
     assert code == 1 and checks["node"]["verdict"] == "fail"
     assert "TIPC_NODE_IP=10.255.255.2 is not an address of this host" in checks["node"]["found"]
+    # and its ports are not "in use": nothing can listen on an address this host does not have
+    code, checks, _ = doctor(
+        str(config), "--skip", "python", "--skip", "peers", TIPC_NODE_IP="10.255.255.2", FLAGS_START_PORT=port
+    )
+    assert checks["ports"]["verdict"] == "fail" and "in use" not in checks["ports"]["found"]
+    assert "not an address of this host" in checks["ports"]["found"] and "TIPC_NODE_IP" in checks["ports"]["fix"]
 
 
 def test_several_local_ips_name_the_variable_to_export(repo):

@@ -272,9 +272,14 @@ def port_busy(ip: str, port: int) -> Optional[str]:
             s.listen(1)
         return None
     except OSError as exc:
+        if exc.errno == errno.EADDRNOTAVAIL:  # not in use: the address is not this host's
+            return NOT_OURS + (exc.strerror or "")
         return exc.strerror or str(exc)
     except (UnicodeError, ValueError):  # TIPC_NODE_IP `..`: the resolver refuses the name
         return f"{ip!r} is not an address"
+
+
+NOT_OURS = "not this host's address: "
 
 
 def check_ports(
@@ -295,6 +300,14 @@ def check_ports(
     span = f"{ports[0]}" if len(ports) == 1 else f"{ports[0]}-{ports[-1]}"
     where = ip or "any address"
     data = {"start_port": first, "ports": ports, "source": source, "busy": [p for p, _ in taken]}
+    foreign = [why for _, why in taken if why.startswith(NOT_OURS)]
+    if foreign:
+        return Check(
+            "ports", "fail",
+            f"TIPC_NODE_IP {ip} is not an address of this host ({foreign[0][len(NOT_OURS):]}): nothing can listen"
+            f" on it, so its ports {span} cannot be checked",
+            "export TIPC_NODE_IP=<this node's own address in gpu_list> (`ip -4 addr` lists them)", data=data,
+        )  # fmt: skip
     if taken:
         p, why = taken[0]
         return Check(
