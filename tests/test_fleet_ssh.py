@@ -241,8 +241,8 @@ def test_a_failed_node_stops_the_other(copies):
     assert rc == 1, out + err
     assert seconds < 30, seconds
     assert f"stopped every node: node {A} failed (exit 1)" in out
-    assert f"node {A}: failed at step 0 train" in flat(out)
-    assert f"node {B}: stopped at step 0 train" in flat(out)
+    assert f"node {A}: failed at step 1 train" in flat(out)  # numbered from 1, as the progress lines
+    assert f"node {B}: stopped at step 1 train" in flat(out)
     data = report(copies.local)
     assert data["first_failure"]["node"] == A and data["first_failure"]["step"]["kind"] == "train"
     by_ip = {n["ip"]: n for n in data["nodes"]}
@@ -365,6 +365,10 @@ def test_sync_copies_this_machines_files_then_runs(copies):
     common = copies.node[A] / "test_tipc/common_func.sh"
     assert common.read_bytes() == (copies.local / "test_tipc/common_func.sh").read_bytes()
     assert f"[{B}] tipc: 1 steps run, 1 passed" in out
+    # each node is told what --sync wrote there, and only what differed is copied
+    assert f"[{A}] --sync created test_tipc/common_func.sh in {copies.node[A]}" in out
+    assert f"[{B}] --sync replaced {FLEET} in {copies.node[B]}" in out
+    assert f"[{A}] --sync replaced" not in out and f"[{B}] --sync created" not in out
 
 
 def test_bad_input_exits_2(copies):

@@ -78,7 +78,8 @@ def _summary(records: list[dict], console: Console) -> None:
 
     table = Table(title="tipcgen bench")
     for col in ("run", "status", "ips (samples/s)", "trainer samples/s", "step s", "final loss", "peak RSS MB"):
-        table.add_column(col, justify="left" if col in ("run", "status") else "right")
+        # the run name wraps, never cut to `tiny_rec…`: in an 80-column CI log rows stay apart
+        table.add_column(col, justify="left" if col in ("run", "status") else "right", overflow="fold")
 
     def num(v, f="{:.1f}"):
         return "-" if v is None else f.format(v)

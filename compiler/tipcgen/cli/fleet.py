@@ -109,7 +109,7 @@ def _grid(setup: Fleet, result: FleetResult) -> Table:
         for node in result.nodes:
             s = node.steps[i]
             cells.append(f"[{_STYLE.get(s.status, '')}]{s.status}[/]")
-        table.add_row(str(step.index), step.kind, escape(step.group), *cells)
+        table.add_row(str(step.index + 1), step.kind, escape(step.group), *cells)
     return table
 
 
@@ -131,7 +131,7 @@ def _print_result(setup: Fleet, result: FleetResult, reports: tuple) -> None:
     console.print(_grid(setup, result))
     for node in result.nodes:
         step = node.failed_step
-        where = f" at step {step.index} {step.kind} {step.group}" if step else ""
+        where = f" at step {step.index + 1} {step.kind} {step.group}" if step else ""
         verdict = f"node {node.ip}: {node.state}{where}" + (f": {node.reason}" if node.reason else "")
         typer.echo(printable(verdict))
         if node.gather_problem:

@@ -142,7 +142,7 @@ def _results_table(plan: Plan, results: list[StepResult]) -> Table:
         table.add_column(col, justify="right" if col in ("step", "seconds") else "left", overflow="fold")
     for r in results:
         table.add_row(
-            str(r.step.index),
+            str(r.step.index + 1),  # numbered from 1, as the progress lines `[1/N]` are
             r.step.kind,
             f"[{_STYLE[r.status]}]{r.status}[/]",
             "" if r.status == "skipped" else f"{r.seconds:.1f}",

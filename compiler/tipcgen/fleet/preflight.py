@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from tipcgen.fleet.nodes import Fleet, Node
 from tipcgen.fleet.ssh import MARK, SshOptions, preflight_script, ssh_argv, unpack_script
@@ -33,6 +33,8 @@ class NodeCheck:
     ip: str
     problems: list = field(default_factory=list)  # what --sync cannot fix (unreachable, no directory)
     differs: list = field(default_factory=list)  # shared files missing or different there (--sync fixes)
+    missing: list = field(default_factory=list)  # their paths: absent there
+    changed: list = field(default_factory=list)  # their paths: different there
     status_offset: int = 0  # the node's status log size before the run: this run's lines follow
 
     @property
@@ -160,8 +162,10 @@ def _parse(node: Node, fleet: Fleet, out: str, check: NodeCheck, synced: bool = 
         theirs = remote.get(i, "-")
         where = f"{node.dir.rstrip('/')}/{shared.path}"
         if theirs == "-":
+            check.missing.append(shared.path)
             check.differs.append(f"node {node.ip}: {where} is missing (the {shared.why} this machine has); {fix}")
         elif theirs != shared.digest:
+            check.changed.append(shared.path)
             check.differs.append(
                 f"node {node.ip}: {where} differs from this machine's {shared.why} {shared.path} "
                 f"(sha256 {short(shared.digest)} here, {short(theirs)} there); "
@@ -191,13 +195,15 @@ def sync_command(node: Node, opts: SshOptions) -> list[str]:
     return ssh_argv(opts, node.ip, unpack_script(node.dir), stdin=True)
 
 
-def bundle(fleet: Fleet) -> bytes:
-    """This machine's shared files as a tar stream: file members only (tar creates their
-    directories, and follows a directory link the node's copy has, as a copy would), scripts
-    executable."""
+def bundle(fleet: Fleet, only: Optional[set] = None) -> bytes:
+    """This machine's shared files (those in `only`, when given) as a tar stream: file members
+    only (tar creates their directories, and follows a directory link the node's copy has, as a
+    copy would), scripts executable."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for shared in fleet.files:
+            if only is not None and shared.path not in only:
+                continue
             info = tarfile.TarInfo(shared.path)
             info.size = len(shared.data)
             info.mode = 0o755 if shared.path.endswith(".sh") else 0o644
@@ -206,14 +212,24 @@ def bundle(fleet: Fleet) -> bytes:
     return buf.getvalue()
 
 
-def sync_nodes(fleet: Fleet, opts: SshOptions) -> list[str]:
-    """Copy the shared files to every node at once; the problems (empty: all copied)."""
+def sync_nodes(
+    fleet: Fleet, opts: SshOptions, checks: Optional[dict] = None, say: Optional[Callable[[str, str], None]] = None
+) -> list[str]:
+    """Copy the shared files that differ (all, without `checks`) to every node at once, saying per
+    node which it replaces and which it creates; the problems (empty: all copied)."""
     bound = opts.connect_timeout + SLACK
-    data = bundle(fleet)
 
     def one(node: Node) -> list[str]:
-        code, out, err = run_bounded(sync_command(node, opts), bound, data)
+        check = (checks or {}).get(node.ip)
+        only = None if check is None else set(check.missing) | set(check.changed)
+        if only is not None and not only:
+            return []
+        code, out, err = run_bounded(sync_command(node, opts), bound, bundle(fleet, only))
         if code == 0:
+            if say is not None and check is not None:
+                for verb, paths in (("replaced", check.changed), ("created", check.missing)):
+                    if paths:
+                        say(node.ip, f"--sync {verb} {', '.join(paths)} in {node.dir} (this machine's copy)")
             return []
         if f"{MARK} nodir" in out:
             return [

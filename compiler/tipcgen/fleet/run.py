@@ -61,12 +61,13 @@ def prepare_command(fleet: Fleet) -> list:
     return ["bash", PREPARE, fleet.config, fleet.mode]
 
 
-def preflight(fleet: Fleet, settings: Settings) -> tuple[list[str], dict]:
-    """(problems, ip -> NodeCheck). With --sync, files that differ are copied, then checked again."""
+def preflight(fleet: Fleet, settings: Settings, printer: Optional[Printer] = None) -> tuple[list[str], dict]:
+    """(problems, ip -> NodeCheck). With --sync, files that differ are copied (each named), then
+    checked again."""
     checks = check_nodes(fleet, settings.ssh)
     problems = [p for c in checks for p in c.problems]
     if not problems and settings.sync and any(c.differs for c in checks):
-        problems = sync_nodes(fleet, settings.ssh)
+        problems = sync_nodes(fleet, settings.ssh, {c.ip: c for c in checks}, printer.line if printer else None)
         if problems:  # the copy failed: its reasons, not "run with --sync" for each file
             return problems, {c.ip: c for c in checks}
         checks = check_nodes(fleet, settings.ssh, synced=True)
@@ -86,6 +87,18 @@ def _ended_as(run: Optional[NodeRun], reason: Optional[str]) -> tuple[str, str, 
     if run.returncode != 0:
         return "failed", FAILED, f"the run on this node exited {run.returncode}"
     return "passed", "", None
+
+
+def _before_the_suite(prep: Optional[NodeRun], reason: Optional[str]) -> tuple[str, Optional[str]]:
+    """(state, why) of a node whose suite never started: its own prepare failed, it was stopped
+    because another node's did, or it was ready and the others were not."""
+    if prep is None:
+        return "failed", reason
+    if prep.stopped:
+        return "stopped", f"stopped during prepare: {prep.stopped}"
+    if prep.returncode not in (None, 0):
+        return "failed", f"prepare failed on this node (exit {prep.returncode})"
+    return "stopped", f"prepare passed here; the suite did not start ({reason})"
 
 
 def outcome(node: Node, run: Optional[NodeRun], check: NodeCheck, dest: str, gathered: tuple) -> NodeOutcome:
@@ -143,7 +156,7 @@ def local_dirs(fleet: Fleet, root: str = ".") -> dict:
 
 def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".") -> FleetResult:
     dests = local_dirs(fleet, root)  # before anything is started anywhere
-    problems, checks = preflight(fleet, settings)
+    problems, checks = preflight(fleet, settings, printer)
     if problems:
         return FleetResult(1, problems, [], None)
     dests = {ip: _fresh(path) for ip, path in dests.items()}
@@ -163,6 +176,7 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
         )
 
     runs: list = []
+    preps: list = []
     reason = None
     if settings.prepare:
         preps, reason = everywhere(prepare_command(fleet), token + "p", PREPARE_OUT)
@@ -171,13 +185,14 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
     if not reason:
         runs, reason = everywhere(suite_command(fleet), token, RUN_OUT)
     by_ip = {r.node.ip: r for r in runs}
+    prep_by_ip = {r.node.ip: r for r in preps}
     bound = settings.ssh.connect_timeout + SLACK + 60
 
     def finish(n: Node) -> NodeOutcome:
         gathered = gather_node(n, settings.ssh, dests[n.ip], bound) if runs else ([], None)
         out = outcome(n, by_ip.get(n.ip), checks[n.ip], dests[n.ip], gathered)
         if not runs:
-            out.reason = reason
+            out.state, out.reason = _before_the_suite(prep_by_ip.get(n.ip), reason)
         return out
 
     with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
