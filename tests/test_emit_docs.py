@@ -49,3 +49,20 @@ def test_english_on_request():
     _, _, doc = _doc("ch_PP-OCRv3_rec.yml", "normal", "en")
     assert "## 1. Summary" in doc and "测试" not in doc
     assert "| PP-OCRv3 | PPOCRv3_ocr_rec | normal training | normal training |" in doc.replace("  ", " ")
+
+
+def test_the_autolog_report_is_shown_where_inference_runs_with_benchmark_on():
+    """Seed 000 shows what `--benchmark=True` prints; the docs show its shape (AutoLog's sections,
+    values left as `<...>`: they are the machine's), and only where the inference steps pass it."""
+    from tipcgen.check.spec import load_spec_text
+
+    _, _, fleet = _doc("ch_PP-OCRv3_rec.yml", "fleet")
+    assert "--benchmark=True" in fleet and "AutoLog" in fleet
+    for section in ("Env info", "Paddle info", "Conf info", "Model info", "Data info", "Perf info"):
+        assert f" {section} " in fleet
+    text = (SPECS / "ch_PP-OCRv3_rec.yml").read_text()
+    off = text.replace("benchmark: {key: --benchmark, value: True}", "benchmark: {key: --benchmark, value: False}")
+    assert off != text
+    spec = load_spec_text(off, str(SPECS / "ch_PP-OCRv3_rec.yml"))
+    doc = build_files(spec)[f"test_tipc/docs/{spec.suites['fleet'].doc_name('fleet')}"].decode()
+    assert "--benchmark=False" in doc and "AutoLog" not in doc

@@ -75,6 +75,8 @@ def doc_context(
         log_dir=lite.log_dir,
         status_log=lite.status_log,
         step_logs=sorted({s.log for s in lite.steps if s.log})[:3],
+        # inference with --benchmark=True: the log holds AutoLog's report; the docs show its shape
+        autolog=any(a.endswith("benchmark=True") for s in lite.steps if s.kind == "infer" for a in (s.argv or ())),
         # A runner that tells gpu_list entries apart by length, as its upstream script does, says so.
         gpu_by_structure=not runner.GPU_ENTRIES_BY_LENGTH,
         bench_report=bench_report(suite.model_name, results, lang),

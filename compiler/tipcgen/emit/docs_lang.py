@@ -75,6 +75,7 @@ ZH = {
         "状态行写入`{status_log}`，每个评估、导出和推理步骤的完整输出写入同目录下各自的日志文件（例如`{example}`）。"
         "在开启benchmark参数时，推理日志中包含运行环境、Paddle版本、参数设置、模型、数据与性能信息。"
     ),
+    "autolog": "推理命令带`--benchmark=True`，其日志中 AutoLog 的报告形如下面这样（`<...>`处的数值随机器与运行而定）：",
     "failed": (
         "如果运行失败，终端与状态日志中会输出`Run failed with command - ...`以及对应的运行命令，"
         "可以基于该命令分析运行失败的原因。"
@@ -171,6 +172,8 @@ EN = {
         "its own log beside it (e.g. `{example}`). With benchmark on, inference logs hold the environment, "
         "Paddle version, settings, model, data and performance figures."
     ),
+    "autolog": "The inference commands pass `--benchmark=True`; AutoLog's report in their logs has this shape (the"
+    " `<...>` values depend on the machine and the run):",
     "failed": (
         "A failed step prints `Run failed with command - ...` with its command, in the terminal and in the status log."
     ),
