@@ -108,6 +108,8 @@ def test_lint_finds_the_known_defects(corpus_findings):
     fasle = [(rel, f) for rel, f in corpus_findings if f.rule == "TIPC001"]
     assert len(fasle) > 0
     assert all(rel.startswith("PaddleClas/") and "infer_quant" in f.message for rel, f in fasle)
+    # PaddleClas's runner never reads infer_quant: a note, not an error (tests/test_lint_claims.py)
+    assert {f.severity for _, f in fasle} == {"info"} and all("no effect" in f.message for _, f in fasle)
     shifted = sorted({rel for rel, f in corpus_findings if f.rule == "TIPC005"})
     assert shifted == [
         "PaddleSeg/contrib/PanopticSeg/mask2former/train_infer_python.txt",
@@ -133,9 +135,10 @@ def test_lint_finds_the_known_defects(corpus_findings):
     assert {rel for rel, f in corpus_findings if f.rule == "TIPC006"} >= {
         rel for rel, _ in corpus_findings if rel.endswith("_use_dali.txt")
     }
-    # `-o Global.device:gpu` with gpu_list:0|0,1: PaddleClas's typical defect
-    short = [rel for rel, f in corpus_findings if f.rule == "TIPC011"]
-    assert sum(rel.startswith("PaddleClas/") for rel in short) > 400
+    # `-o Global.device:gpu` with gpu_list:0|0,1 is no defect for PaddleClas's runner (it passes the
+    # flag on every run); PaddleSeg's runner takes one value per entry: two configs lose it
+    short = sorted(rel for rel, f in corpus_findings if f.rule == "TIPC011")
+    assert short == ["PaddleSeg/mscale_ocrnet/train_infer_python.txt", "PaddleSeg/segnext/train_infer_python.txt"]
     # The legacy doc mentions tables naming unknown modes; this corpus snapshot has none.
     assert by_rule["TIPC002"] == 0
 
