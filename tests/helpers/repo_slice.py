@@ -16,11 +16,14 @@ from helpers.upstream import corpus_dir, upstream_dir
 SLICES = {
     "PaddleClas": ("AlexNet", "CAE", "PP-ShiTu"),
     "PaddleDetection": ("ttfnet", "tood"),
+    "PaddleOCR": ("ch_PP-OCRv3_rec",),
 }
+# Where each repo's scripts are in ../shared/upstream (PaddleOCR: today's, not the seed-era ones).
+SCRIPTS = {"PaddleOCR": "PaddleOCR/head"}
 
 
 def repo_slice(tmp_path: Path, repo: str) -> Path:
-    corpus, upstream = corpus_dir() / repo, upstream_dir() / repo
+    corpus, upstream = corpus_dir() / repo, upstream_dir() / SCRIPTS.get(repo, repo)
     if not corpus.is_dir() or not (upstream / "prepare.sh").is_file():
         if os.environ.get("TIPC_REQUIRE_CORPUS"):
             pytest.fail(f"TIPC_REQUIRE_CORPUS is set but {corpus} or {upstream}/prepare.sh is missing")

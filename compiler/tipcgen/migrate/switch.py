@@ -102,6 +102,7 @@ def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, tim
     untyped: dict[str, list[str]] = {}
     sources: dict[tuple[str, str], str] = {}
     loaded = []
+    reports = []
     for paths in groups.values():
         report = import_group(paths)
         if report.failures or report.yaml is None or report.result is None:
@@ -118,23 +119,79 @@ def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, tim
         if rel in specs_text:
             raise UsageError(f"two config folders import as model {report.model!r}; rename one")
         specs_text[rel] = report.yaml
+        reports.append((rel, report))
         sources.update({(str(report.model), f): p for f, p in report.result.sources.items()})
         loaded.append(load_spec_text(report.yaml, os.path.join(root, rel)))
     if not loaded:
         raise UsageError(f"{tipc / 'configs'}: no config could be imported: " + "; ".join(not_imported.values()))
     layout, runner = repo_runner(loaded)
+    chosen = _which_runner(tipc, loaded, sources, layout, runner, timeout)
+    if chosen != runner:  # the repo's script is another version: every spec names its runner
+        loaded = _with_runner(root, reports, chosen, specs_text)
+        runner = chosen
     project = Project(root=root, specs="test_tipc/specs", lang="zh", settings=None)
     files = repo_files(project, loaded)
     files.update({rel: text.encode("utf-8") for rel, text in specs_text.items()})
     m = Migration(root, layout, runner, specs_text, dict(sorted(files.items())), [], not_imported, sources, untyped)
+    _file_changes(m)
+    _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
+    return m
+
+
+def _file_changes(m: Migration) -> None:
+    """Which files of the new tree the repo lacks (added) or has otherwise (replaced)."""
     for rel, data in m.files.items():
-        path = Path(root, *rel.split("/"))
+        path = Path(m.root, *rel.split("/"))
         if not path.exists():
             m.added.append(rel)
         elif path.read_bytes() != data:
             m.replaced.append(rel)
-    _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
-    return m
+
+
+def _with_runner(root: str, reports: list, runner: Optional[str], specs_text: dict) -> list:
+    """Every imported spec with `runner:` after its layout, its YAML in `specs_text` redone."""
+    from tipcgen.check.spec import load_spec_text
+    from tipcgen.importer.yaml_out import spec_yaml
+
+    loaded = []
+    for rel, report in reports:
+        ordered: dict = {}
+        for key, value in report.result.spec.items():
+            if key != "runner":
+                ordered[key] = value
+            if key == "layout":
+                ordered["runner"] = runner
+        report.result.spec = ordered
+        specs_text[rel] = spec_yaml(report.result, report.result.findings, SCHEMA)
+        loaded.append(load_spec_text(specs_text[rel], os.path.join(root, rel)))
+    return loaded
+
+
+def _which_runner(
+    tipc: Path, specs: list, sources: dict, layout: str, runner: Optional[str], timeout: float
+) -> Optional[str]:
+    """The one of the layout's runners that follows the repo's own script best: each is compared
+    with it on the first train config (lite_train_lite_infer); the fewest unexplained differences
+    win, the spec's (or the dialect's default) on a tie."""
+    from tipcgen.dialects import get_layout
+    from tipcgen.migrate.oracle import compare, run_upstream
+
+    runners = get_layout(layout).dialect.runners
+    first = next(((s, suite) for s in specs for suite in s.suites.values()), None)
+    if len(runners) < 2 or runner is not None or first is None:
+        return runner
+    spec, suite = first
+    source = Path(sources[(spec.model, suite.file)])
+    scores = []
+    for candidate in runners:
+        family = FAMILY.get((layout, candidate)) or FAMILY.get(layout) or layout
+        run = run_upstream(tipc, source, "lite_train_lite_infer", timeout=timeout, repo=family)
+        diff = compare(
+            source, family, "lite_train_lite_infer", layout=layout, runner=candidate, run=run, timeout=timeout
+        )
+        scores.append((len(diff.unexplained()), candidate != runners[0], candidate))
+    best = min(scores)[2]
+    return None if best == runners[0] else best
 
 
 def _rel(root: str, path: str) -> str:
