@@ -156,3 +156,21 @@ def test_settings_name_the_specs_folder_and_bad_settings_are_located(tmp_path):
 def test_no_spec_outside_a_repo_root_says_what_to_do(tmp_path):
     result = _invoke(tmp_path, "check")
     assert result.exit_code == 2 and "not a model repo root" in result.output
+
+
+def test_a_forged_ownership_record_cannot_remove_a_file_outside_the_repo(tmp_path):
+    import hashlib
+
+    root = _repo(tmp_path)
+    assert _invoke(root, "build").exit_code == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "precious.txt"
+    victim.write_text("keep me\n")
+    (root / "test_tipc/escape").symlink_to(outside)
+    manifest = root / "test_tipc/.tipcgen.manifest"
+    digest = hashlib.sha256(victim.read_bytes()).hexdigest()
+    manifest.write_text(manifest.read_text() + f"{digest}  test_tipc/escape/precious.txt\n")
+    result = _invoke(root, "build")
+    assert result.exit_code == 2 and "outside" in result.output
+    assert victim.read_text() == "keep me\n"

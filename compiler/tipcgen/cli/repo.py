@@ -34,8 +34,10 @@ def build_repo(root: str, lang: Optional[str], adopt: bool, wait: float) -> None
     from tipcgen.project import MANIFEST, TIPC, plan_writes
 
     project, _paths, files = _render(root, lang)
-    check_tree(root, files)
     plan = plan_writes(root, files, adopt)
+    # what is written and what is removed: never through a link leading out of the repo (the
+    # ownership record comes with the repo, so from a pull request too)
+    check_tree(root, [*files, *plan.remove, *plan.kept])
     if plan.conflicts:
         shown = "\n".join(f"  {rel}" for rel in plan.conflicts[:20])
         more = f"\n  ... and {len(plan.conflicts) - 20} more" if len(plan.conflicts) > 20 else ""
