@@ -12,25 +12,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from conftest import corpus_dir
+from helpers.cli import invoke_in
 from helpers.repo_slice import SLICES
 from helpers.repo_slice import repo_slice as _slice
-from tipcgen.cli import app
 
 pytestmark = pytest.mark.corpus
-runner = CliRunner()
 MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
 
 
-def _invoke(root: Path, *args: str):
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        return runner.invoke(app, list(args))
-    finally:
-        os.chdir(cwd)
+_invoke = invoke_in
 
 
 def _digest(root: Path) -> str:

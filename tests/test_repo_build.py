@@ -6,12 +6,9 @@ import os
 import shutil
 import subprocess
 
-from typer.testing import CliRunner
-
 from conftest import SPECS
-from tipcgen.cli import app
+from helpers.cli import invoke_in
 
-runner = CliRunner()
 OCR_SPECS = ("ch_PP-OCRv3_rec.yml", "tiny_rec.yml")  # two paddleocr specs: one repo
 
 
@@ -23,13 +20,7 @@ def _repo(tmp_path, names=OCR_SPECS):
     return root
 
 
-def _invoke(root, *args):
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        return runner.invoke(app, list(args))
-    finally:
-        os.chdir(cwd)
+_invoke = invoke_in
 
 
 def _tree(root):

@@ -11,13 +11,11 @@ from tipcgen.cli.common import choice
 from tipcgen.errors import UsageError
 
 
-def _render(root: str, lang: Optional[str]):
+def _render(project, lang: Optional[str]):
     from tipcgen.check.spec import load_specs
     from tipcgen.emit.repo import repo_files
     from tipcgen.inputs import spec_paths
-    from tipcgen.project import load_project
 
-    project = load_project(root)
     if lang is not None:
         choice("--lang", lang, ("zh", "en"))
     if not os.path.isdir(project.specs_dir):
@@ -31,9 +29,9 @@ def _render(root: str, lang: Optional[str]):
 
 def build_repo(root: str, lang: Optional[str], adopt: bool, wait: float) -> None:
     from tipcgen.fsio import BuildLock, check_tree, remove_leftover_temps, write_atomic
-    from tipcgen.project import MANIFEST, TIPC, plan_writes
+    from tipcgen.project import MANIFEST, TIPC, load_project, plan_writes
 
-    project, _paths, files = _render(root, lang)
+    project, _paths, files = _render(load_project(root), lang)
     plan = plan_writes(root, files, adopt)
     # what is written and what is removed: never through a link leading out of the repo (the
     # ownership record comes with the repo, so from a pull request too)
@@ -77,7 +75,7 @@ def check_repo(root: str, lang: Optional[str], no_cache: bool) -> None:
     if entry is not None:
         typer.echo(f"tipcgen check: {entry.get('files', 0)} files up to date")
         return
-    project, paths, files = _render(root, lang)
+    project, paths, files = _render(project, lang)
     bad = 0
     for chunk in diff_tree(root, files):
         typer.echo(chunk, nl=False)

@@ -62,6 +62,19 @@ REPOS: dict[str, Optional[str]] = {
 # Upstream folder -> the runner of its dialect that follows it (absent: the dialect's default).
 RUNNERS: dict[str, str] = {"PaddleOCR/head": "ocr_head"}
 
+
+def family_of(layout: str, runner: Optional[str]) -> str:
+    """The upstream folder (REPOS) whose script a layout's runner follows: what the harness stages
+    for it and names its environment-dependent branches after."""
+    from tipcgen.dialects import get_layout
+
+    runner = runner or get_layout(layout).dialect.runners[0]
+    for repo, lay in REPOS.items():
+        if lay == layout and RUNNERS.get(repo, get_layout(layout).dialect.runners[0]) == runner:
+            return repo
+    return layout
+
+
 MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
 
 # Branches of upstream scripts that depend on files a real training writes; with a recording

@@ -19,17 +19,6 @@ from typing import Optional
 from tipcgen.errors import UsageError
 from tipcgen.spec.modes import MODES
 
-# The family whose scripts a layout's runner follows: the recording harness stages what that
-# repo's script expects (oracle._stage) and names its environment-dependent branches.
-FAMILY: dict[object, str] = {
-    "paddleclas": "PaddleClas",
-    "paddledetection": "PaddleDetection",
-    "paddleseg": "PaddleSeg",
-    "paddlevideo": "PaddleVideo",
-    "models": "models",
-    ("paddleocr", "ocr_head"): "PaddleOCR/head",
-    "paddleocr": "PaddleOCR/seed-era",
-}
 SCHEMA = "../spec.schema.json"  # from test_tipc/specs/ to the schema the repo build writes
 
 
@@ -174,7 +163,7 @@ def _which_runner(
     with it on the first train config (lite_train_lite_infer); the fewest unexplained differences
     win, the spec's (or the dialect's default) on a tie."""
     from tipcgen.dialects import get_layout
-    from tipcgen.migrate.oracle import compare, run_upstream
+    from tipcgen.migrate.oracle import compare, family_of, run_upstream
 
     runners = get_layout(layout).dialect.runners
     first = next(((s, suite) for s in specs for suite in s.suites.values()), None)
@@ -184,7 +173,7 @@ def _which_runner(
     source = Path(sources[(spec.model, suite.file)])
     scores = []
     for candidate in runners:
-        family = FAMILY.get((layout, candidate)) or FAMILY.get(layout) or layout
+        family = family_of(layout, candidate)
         run = run_upstream(tipc, source, "lite_train_lite_infer", timeout=timeout, repo=family)
         diff = compare(
             source, family, "lite_train_lite_infer", layout=layout, runner=candidate, run=run, timeout=timeout
@@ -203,9 +192,10 @@ def _compare_all(m: Migration, specs: list, tipc: Path, prepare_script: Path, mo
 
     from tipcgen.dialects import get_layout
     from tipcgen.importer.prepare_steps import DEVIATIONS
+    from tipcgen.migrate.oracle import family_of
     from tipcgen.plan.planner import runner_for
 
-    family = FAMILY.get((m.layout, m.runner)) or FAMILY.get(m.layout) or m.layout
+    family = family_of(m.layout, m.runner)
     for dev in runner_for(get_layout(m.layout), m.runner).DEVIATIONS:
         m.deviations[dev.name] = f"{dev.what} ({dev.why})"
     tasks = [
