@@ -22,8 +22,9 @@ from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.fleet.nodes import Node
-from tipcgen.fleet.preflight import SLACK, drain, ssh_failure
-from tipcgen.fleet.ssh import SshOptions, gather_script, ssh_argv
+from tipcgen.fleet.preflight import SLACK, drain
+from tipcgen.fleet.ssh import gather_script
+from tipcgen.fleet.transport import Transport
 
 WORKER_LOGS = "log/workerlog.*"
 MAX_BYTES = 1 << 30  # a node sending more than 1 GiB of logs is cut off
@@ -132,11 +133,11 @@ def _rest(stream) -> None:
             raise TooMuch(f"more than {_CHUNK} bytes after the end of its log archive")
 
 
-def gather_node(node: Node, opts: SshOptions, dest: str, timeout: float) -> tuple[list[str], Optional[str]]:
+def gather_node(node: Node, opts: Transport, dest: str, timeout: float) -> tuple[list[str], Optional[str]]:
     """(local names of the files copied, a problem or None). Bounded by `timeout` seconds."""
     script = gather_script(node.dir, gathered_paths(node), [WORKER_LOGS])
     proc = subprocess.Popen(
-        ssh_argv(opts, node.ip, script),
+        opts.argv(node.ip, script),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -176,7 +177,7 @@ def gather_node(node: Node, opts: SshOptions, dest: str, timeout: float) -> tupl
     if too_much:
         return got, f"node {node.ip}: it sent {too_much[0]}; the rest was not gathered{left_out}"
     if proc.returncode != 0:
-        return got, ssh_failure(node.ip, None if worker.is_alive() else proc.returncode, err, timeout)
+        return got, opts.failure(node.ip, None if worker.is_alive() else proc.returncode, err, timeout)
     if errors and got:
         return got, f"node {node.ip}: the logs arrived broken ({errors[0]}){left_out}"
     if refused:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from tipcgen.fleet.nodes import Fleet, Node
-from tipcgen.fleet.ssh import MARK, SshOptions, preflight_script, ssh_argv, unpack_script
+from tipcgen.fleet.ssh import MARK, preflight_script, unpack_script
+from tipcgen.fleet.transport import Transport
 from tipcgen.run.digest import short
 
 # Seconds an ssh command may take beyond ssh's own ConnectTimeout (authentication, a few sha256s).
@@ -93,17 +94,6 @@ def run_bounded(argv: Sequence[str], timeout: float, data: Optional[bytes] = Non
     return code, b"".join(out).decode("utf-8", "replace"), b"".join(err).decode("utf-8", "replace")
 
 
-def ssh_failure(ip: str, code: Optional[int], err: str, bound: float) -> str:
-    """One sentence for an ssh command that did not get through."""
-    if code is None:
-        return (
-            f"node {ip}: no answer within {bound:g} s; check that it is up and its sshd reachable "
-            "from here, or raise --connect-timeout"
-        )
-    last = next((ln.strip() for ln in reversed(err.splitlines()) if ln.strip()), f"ssh exited {code}")
-    return f"node {ip}: ssh failed: {last}"
-
-
 def _answer(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> dict:
     """The node's marker lines read into `check` (problems, status log offset); the files'
     digests by index. A node's login scripts may print anything: a marker line we did not
@@ -173,26 +163,26 @@ def _parse(node: Node, fleet: Fleet, out: str, check: NodeCheck, synced: bool = 
             )
 
 
-def check_node(fleet: Fleet, node: Node, opts: SshOptions, synced: bool = False) -> NodeCheck:
+def check_node(fleet: Fleet, node: Node, opts: Transport, synced: bool = False) -> NodeCheck:
     check = NodeCheck(node.ip)
     script = preflight_script(node.dir, [f.path for f in fleet.files], node.plan.status_log)
     bound = opts.connect_timeout + SLACK
-    code, out, err = run_bounded(ssh_argv(opts, node.ip, script), bound)
+    code, out, err = run_bounded(opts.argv(node.ip, script), bound)
     if f"{MARK} ok" not in out and not any(ln.startswith(f"{MARK} nodir") for ln in out.splitlines()):
-        check.problems.append(ssh_failure(node.ip, code, err, bound))
+        check.problems.append(opts.failure(node.ip, code, err, bound))
         return check
     _parse(node, fleet, out, check, synced)
     return check
 
 
-def check_nodes(fleet: Fleet, opts: SshOptions, synced: bool = False) -> list[NodeCheck]:
+def check_nodes(fleet: Fleet, opts: Transport, synced: bool = False) -> list[NodeCheck]:
     with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
         return list(pool.map(lambda n: check_node(fleet, n, opts, synced), fleet.nodes))
 
 
-def sync_command(node: Node, opts: SshOptions) -> list[str]:
+def sync_command(node: Node, opts: Transport) -> list[str]:
     """ssh unpacking `bundle()` (on its stdin) in the node's working copy."""
-    return ssh_argv(opts, node.ip, unpack_script(node.dir), stdin=True)
+    return opts.argv(node.ip, unpack_script(node.dir), stdin=True)
 
 
 def bundle(fleet: Fleet, only: Optional[set] = None) -> bytes:
@@ -213,7 +203,7 @@ def bundle(fleet: Fleet, only: Optional[set] = None) -> bytes:
 
 
 def sync_nodes(
-    fleet: Fleet, opts: SshOptions, checks: Optional[dict] = None, say: Optional[Callable[[str, str], None]] = None
+    fleet: Fleet, opts: Transport, checks: Optional[dict] = None, say: Optional[Callable[[str, str], None]] = None
 ) -> list[str]:
     """Copy the shared files that differ (all, without `checks`) to every node at once, saying per
     node which it replaces and which it creates; the problems (empty: all copied)."""
@@ -235,7 +225,8 @@ def sync_nodes(
             return [
                 f"node {node.ip}: no directory {node.dir} to copy the files into (--sync copies files, not the repo)"
             ]
-        return [ssh_failure(node.ip, code, err, bound).replace("ssh failed", "copying the files (--sync) failed", 1)]
+        why = opts.failure(node.ip, code, err, bound)
+        return [why.replace(f"{opts.name} failed", "copying the files (--sync) failed", 1)]
 
     with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
         return [p for problems in pool.map(one, fleet.nodes) for p in problems]

@@ -20,7 +20,8 @@ from tipcgen.fleet.nodes import Fleet, Node
 from tipcgen.fleet.preflight import SLACK, NodeCheck, check_nodes, sync_nodes
 from tipcgen.fleet.report import FAILED, NOT_RUN, SKIPPED, STOPPED, TIMED_OUT, NodeOutcome, status_lines, step_outcomes
 from tipcgen.fleet.session import NodeRun, Printer, run_everywhere
-from tipcgen.fleet.ssh import PREPARE, RUNNER, SshOptions
+from tipcgen.fleet.ssh import PREPARE, RUNNER
+from tipcgen.fleet.transport import Transport
 
 # What the fleet sets itself on every node; --env may not override them.
 RESERVED_ENV = ("TIPC_NODE_IP", "FLAGS_START_PORT", "TIPC_STEP_TIMEOUT", "TIPC_FLEET_RUN")
@@ -29,7 +30,7 @@ PREPARE_OUT, RUN_OUT = "fleet_prepare.out", "fleet_run.out"
 
 @dataclass(frozen=True)
 class Settings:
-    ssh: SshOptions
+    transport: Transport  # how the nodes are reached: ssh or srun
     prepare: bool = False
     sync: bool = False
     step_timeout: Optional[int] = None  # TIPC_STEP_TIMEOUT on the nodes (the bash's step limit)
@@ -64,13 +65,13 @@ def prepare_command(fleet: Fleet) -> list:
 def preflight(fleet: Fleet, settings: Settings, printer: Optional[Printer] = None) -> tuple[list[str], dict]:
     """(problems, ip -> NodeCheck). With --sync, files that differ are copied (each named), then
     checked again."""
-    checks = check_nodes(fleet, settings.ssh)
+    checks = check_nodes(fleet, settings.transport)
     problems = [p for c in checks for p in c.problems]
     if not problems and settings.sync and any(c.differs for c in checks):
-        problems = sync_nodes(fleet, settings.ssh, {c.ip: c for c in checks}, printer.line if printer else None)
+        problems = sync_nodes(fleet, settings.transport, {c.ip: c for c in checks}, printer.line if printer else None)
         if problems:  # the copy failed: its reasons, not "run with --sync" for each file
             return problems, {c.ip: c for c in checks}
-        checks = check_nodes(fleet, settings.ssh, synced=True)
+        checks = check_nodes(fleet, settings.transport, synced=True)
         problems = [p for c in checks for p in c.problems]
     problems += [p for c in checks for p in c.differs]
     return problems, {c.ip: c for c in checks}
@@ -166,7 +167,7 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
         return run_everywhere(
             fleet.nodes,
             lambda n: command,
-            opts=settings.ssh,
+            opts=settings.transport,
             env=lambda n: node_env(fleet, settings, n),
             token=tok,
             timeout=settings.run_timeout,
@@ -186,10 +187,10 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
         runs, reason = everywhere(suite_command(fleet), token, RUN_OUT)
     by_ip = {r.node.ip: r for r in runs}
     prep_by_ip = {r.node.ip: r for r in preps}
-    bound = settings.ssh.connect_timeout + SLACK + 60
+    bound = settings.transport.connect_timeout + SLACK + 60
 
     def finish(n: Node) -> NodeOutcome:
-        gathered = gather_node(n, settings.ssh, dests[n.ip], bound) if runs else ([], None)
+        gathered = gather_node(n, settings.transport, dests[n.ip], bound) if runs else ([], None)
         out = outcome(n, by_ip.get(n.ip), checks[n.ip], dests[n.ip], gathered)
         if not runs:
             out.state, out.reason = _before_the_suite(prep_by_ip.get(n.ip), reason)
@@ -205,29 +206,27 @@ def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> 
     """Per node, (what, argv) of every ssh command a run would use, in order (--dry-run)."""
     from tipcgen.fleet.gather import WORKER_LOGS, gathered_paths
     from tipcgen.fleet.preflight import sync_command
-    from tipcgen.fleet.ssh import gather_script, preflight_script, run_script, ssh_argv, stop_script
+    from tipcgen.fleet.ssh import gather_script, preflight_script, run_script, stop_script
 
     out = []
     for n in fleet.nodes:
-        opts = settings.ssh
+        opts = settings.transport
         env = node_env(fleet, settings, n)
-        cmds = [
-            ("check", ssh_argv(opts, n.ip, preflight_script(n.dir, [f.path for f in fleet.files], n.plan.status_log)))
-        ]
+        cmds = [("check", opts.argv(n.ip, preflight_script(n.dir, [f.path for f in fleet.files], n.plan.status_log)))]
         if settings.sync:
             files = ", ".join(f.path for f in fleet.files)
             cmds.append((f"sync (when a file differs; a tar stream of {files} on stdin)", sync_command(n, opts)))
         if settings.prepare:
             cmds.append(
-                ("prepare", ssh_argv(opts, n.ip, run_script(n.dir, prepare_command(fleet), env, f"{token}p-{n.ip}")))
+                ("prepare", opts.argv(n.ip, run_script(n.dir, prepare_command(fleet), env, f"{token}p-{n.ip}")))
             )
-        cmds.append(("run", ssh_argv(opts, n.ip, run_script(n.dir, suite_command(fleet), env, f"{token}-{n.ip}"))))
+        cmds.append(("run", opts.argv(n.ip, run_script(n.dir, suite_command(fleet), env, f"{token}-{n.ip}"))))
         cmds.append(
-            ("stop (when a node fails)", ssh_argv(opts, n.ip, stop_script(n.dir, f"{token}-{n.ip}", settings.grace)))
+            ("stop (when a node fails)", opts.argv(n.ip, stop_script(n.dir, f"{token}-{n.ip}", settings.grace)))
         )
         script = gather_script(n.dir, gathered_paths(n), [WORKER_LOGS])
         cmds.append(
-            (f"gather (a tar stream, unpacked into {node_dir(n.plan.log_dir, n.ip)}/)", ssh_argv(opts, n.ip, script))
+            (f"gather (a tar stream, unpacked into {node_dir(n.plan.log_dir, n.ip)}/)", opts.argv(n.ip, script))
         )
         out.append((n, cmds))
     return out

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from typing import IO, Callable, Optional
 
 from tipcgen.fleet.nodes import Node
-from tipcgen.fleet.preflight import SLACK, run_bounded, ssh_failure
-from tipcgen.fleet.ssh import MARK, SshOptions, run_script, ssh_argv, stop_script
+from tipcgen.fleet.preflight import SLACK, run_bounded
+from tipcgen.fleet.ssh import MARK, run_script, stop_script
+from tipcgen.fleet.transport import Transport
 
 
 class Printer:
@@ -84,7 +85,7 @@ def _start(run: NodeRun, printer: Printer) -> None:
     run.reader.start()
 
 
-def _stop(runs: list[NodeRun], opts: SshOptions, grace: float, reason: str) -> None:
+def _stop(runs: list[NodeRun], opts: Transport, grace: float, reason: str) -> None:
     """Stop the run on every node that has not finished well (a failed node may leave workers)."""
     bound = opts.connect_timeout + grace + SLACK
     todo = [r for r in runs if not (r.proc is not None and r.proc.poll() == 0)]
@@ -93,9 +94,9 @@ def _stop(runs: list[NodeRun], opts: SshOptions, grace: float, reason: str) -> N
             r.stopped = reason
 
     def one(run: NodeRun) -> None:
-        code, out, err = run_bounded(ssh_argv(opts, run.node.ip, stop_script(run.node.dir, run.token, grace)), bound)
+        code, out, err = run_bounded(opts.argv(run.node.ip, stop_script(run.node.dir, run.token, grace)), bound)
         if f"{MARK} stopped" not in out:
-            run.stop_note = ssh_failure(run.node.ip, code, err, bound)
+            run.stop_note = opts.failure(run.node.ip, code, err, bound)
 
     if todo:
         with ThreadPoolExecutor(max_workers=len(todo)) as pool:
@@ -132,7 +133,7 @@ def run_everywhere(
     nodes: Sequence[Node],
     command: Callable[[Node], list],
     *,
-    opts: SshOptions,
+    opts: Transport,
     env: Callable[[Node], list],
     token: str,
     timeout: float,
@@ -146,7 +147,7 @@ def run_everywhere(
     runs = []
     for n in nodes:
         tok = f"{token}-{n.ip}"
-        runs.append(NodeRun(n, ssh_argv(opts, n.ip, run_script(n.dir, command(n), env(n), tok)), tok, out_path(n)))
+        runs.append(NodeRun(n, opts.argv(n.ip, run_script(n.dir, command(n), env(n), tok)), tok, out_path(n)))
     reason: Optional[str] = None
     try:
         for r in runs:

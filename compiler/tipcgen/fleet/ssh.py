@@ -61,6 +61,20 @@ class SshOptions:
         ]
         return args
 
+    name = "ssh"
+
+    def argv(self, host: str, script: str, stdin: bool = False) -> list[str]:
+        return ssh_argv(self, host, script, stdin)
+
+    def failure(self, host: str, code: Optional[int], err: str, bound: float) -> str:
+        if code is None:
+            return (
+                f"node {host}: no answer within {bound:g} s; check that it is up and its sshd reachable "
+                "from here, or raise --connect-timeout"
+            )
+        last = next((ln.strip() for ln in reversed(err.splitlines()) if ln.strip()), f"ssh exited {code}")
+        return f"node {host}: ssh failed: {last}"
+
 
 def ssh_argv(opts: SshOptions, host: str, script: str, stdin: bool = False) -> list[str]:
     """ssh running `script` on `host`: no tty, no stdin (-n) unless `stdin`, `--` before the host."""
