@@ -55,7 +55,8 @@ ZH = {
     "node_ip": (
         "`TIPC_NODE_IP` 为 tipcgen 的扩展：设置后，非第一个节点上的评估、导出与推理步骤记为"
         "`Run skipped (not trainer 0)`（只有`trainer_id=0`所在节点保存模型）；CPU 多机（`cpuxN`）时它还作为"
-        "`--host`传给启动器，`FLAGS_START_PORT`作为`--start_port`。"
+        "`--host`传给启动器，`FLAGS_START_PORT`作为`--start_port`。脚本还把`FLAGS_START_PORT`导出为"
+        "`PADDLE_START_PORT`（未设置时），因为 paddle 2.3 及以后的启动器只读后者。"
     ),
     "doctor": (
         "设置好上述环境变量后，先在每个节点上运行`tipcgen doctor`做运行前检查：本机 ip 是否在`gpu_list`中、"
@@ -150,7 +151,9 @@ EN = {
     "node_ip": (
         "`TIPC_NODE_IP` is a tipcgen extension: with it set, eval, export and inference on nodes other than the "
         "first are recorded as `Run skipped (not trainer 0)` (only trainer 0 saves the model); for CPU nodes "
-        "(`cpuxN`) it is also passed to the launcher as `--host`, and `FLAGS_START_PORT` as `--start_port`."
+        "(`cpuxN`) it is also passed to the launcher as `--host`, and `FLAGS_START_PORT` as `--start_port`. The "
+        "script also exports `FLAGS_START_PORT` as `PADDLE_START_PORT` (when unset): the launcher of paddle >= 2.3 "
+        "reads only the latter."
     ),
     "doctor": (
         "With these variables set, first run `tipcgen doctor` on every node, a preflight: is this node's ip in "

@@ -61,6 +61,7 @@ def plan_config(
     return Plan(
         layout.name, mode, view.value("model_name"), b.log_dir, b.status_log, steps,
         status_format=r.STATUS_FORMAT, preamble=tuple(b.preamble),
+        env=(("PADDLE_START_PORT", start_port),) if start_port else (),
     )  # fmt: skip
 
 

@@ -63,6 +63,9 @@ class Plan:
     status_format: str = STATUS_BANG
     # Lines the runner appends to the status log before any step (e.g. PaddleSeg's mode banner).
     preamble: tuple = ()
+    # (NAME, VALUE) the runner exports for every step when NAME is unset or empty: the launcher's
+    # PADDLE_START_PORT from FLAGS_START_PORT (paddle >= 2.3 reads only the former).
+    env: tuple = ()
 
     def status_line(self, step: Step, ok: bool, skipped: Optional[str] = None) -> str:
         return step.status_line(self.model_name, ok, skipped, self.status_format)

@@ -9,7 +9,8 @@ Verdicts: ok, warn (the run may still work), fail (it will not), skip (nothing t
 
 Facts about paddle.distributed.launch (paddle >= 2.3, read in its launch/ package): with `--ips`
 every node's process i listens on `<its ip>:<start port + i>`, trainer 0's first port is the
-job's master; the start port is the env PADDLE_START_PORT, else `--start_port`, else 6070; this
+job's master; the start port is the env PADDLE_START_PORT, else `--start_port`, else 6070 (the
+generated runner exports FLAGS_START_PORT as PADDLE_START_PORT when that is unset); this
 node's address is the env POD_IP, else `--host`, else its host name's address, and a node whose
 address is not in `--ips` takes rank 0 like the first node. The legacy launcher (fleetrun, paddle
 < 2.3) reads FLAGS_START_PORT and otherwise picks random ports on every node.
@@ -253,6 +254,8 @@ def start_port(launch: Launch, environ: Mapping[str, str]) -> tuple[str, str]:
         return environ["PADDLE_START_PORT"], "PADDLE_START_PORT"
     if launch.start_port:
         return launch.start_port, "FLAGS_START_PORT, passed as --start_port"
+    if environ.get("FLAGS_START_PORT"):  # the generated runner exports it as PADDLE_START_PORT
+        return environ["FLAGS_START_PORT"], "FLAGS_START_PORT, exported as PADDLE_START_PORT"
     return str(LAUNCH_DEFAULT_PORT), "the launcher's default"
 
 
@@ -310,9 +313,12 @@ def check_ports(
         )  # fmt: skip
     if taken:
         p, why = taken[0]
+        var = "FLAGS_START_PORT"
+        if source == "PADDLE_START_PORT":
+            var = "PADDLE_START_PORT (it overrides FLAGS_START_PORT)"
         return Check(
             "ports", "fail", f"port {p} on {where} is in use here ({why}); the launcher needs {span} ({source})",
-            "stop what listens there (`ss -ltnp`), or export another FLAGS_START_PORT, the same on every node",
+            f"stop what listens there (`ss -ltnp`), or export another {var}, the same on every node",
             data=data,
         )  # fmt: skip
     if not flags:
@@ -324,7 +330,7 @@ def check_ports(
             f"export FLAGS_START_PORT={EXAMPLE_PORT if launch.start_port is None else first} on every node "
             "(the same value)", data=data,
         )  # fmt: skip
-    note = "" if flags == port_text else f" (FLAGS_START_PORT={flags} is not passed to this launch)"
+    note = "" if flags == port_text else f" (PADDLE_START_PORT overrides FLAGS_START_PORT={flags})"
     return Check("ports", "ok", f"port(s) {span} on {where} free here ({source}){note}", data=data)
 
 

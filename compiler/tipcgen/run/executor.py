@@ -144,9 +144,13 @@ class LimitOverrides:
         return timeout, t_src, stall, s_src
 
 
-def step_env(step: Step, base: Optional[dict] = None) -> dict:
-    """The environment a step runs in: `base` (os.environ) with its CUDA_VISIBLE_DEVICES."""
+def step_env(step: Step, base: Optional[dict] = None, defaults: tuple = ()) -> dict:
+    """The environment a step runs in: `base` (os.environ) with its CUDA_VISIBLE_DEVICES and the
+    Plan's `env` defaults (each only where `base` leaves it unset or empty, as the bash does)."""
     env = dict(os.environ if base is None else base)
+    for name, value in defaults:
+        if not env.get(name):
+            env[name] = value
     if step.cuda_visible_devices is None:
         env.pop("CUDA_VISIBLE_DEVICES", None)
     else:
@@ -463,7 +467,7 @@ def run_plan(
                 on_event("start", step, None)
             started = time.monotonic()
             bounds = Bounds(*overrides.for_step(step, plan.mode))
-            status, code, why = _execute(step, cwd, bounds, grace, step_env(step, base))
+            status, code, why = _execute(step, cwd, bounds, grace, step_env(step, base, plan.env))
             seconds = time.monotonic() - started
             if status == TIMED_OUT and step.kind == "train" and step.nodes > 1:
                 why = f"{why}: {multinode_hint(step, base)}"

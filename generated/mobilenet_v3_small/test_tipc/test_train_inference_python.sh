@@ -38,6 +38,12 @@ esac
 
 tipc_check_bytes "$FILENAME" || exit 2
 
+# paddle.distributed.launch (paddle >= 2.3) takes its first port from PADDLE_START_PORT or
+# --start_port, never from FLAGS_START_PORT, the variable the TIPC docs export: pass it on.
+if [[ -n ${FLAGS_START_PORT:-} && -z ${PADDLE_START_PORT:-} ]]; then
+    export PADDLE_START_PORT="$FLAGS_START_PORT"
+fi
+
 # Step time limits (tipcgen's extension: the spec's `limits`), in seconds, by config file and
 # MODE: train, eval, export, infer, train on several nodes, stall; 0: the spec sets none.
 case "${FILENAME##*/}:${MODE}" in
