@@ -6,12 +6,19 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
+
+# `python3` in a config is this interpreter, as in an activated venv, whichever way pytest was
+# started (`.venv/bin/python -m pytest` too): configs name `python3`, the runs need its paddle.
+_BIN = str(Path(sys.executable).parent)
+if os.environ.get("PATH", "").split(os.pathsep)[:1] != [_BIN]:
+    os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
 SPECS = REPO / "specs"
 GENERATED = REPO / "generated"
 

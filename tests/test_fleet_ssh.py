@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -55,6 +57,8 @@ TIMINGS: dict = {}
 # The nodes' `python3` for the fast tests. FAKE_FAIL_ON=<ip>: the train on that node fails after
 # a second; FAKE_HANG_ON=<ip>: it never ends (a peer that waits for a partner).
 FAKE_PYTHON = r"""#!/usr/bin/env bash
+# The fleet's preflight asks the interpreter about the node (`-c CODE`): the real one answers.
+if [[ ${1-} == -c ]]; then exec __REAL_PYTHON__ "$@"; fi
 echo "fake python3 node=${TIPC_NODE_IP:-unset} port=${FLAGS_START_PORT:-unset} step_timeout=${TIPC_STEP_TIMEOUT:-unset} argv: $*"
 if [[ " $* " == *" -m paddle.distributed.launch "* ]]; then
     mkdir -p log && echo "worker log of ${TIPC_NODE_IP}" > log/workerlog.0
@@ -112,7 +116,7 @@ class Copies:
             shutil.copytree(base, path, symlinks=True)
         self.bin = root / "bin"
         self.bin.mkdir()
-        (self.bin / "python3").write_text(FAKE_PYTHON)
+        (self.bin / "python3").write_text(FAKE_PYTHON.replace("__REAL_PYTHON__", shlex.quote(sys.executable)))
         (self.bin / "python3").chmod(0o755)
 
     def args(self, *extra, fake: bool = True) -> list:
@@ -318,6 +322,42 @@ def test_an_unreachable_node_starts_nothing_anywhere(copies):
     assert "refused to start; nothing was started on any node" in err
     assert f"node {A}:" not in err  # only the unreachable node is named
     assert seconds < 5 + 15, seconds
+    assert not copies.started_anything()
+
+
+def test_a_node_without_paddle_is_refused_before_anything_starts(copies):
+    """Node B's run would see an interpreter with no paddle: named with the fix, nothing started."""
+    no_paddle = copies.root / "no_paddle"
+    no_paddle.mkdir()
+    (no_paddle / "python3").symlink_to("/usr/bin/python3")
+    args = copies.args(fake=False) + ["--env", f"PATH={no_paddle}:/usr/bin:/bin"]
+    rc, out, err, _ = fleet(args, copies.local, label="no paddle on the nodes")
+    assert rc == 1, out + err
+    for ip in (A, B):
+        assert f"tipc fleet: node {ip}: python3 (Python 3." in err and "finds no `paddle` module" in err, err
+    assert "refused to start; nothing was started on any node" in err
+    assert not copies.started_anything()
+
+
+def test_a_missing_interpreter_is_refused(copies):
+    args = copies.args(fake=False) + ["--env", f"PATH={copies.root / 'nothing'}"]
+    rc, out, err, _ = fleet(args, copies.local, label="no interpreter on the nodes")
+    assert rc == 1, out + err
+    assert f"node {A}: the config's interpreter 'python3' is not on the run's PATH there" in err, err
+    assert not copies.started_anything()
+
+
+def test_a_busy_start_port_on_one_node_is_named_before_anything_starts(copies):
+    """Today's symptom was a SIGABRT on the other node mid-run; now the preflight names the port."""
+    port = free_port((B,), span=1)
+    with socket.socket() as held:
+        held.bind((B, port))
+        held.listen(1)
+        rc, out, err, _ = fleet(copies.args("--start-port", port), copies.local, label="busy start port")
+    assert rc == 1, out + err
+    assert f"tipc fleet: node {B}: port {port} on {B} is in use here" in err, err
+    assert "or pick another --start-port" in err
+    assert f"node {A}: port" not in err
     assert not copies.started_anything()
 
 

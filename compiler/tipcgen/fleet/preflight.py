@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from tipcgen.fleet.node_doctor import probe_for, probe_script, verdicts
 from tipcgen.fleet.nodes import Fleet, Node
 from tipcgen.fleet.ssh import MARK, preflight_script, unpack_script
 from tipcgen.fleet.transport import Transport
@@ -37,6 +38,7 @@ class NodeCheck:
     missing: list = field(default_factory=list)  # their paths: absent there
     changed: list = field(default_factory=list)  # their paths: different there
     status_offset: int = 0  # the node's status log size before the run: this run's lines follow
+    doctor: Optional[list] = None  # the words of the node's doctor answer (node_doctor.py)
 
     @property
     def ok(self) -> bool:
@@ -117,6 +119,8 @@ def _answer(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> dict:
                 check.problems.append(_odd_line(node, line))
         elif len(words) == 2 and words[0] == "statuslog" and _index(words[1], 1 << 62) is not None:
             check.status_offset = int(words[1])
+        elif words[:1] in (["doctor"], ["nopython"], ["doctor-failed"]) and check.doctor is None:
+            check.doctor = words
         elif words != ["ok"]:
             check.problems.append(_odd_line(node, line))
     return remote
@@ -163,21 +167,29 @@ def _parse(node: Node, fleet: Fleet, out: str, check: NodeCheck, synced: bool = 
             )
 
 
-def check_node(fleet: Fleet, node: Node, opts: Transport, synced: bool = False) -> NodeCheck:
+def check_node(fleet: Fleet, node: Node, opts: Transport, synced: bool = False, env: Sequence[tuple] = ()) -> NodeCheck:
+    """Reach the node, compare the shared files, and (`env`: the run's environment there) run
+    the doctor's checks with the config's interpreter."""
     check = NodeCheck(node.ip)
-    script = preflight_script(node.dir, [f.path for f in fleet.files], node.plan.status_log)
+    probe = probe_for(node.plan, node.ip, env)
+    extra = probe_script(probe) if probe else ""
+    script = preflight_script(node.dir, [f.path for f in fleet.files], node.plan.status_log, extra)
     bound = opts.connect_timeout + SLACK
     code, out, err = run_bounded(opts.argv(node.ip, script), bound)
     if f"{MARK} ok" not in out and not any(ln.startswith(f"{MARK} nodir") for ln in out.splitlines()):
         check.problems.append(opts.failure(node.ip, code, err, bound))
         return check
     _parse(node, fleet, out, check, synced)
+    if probe is not None and not any(ln.startswith(f"{MARK} nodir") for ln in out.splitlines()):
+        check.problems += verdicts(node.ip, node.plan, probe, check.doctor, opts.connect_timeout)
     return check
 
 
-def check_nodes(fleet: Fleet, opts: Transport, synced: bool = False) -> list[NodeCheck]:
+def check_nodes(
+    fleet: Fleet, opts: Transport, synced: bool = False, env: Optional[Callable[[Node], Sequence[tuple]]] = None
+) -> list[NodeCheck]:
     with ThreadPoolExecutor(max_workers=len(fleet.nodes)) as pool:
-        return list(pool.map(lambda n: check_node(fleet, n, opts, synced), fleet.nodes))
+        return list(pool.map(lambda n: check_node(fleet, n, opts, synced, env(n) if env else ()), fleet.nodes))
 
 
 def sync_command(node: Node, opts: Transport) -> list[str]:

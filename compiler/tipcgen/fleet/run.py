@@ -24,7 +24,7 @@ from tipcgen.fleet.ssh import PREPARE, RUNNER
 from tipcgen.fleet.transport import Transport
 
 # What the fleet sets itself on every node; --env may not override them.
-RESERVED_ENV = ("TIPC_NODE_IP", "FLAGS_START_PORT", "TIPC_STEP_TIMEOUT", "TIPC_FLEET_RUN")
+RESERVED_ENV = ("TIPC_NODE_IP", "FLAGS_START_PORT", "PADDLE_START_PORT", "TIPC_STEP_TIMEOUT", "TIPC_FLEET_RUN")
 PREPARE_OUT, RUN_OUT = "fleet_prepare.out", "fleet_run.out"
 
 
@@ -48,7 +48,10 @@ class FleetResult:
 
 
 def node_env(fleet: Fleet, settings: Settings, node: Node) -> list:
-    env = [("TIPC_NODE_IP", node.ip), ("FLAGS_START_PORT", str(fleet.start_port))]
+    # Both port variables: the launcher (paddle >= 2.3) reads only PADDLE_START_PORT, and one the
+    # nodes' own environment holds would override FLAGS_START_PORT.
+    port = str(fleet.start_port)
+    env = [("TIPC_NODE_IP", node.ip), ("FLAGS_START_PORT", port), ("PADDLE_START_PORT", port)]
     if settings.step_timeout is not None:
         env.append(("TIPC_STEP_TIMEOUT", str(int(settings.step_timeout))))  # the bash takes digits only
     return env + list(settings.env)
@@ -65,13 +68,14 @@ def prepare_command(fleet: Fleet) -> list:
 def preflight(fleet: Fleet, settings: Settings, printer: Optional[Printer] = None) -> tuple[list[str], dict]:
     """(problems, ip -> NodeCheck). With --sync, files that differ are copied (each named), then
     checked again."""
-    checks = check_nodes(fleet, settings.transport)
+    env = lambda n: node_env(fleet, settings, n)  # noqa: E731
+    checks = check_nodes(fleet, settings.transport, env=env)
     problems = [p for c in checks for p in c.problems]
     if not problems and settings.sync and any(c.differs for c in checks):
         problems = sync_nodes(fleet, settings.transport, {c.ip: c for c in checks}, printer.line if printer else None)
         if problems:  # the copy failed: its reasons, not "run with --sync" for each file
             return problems, {c.ip: c for c in checks}
-        checks = check_nodes(fleet, settings.transport, synced=True)
+        checks = check_nodes(fleet, settings.transport, synced=True, env=env)
         problems = [p for c in checks for p in c.problems]
     problems += [p for c in checks for p in c.differs]
     return problems, {c.ip: c for c in checks}
@@ -205,6 +209,7 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
 def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> list[tuple[Node, list]]:
     """Per node, (what, argv) of every ssh command a run would use, in order (--dry-run)."""
     from tipcgen.fleet.gather import WORKER_LOGS, gathered_paths
+    from tipcgen.fleet.node_doctor import probe_for, probe_script
     from tipcgen.fleet.preflight import sync_command
     from tipcgen.fleet.ssh import gather_script, preflight_script, run_script, stop_script
 
@@ -212,7 +217,13 @@ def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> 
     for n in fleet.nodes:
         opts = settings.transport
         env = node_env(fleet, settings, n)
-        cmds = [("check", opts.argv(n.ip, preflight_script(n.dir, [f.path for f in fleet.files], n.plan.status_log)))]
+        probe = probe_for(n.plan, n.ip, env)
+        script = preflight_script(
+            n.dir, [f.path for f in fleet.files], n.plan.status_log, probe_script(probe) if probe else ""
+        )
+        cmds = [
+            ("check (files, then the interpreter, address and ports as the run will see them)", opts.argv(n.ip, script))
+        ]
         if settings.sync:
             files = ", ".join(f.path for f in fleet.files)
             cmds.append((f"sync (when a file differs; a tar stream of {files} on stdin)", sync_command(n, opts)))

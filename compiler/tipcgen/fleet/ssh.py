@@ -90,7 +90,7 @@ def _cd(directory: str) -> str:
     return f"cd {_dir(directory)} 2>/dev/null || {{ echo {shlex.quote(MARK + ' nodir')}; exit 96; }}"
 
 
-def preflight_script(directory: str, files: Sequence[str], status_log: str) -> str:
+def preflight_script(directory: str, files: Sequence[str], status_log: str, extra: str = "") -> str:
     """Prints `MARK file I DIGEST|-` per file (by index: names never need parsing back), the
     status log's size (so the report reads only this run's lines) and whether setsid and tar exist."""
     lines = [_cd(directory)]
@@ -104,6 +104,8 @@ def preflight_script(directory: str, files: Sequence[str], status_log: str) -> s
         )
     q = shlex.quote(status_log)
     lines.append(f'if [ -f {q} ]; then s=$(wc -c < {q}); else s=0; fi; echo "{MARK} statuslog $s"')
+    if extra:  # the node's doctor checks (fleet/node_doctor.py)
+        lines.append(extra)
     lines.append(f"echo '{MARK} ok'")
     return "\n".join(lines)
 
