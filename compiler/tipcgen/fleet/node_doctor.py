@@ -143,7 +143,8 @@ def verdicts(node_ip: str, plan: Plan, probe: Probe, words: Optional[list], time
             "gpu_list (`ip -4 addr` there lists them)"
         )
     environ = {**_environ(probe.env), "TIPC_NODE_IP": node_ip}
-    busy = answer.get("busy") if isinstance(answer.get("busy"), dict) else {}
+    raw = answer.get("busy")
+    busy: dict = raw if isinstance(raw, dict) else {}
     guess = str(answer.get("launcher_ip") or "127.0.0.1")
     for launch in plan_launches(plan):
         launcher = check_launcher(launch, environ, timeout, guess=lambda: guess)
