@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Optional
 
 from tipcgen.dialects import detect_text, get_layout, refuse_chain
@@ -21,7 +22,10 @@ def plan_source(
     start_port: Optional[str] = None,
     runner: Optional[str] = None,
     root: Optional[str] = None,
+    gpu_ips: Optional[Sequence[str]] = None,
 ) -> Plan:
+    """The Plan of a spec's suite or a legacy config; `gpu_ips`: plan the run copy whose
+    multi-node gpu_list names these nodes instead (fleet --via slurm)."""
     limits = None  # a legacy config has no limits: tipcgen's defaults apply
     if source.endswith((".yml", ".yaml")):
         from tipcgen.check.spec import load_spec, pick_suite
@@ -38,6 +42,10 @@ def plan_source(
         refuse_chain(text, source)
         lay = get_layout(layout) if layout else detect_text(text, source)
     label = source if not source.endswith((".yml", ".yaml")) else f"{source} [suite {name}]"
+    if gpu_ips is not None:
+        from tipcgen.plan.runcopy import with_ips
+
+        text = with_ips(text, gpu_ips, label)
     return plan_config(
         text,
         lay,

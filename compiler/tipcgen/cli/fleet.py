@@ -1,4 +1,5 @@
-"""CLI command `tipcgen fleet`: a multi-node suite on every node at once over OpenSSH."""
+"""CLI command `tipcgen fleet`: a multi-node suite on every node at once, over OpenSSH or as
+Slurm job steps (`--via slurm`)."""
 
 from __future__ import annotations
 
@@ -170,7 +171,26 @@ def fleet(
     ),
     node_dir: list[str] = typer.Option([], "--node-dir", help="IP=DIR: one node's working copy (repeatable)."),
     start_port: int = typer.Option(
-        DEFAULT_PORT, "--start-port", help="FLAGS_START_PORT, the same on every node (default 6070)."
+        DEFAULT_PORT,
+        "--start-port",
+        help="The launcher's first port on every node (exported as FLAGS_START_PORT and PADDLE_START_PORT).",
+    ),
+    via: str = typer.Option("ssh", "--via", help="How to reach the nodes: ssh (gpu_list's hosts) or slurm."),
+    nodes: Optional[int] = typer.Option(
+        None, "--nodes", help="slurm: ask for an allocation of N nodes (default: the suite's node count)."
+    ),
+    partition: Optional[str] = typer.Option(None, "--partition", help="slurm: the partition to allocate in."),
+    time_limit: Optional[str] = typer.Option(
+        None, "--time", help="slurm: the allocation's time limit (salloc --time)."
+    ),
+    alloc_timeout: float = typer.Option(
+        300.0, "--alloc-timeout", help="slurm: seconds the allocation may take to start before giving up."
+    ),
+    job: Optional[str] = typer.Option(
+        None, "--job", help="slurm: run inside this allocation (default: $SLURM_JOB_ID when set, else allocate)."
+    ),
+    emit_sbatch: Optional[str] = typer.Option(
+        None, "--emit-sbatch", help="slurm: write a batch script doing the same run (for sbatch) and exit."
     ),
     step_timeout: Optional[float] = typer.Option(
         None, "--step-timeout", help="TIPC_STEP_TIMEOUT on the nodes: seconds a step of the bash may run."
@@ -187,12 +207,14 @@ def fleet(
         None, "--junit", help="JUnit XML report, a testsuite per node (default: <log dir>/nodes/fleet.junit.xml)."
     ),
 ):
-    """Run a multi-node suite on every node at once over ssh, then gather every node's logs.
+    """Run a multi-node suite on every node at once over ssh or Slurm, then gather every node's logs.
 
-    Checks first that every node answers and holds the same config (sha256); exports
-    TIPC_NODE_IP and FLAGS_START_PORT per node; stops every node when one fails. Exit 0 when
-    every step passed or was skipped on every node, 1 otherwise (also when refused before
-    starting: then nothing ran), 2 on bad input.
+    Checks first that every node answers, holds the same config (sha256), has paddle for the
+    config's interpreter, its own address in gpu_list and a free start port; exports
+    TIPC_NODE_IP, FLAGS_START_PORT and PADDLE_START_PORT per node; stops every node when one
+    fails. With --via slurm the nodes come from the allocation and a run copy of the config
+    names their addresses. Exit 0 when every step passed or was skipped on every node, 1
+    otherwise (also when refused before starting: then nothing ran), 2 on bad input.
     """
     from tipcgen.fleet.nodes import fleet_for
     from tipcgen.fleet.run import Settings
@@ -212,6 +234,44 @@ def fleet(
         connect_timeout=connect_timeout,
     )
     settings = Settings(opts, prepare, sync, step, run_timeout, kill_grace, _env(env))
+    if via not in ("ssh", "slurm"):
+        raise UsageError(f"--via {via!r}: give ssh or slurm")
+    if via == "slurm" or emit_sbatch is not None:
+        from tipcgen.fleet.slurm import SlurmOptions
+
+        ssh_only = [
+            o
+            for o, v in (
+                ("--node-dir", node_dir),
+                ("--ssh-config", ssh_config),
+                ("--identity", identity),
+                ("--user", user),
+                ("--ssh-port", ssh_port),
+                ("--ssh-option", ssh_option),
+            )
+            if v
+        ]
+        if ssh_only:
+            raise UsageError(f"{ssh_only[0]} is an option of the ssh engine; --via slurm reaches the nodes with srun")
+        if nodes is not None and not 2 <= nodes <= 10_000:
+            raise UsageError(f"--nodes must be a node count from 2, not {nodes}")
+        seconds("--alloc-timeout", alloc_timeout, most=MAX_LIMIT)
+        sopts = SlurmOptions(
+            nodes, _slurm_word("--partition", partition), _slurm_word("--time", time_limit), alloc_timeout,
+            connect_timeout, _slurm_word("--job", job),
+        )  # fmt: skip
+        kwargs = dict(
+            suite=suite, layout=layout, runner=runner, start_port=_port("--start-port", start_port) or DEFAULT_PORT,
+            remote_dir=None if remote_dir is None else _directory("--remote-dir", remote_dir), prepare=prepare,
+        )  # fmt: skip
+        if emit_sbatch is not None:
+            _emit_sbatch(emit_sbatch, source, mode, sopts, settings, kwargs)
+            return
+        _run_slurm(source, mode, sopts, settings, kwargs, dry_run, json_out, junit)
+        return
+    for option, value in (("--nodes", nodes), ("--partition", partition), ("--time", time_limit), ("--job", job)):
+        if value is not None:
+            raise UsageError(f"{option} is an option of the slurm engine (--via slurm)")
     setup = fleet_for(
         source,
         mode,
@@ -228,6 +288,89 @@ def fleet(
         _dry_run(setup, settings)
         return
     _run(setup, settings, json_out, junit)
+
+
+_WORD = re.compile(r"[A-Za-z0-9_.:,+-]{1,200}\Z")
+
+
+def _slurm_word(option: str, value: Optional[str]) -> Optional[str]:
+    """A partition, time limit or job id handed to Slurm's clients: one plain word."""
+    if value is not None and (not _WORD.match(value) or value.startswith("-")):
+        raise UsageError(f"{option} {value!r}: give one word of letters, digits and _.:,+- (as Slurm spells it)")
+    return value
+
+
+def _suite_nodes(source: str, mode: str, kwargs: dict) -> int:
+    """How many nodes the suite's multi-node gpu_list entries need (UsageError: none)."""
+    from tipcgen.check.source import plan_source
+    from tipcgen.fleet.nodes import topology_ips
+
+    plan = plan_source(source, mode, suite=kwargs["suite"], layout=kwargs["layout"], runner=kwargs["runner"],
+                       root=os.getcwd())  # fmt: skip
+    count = len(topology_ips(plan))
+    if count < 2:
+        raise UsageError(
+            f"{source}: the suite has no multi-node topology (a gpu_list entry `ip1,ip2;...`, in a spec "
+            "`{ips: [...], gpus: [...]}` or `{ips: [...], cpus: N}`); tipcgen fleet has no nodes to run on"
+        )
+    return count
+
+
+def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: bool, json_out, junit) -> None:
+    """The allocation (ours or the one we run in), its nodes' addresses, the run copy, the run;
+    an allocation we asked for is released whatever happens."""
+    from dataclasses import replace
+
+    from tipcgen.fleet import slurm
+    from tipcgen.fleet.nodes import fleet_for
+
+    needed = _suite_nodes(source, mode, kwargs)
+    if sopts.nodes is not None and sopts.nodes < needed:
+        raise UsageError(f"--nodes {sopts.nodes}: the suite runs on {needed} nodes (its gpu_list)")
+    if dry_run:
+        typer.echo(f"# allocate (unless run inside one): {shlex.join(slurm.salloc_argv(sopts, sopts.nodes or needed))}")
+        typer.echo(
+            "# then per node, as a job step: srun --jobid=JOB --nodes=1 --ntasks=1 --nodelist=NODE --overlap ..."
+        )
+        typer.echo("# (tipcgen fleet --emit-sbatch FILE writes the whole run as a batch script to review)")
+        return
+    slurm.check_clients()
+    bound = sopts.connect_timeout + 20
+    alloc = None if sopts.nodes else slurm.current(os.environ, bound, sopts.job)
+    if alloc is None:
+        alloc = slurm.allocate(sopts, sopts.nodes or needed)
+    try:
+        if len(alloc.nodes) < needed:
+            raise slurm.SlurmRefused(
+                f"tipc fleet: slurm: job {alloc.job} has {len(alloc.nodes)} node(s) ({', '.join(alloc.nodes)}); "
+                f"the suite runs on {needed}: allocate at least {needed} (salloc --nodes={needed})"
+            )
+        names = alloc.nodes[:needed]
+        ips = slurm.node_addresses(alloc, names, sopts.connect_timeout)
+        typer.echo(printable(f"tipc fleet: {slurm.describe(alloc, names, ips)}"))
+        setup = fleet_for(source, mode, root=os.getcwd(), gpu_ips=ips, **kwargs)
+        transport = slurm.SlurmTransport(alloc.job, tuple(zip(ips, names)), sopts.connect_timeout)
+        _run(setup, replace(settings, transport=transport), json_out, junit)
+    finally:
+        problem = slurm.release(alloc)
+        if problem:
+            typer.echo(f"tipc fleet: releasing the allocation: {printable(problem)}", err=True)
+
+
+def _emit_sbatch(path: str, source: str, mode: str, sopts, settings, kwargs: dict) -> None:
+    from tipcgen.fleet.sbatch import sbatch_script
+    from tipcgen.fsio import write_atomic
+
+    needed = _suite_nodes(source, mode, kwargs)
+    if sopts.nodes is not None and sopts.nodes < needed:
+        raise UsageError(f"--nodes {sopts.nodes}: the suite runs on {needed} nodes (its gpu_list)")
+    text = sbatch_script(source, mode, needed, sopts, settings, kwargs, os.getcwd())
+    if os.path.isdir(path):
+        raise UsageError(f"--emit-sbatch {path!r}: error: give a file name for the batch script, not a directory")
+    if os.path.islink(path):
+        os.unlink(path)
+    write_atomic(path, text.encode())
+    typer.echo(f"wrote {path}: review it, then `sbatch {shlex.quote(path)}`")
 
 
 def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) -> None:

@@ -19,6 +19,8 @@ from tipcgen.plan.steps import Plan
 from tipcgen.run.digest import bytes_digest
 
 COMMON = "test_tipc/common_func.sh"
+# The run copy of the config (fleet --via slurm) is <log dir>/nodes/<this><config file name>.
+RUN_COPY_PREFIX = "run_copy."
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class SharedFile:
     path: str  # relative to the repo root, the same on every node
     data: bytes  # this machine's bytes (for a spec: compiled from it)
     why: str  # what it is, for messages ("config", "spec", "runner", ...)
+    written: bool = False  # made for this run (the run copy): written here before the preflight
 
     @property
     def digest(self) -> str:
@@ -161,6 +164,17 @@ def _spec_files(source: str, suite: Optional[str], root: str, prepare: bool) -> 
     return config, files
 
 
+def suite_files(source: str, suite: Optional[str], root: str, prepare: bool) -> tuple[str, list[SharedFile]]:
+    """(the config's path for the nodes' bash, the files every node must hold), config first."""
+    if source.endswith((".yml", ".yaml")):
+        return _spec_files(source, suite, root, prepare)
+    return _config_files(source, root, prepare)
+
+
+def run_copy_path(log_dir: str, config: str) -> str:
+    return f"{log_dir}/nodes/{RUN_COPY_PREFIX}{config.rsplit('/', 1)[-1]}"
+
+
 def fleet_for(
     source: str,
     mode: str,
@@ -173,30 +187,42 @@ def fleet_for(
     remote_dir: Optional[str] = None,
     node_dirs: Optional[Mapping[str, str]] = None,
     prepare: bool = False,
+    gpu_ips: Optional[Sequence[str]] = None,
 ) -> Fleet:
-    """Plan the suite for each of its nodes; UsageError when it has no multi-node topology."""
+    """Plan the suite for each of its nodes; UsageError when it has no multi-node topology.
+
+    `gpu_ips`: the nodes an engine found at run time (Slurm); the nodes then run a copy of the
+    config whose gpu_list names them (`RUN_COPY` under the log directory), planned as such."""
     from tipcgen.check.source import plan_source
 
-    def plan(ip: Optional[str]) -> Plan:
+    def plan(ip: Optional[str], ips: Optional[Sequence[str]] = None) -> Plan:
         return plan_source(
-            source, mode, suite=suite, layout=layout, runner=runner, root=root, node_ip=ip, start_port=str(start_port)
-        )
+            source, mode, suite=suite, layout=layout, runner=runner, root=root, node_ip=ip,
+            start_port=str(start_port), gpu_ips=ips,
+        )  # fmt: skip
 
-    ips = topology_ips(plan(None))
+    original = plan(None)
+    ips = topology_ips(original)
     if len(ips) < 2:
         raise UsageError(
             f"{source}: the suite has no multi-node topology (a gpu_list entry `ip1,ip2;...`, in a spec "
             "`{ips: [...], gpus: [...]}` or `{ips: [...], cpus: N}`); tipcgen fleet has no nodes to run on"
         )
+    if gpu_ips is not None:
+        ips = topology_ips(plan(None, gpu_ips))
     check_names(source, ips)
     dirs = dict(node_dirs or {})
     unknown = sorted(set(dirs) - set(ips))
     if unknown:
         raise UsageError(f"--node-dir {unknown[0]}: not a node of this suite (its nodes: {', '.join(ips)})")
-    if source.endswith((".yml", ".yaml")):
-        config, files = _spec_files(source, suite, root, prepare)
-    else:
-        config, files = _config_files(source, root, prepare)
+    config, files = suite_files(source, suite, root, prepare)
+    if gpu_ips is not None:
+        from tipcgen.plan.runcopy import with_ips
+
+        copy = run_copy_path(original.log_dir, config)
+        data = with_ips(files[0].data.decode("utf-8", "surrogateescape"), gpu_ips, source)
+        files[0] = SharedFile(copy, data.encode("utf-8", "surrogateescape"), "run copy of the config", written=True)
+        config = copy
     default = remote_dir or os.path.abspath(root)
-    nodes = tuple(Node(ip, dirs.get(ip, default), plan(ip)) for ip in ips)
+    nodes = tuple(Node(ip, dirs.get(ip, default), plan(ip, gpu_ips)) for ip in ips)
     return Fleet(source, mode, config, nodes, tuple(files), start_port)

@@ -159,8 +159,23 @@ def local_dirs(fleet: Fleet, root: str = ".") -> dict:
     return dests
 
 
+def write_run_copies(fleet: Fleet, root: str = ".") -> None:
+    """Write the files made for this run (the config's run copy) here, where a node sharing this
+    file system reads them; never through a link."""
+    from tipcgen.fsio import check_tree, write_atomic
+
+    for shared in fleet.files:
+        if shared.written:
+            check_tree(root, [shared.path], "the run copy of the config")
+            path = os.path.join(root, shared.path)
+            if os.path.islink(path):
+                os.unlink(path)
+            write_atomic(path, shared.data)
+
+
 def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".") -> FleetResult:
     dests = local_dirs(fleet, root)  # before anything is started anywhere
+    write_run_copies(fleet, root)
     problems, checks = preflight(fleet, settings, printer)
     if problems:
         return FleetResult(1, problems, [], None)
