@@ -59,9 +59,13 @@ class Host:
     holder: subprocess.Popen
     hosts_file: Path
 
-    def enter(self) -> list[str]:
-        """argv prefix running a command on this host (its network, name and /etc/hosts)."""
-        return ["nsenter", f"--target={self.holder.pid}", "--net", "--uts", "--mount", "--"]
+    def enter(self, cwd=None) -> list[str]:
+        """argv prefix running a command on this host (its network, name and /etc/hosts), in `cwd`
+        (entering a mount namespace starts in its root directory otherwise). The directory is
+        entered inside the namespace: nsenter's --wd opens it outside, and a rename from there to
+        a path resolved inside fails with EXDEV (two mounts of one file system)."""
+        wd = ["sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", str(cwd)] if cwd is not None else []
+        return ["nsenter", f"--target={self.holder.pid}", "--net", "--uts", "--mount", "--", *wd]
 
 
 class Hosts:
@@ -179,7 +183,17 @@ class Hosts:
         kw.setdefault("timeout", 60)
         kw.setdefault("capture_output", True)
         kw.setdefault("text", True)
-        return subprocess.run([*self.hosts[name].enter(), *argv], **kw)
+        return subprocess.run([*self.hosts[name].enter(kw.pop("cwd", None)), *argv], **kw)
 
     def popen(self, name: str, argv, **kw) -> subprocess.Popen:
-        return subprocess.Popen([*self.hosts[name].enter(), *argv], **kw)
+        return subprocess.Popen([*self.hosts[name].enter(kw.pop("cwd", None)), *argv], **kw)
+
+    def bind(self, name: str, source: Path, target: Path) -> None:
+        """On host `name` only, `target` shows `source` (the host's own disk at a shared path)."""
+        res = subprocess.run(
+            ["nsenter", f"--target={self.hosts[name].holder.pid}", "--mount", "--", "mount", "--bind",
+             str(source), str(target)],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+        if res.returncode != 0:
+            raise RuntimeError(f"host {name}: mount --bind {source} {target}: {res.stderr.strip()}")

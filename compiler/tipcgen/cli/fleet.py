@@ -177,7 +177,9 @@ def fleet(
     ),
     via: str = typer.Option("ssh", "--via", help="How to reach the nodes: ssh (gpu_list's hosts) or slurm."),
     nodes: Optional[int] = typer.Option(
-        None, "--nodes", help="slurm: ask for an allocation of N nodes (default: the suite's node count)."
+        None,
+        "--nodes",
+        help="slurm: run on N nodes (default: as many as gpu_list names); allocated unless run inside an allocation.",
     ),
     partition: Optional[str] = typer.Option(None, "--partition", help="slurm: the partition to allocate in."),
     time_limit: Optional[str] = typer.Option(
@@ -324,11 +326,9 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
     from tipcgen.fleet import slurm
     from tipcgen.fleet.nodes import fleet_for
 
-    needed = _suite_nodes(source, mode, kwargs)
-    if sopts.nodes is not None and sopts.nodes < needed:
-        raise UsageError(f"--nodes {sopts.nodes}: the suite runs on {needed} nodes (its gpu_list)")
+    count = sopts.nodes or _suite_nodes(source, mode, kwargs)
     if dry_run:
-        typer.echo(f"# allocate (unless run inside one): {shlex.join(slurm.salloc_argv(sopts, sopts.nodes or needed))}")
+        typer.echo(f"# allocate (unless run inside one): {shlex.join(slurm.salloc_argv(sopts, count))}")
         typer.echo(
             "# then per node, as a job step: srun --jobid=JOB --nodes=1 --ntasks=1 --nodelist=NODE --overlap ..."
         )
@@ -336,16 +336,14 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
         return
     slurm.check_clients()
     bound = sopts.connect_timeout + 20
-    alloc = None if sopts.nodes else slurm.current(os.environ, bound, sopts.job)
-    if alloc is None:
-        alloc = slurm.allocate(sopts, sopts.nodes or needed)
+    alloc = slurm.current(os.environ, bound, sopts.job) or slurm.allocate(sopts, count)
     try:
-        if len(alloc.nodes) < needed:
+        if len(alloc.nodes) < count:
             raise slurm.SlurmRefused(
                 f"tipc fleet: slurm: job {alloc.job} has {len(alloc.nodes)} node(s) ({', '.join(alloc.nodes)}); "
-                f"the suite runs on {needed}: allocate at least {needed} (salloc --nodes={needed})"
+                f"the run needs {count}: allocate at least {count} (salloc --nodes={count}) or pass --nodes"
             )
-        names = alloc.nodes[:needed]
+        names = alloc.nodes[:count]
         ips = slurm.node_addresses(alloc, names, sopts.connect_timeout)
         typer.echo(printable(f"tipc fleet: {slurm.describe(alloc, names, ips)}"))
         setup = fleet_for(source, mode, root=os.getcwd(), gpu_ips=ips, **kwargs)
@@ -361,10 +359,8 @@ def _emit_sbatch(path: str, source: str, mode: str, sopts, settings, kwargs: dic
     from tipcgen.fleet.sbatch import sbatch_script
     from tipcgen.fsio import write_atomic
 
-    needed = _suite_nodes(source, mode, kwargs)
-    if sopts.nodes is not None and sopts.nodes < needed:
-        raise UsageError(f"--nodes {sopts.nodes}: the suite runs on {needed} nodes (its gpu_list)")
-    text = sbatch_script(source, mode, needed, sopts, settings, kwargs, os.getcwd())
+    count = sopts.nodes or _suite_nodes(source, mode, kwargs)
+    text = sbatch_script(source, mode, count, sopts, settings, kwargs, os.getcwd())
     if os.path.isdir(path):
         raise UsageError(f"--emit-sbatch {path!r}: error: give a file name for the batch script, not a directory")
     if os.path.islink(path):

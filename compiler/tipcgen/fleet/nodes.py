@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -172,7 +173,8 @@ def suite_files(source: str, suite: Optional[str], root: str, prepare: bool) -> 
 
 
 def run_copy_path(log_dir: str, config: str) -> str:
-    return f"{log_dir}/nodes/{RUN_COPY_PREFIX}{config.rsplit('/', 1)[-1]}"
+    """Where the run copy of `config` goes, relative to the repo root (`./` and the like dropped)."""
+    return posixpath.normpath(f"{log_dir}/nodes/{RUN_COPY_PREFIX}{config.rsplit('/', 1)[-1]}")
 
 
 def fleet_for(

@@ -1,8 +1,10 @@
-"""The run copy of a config for an engine that learns the nodes at run time (Slurm): the same
-bytes with each multi-node gpu_list entry's IPs replaced by the allocation's addresses, in
-order (fleet --via slurm). Only the IP part of those entries changes; every other byte (devices, other entries,
-line endings) stays, so the Plan of the copy is the Plan of the config on those nodes.
-The user's config is never touched: the copy lives under the run's log directory.
+"""The run copy of a config for an engine that learns the nodes at run time (fleet --via
+slurm): the same bytes with each multi-node gpu_list entry's IPs replaced by the allocation's
+addresses, in order, as many as the run has nodes (the config's IPs are placeholders; their
+count is only the default node count). Only the IP part of those entries changes; every other
+byte (devices, other entries, line endings) stays, so the Plan of the copy is the Plan of the
+config on those nodes. The user's config is never touched: the copy lives under the run's log
+directory.
 """
 
 from __future__ import annotations
@@ -28,20 +30,17 @@ def nodes_needed(text: str) -> int:
 
 
 def with_ips(text: str, ips: Sequence[str], source: str) -> str:
-    """`text` whose multi-node gpu_list entries name `ips` (the first k of them for an entry of k
-    nodes); UsageError when an entry needs more nodes than `ips` has."""
+    """`text` whose multi-node gpu_list entries name `ips` (two or more: UsageError otherwise)."""
+    if len(ips) < 2:
+        raise UsageError(f"{source}: a multi-node run needs two or more nodes, not {len(ips)}")
 
     def entry(raw: str) -> str:
-        kind, _ips, _gpus, nodes = gpu_entry(raw)
+        kind, _ips, _gpus, _nodes = gpu_entry(raw)
         if kind not in ("multinode", "cpu_nodes"):
             return raw
-        if nodes > len(ips):
-            raise UsageError(
-                f"{source}: gpu_list entry {raw.strip()!r} needs {nodes} nodes; the allocation has {len(ips)}"
-            )
         head, sep, devices = raw.partition(";")
         lead = head[: len(head) - len(head.lstrip())]
-        return f"{lead}{','.join(ips[:nodes])}{sep}{devices}"
+        return f"{lead}{','.join(ips)}{sep}{devices}"
 
     def line(match: re.Match) -> str:
         return match.group(1) + "|".join(entry(e) for e in match.group(2).split("|"))
