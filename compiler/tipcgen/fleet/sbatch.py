@@ -31,7 +31,6 @@ def sbatch_script(
         nodes=count,
         partition=sopts.partition,
         time_limit=sopts.time_limit,
-        output=os.path.join(repo, plan.log_dir, "nodes", "sbatch-%j.out"),
         label=f"{config} [{plan.model_name}]",
         mode=mode,
         port=kwargs["start_port"],
