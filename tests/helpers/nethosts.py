@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Optional
 
 SUBNET = "198.18.0"
+NSENTER = shutil.which("nsenter") or "/usr/bin/nsenter"  # absolute: a test may run a command with no PATH
 
 
 def why_not() -> str:
@@ -64,8 +65,8 @@ class Host:
         (entering a mount namespace starts in its root directory otherwise). The directory is
         entered inside the namespace: nsenter's --wd opens it outside, and a rename from there to
         a path resolved inside fails with EXDEV (two mounts of one file system)."""
-        wd = ["sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", str(cwd)] if cwd is not None else []
-        return ["nsenter", f"--target={self.holder.pid}", "--net", "--uts", "--mount", "--", *wd]
+        wd = ["/bin/sh", "-c", 'cd "$1" && shift && exec "$@"', "sh", str(cwd)] if cwd is not None else []
+        return [NSENTER, f"--target={self.holder.pid}", "--net", "--uts", "--mount", "--", *wd]
 
 
 class Hosts:

@@ -94,6 +94,7 @@ class Cluster:
         self.munged: Optional[subprocess.Popen] = None
         self.conf = root / "slurm.conf"
         self.procs: dict = {}
+        self.baseline: set = set()
 
     @property
     def env(self) -> dict:
@@ -145,6 +146,9 @@ class Cluster:
         for n in self.names:
             self._daemon(n, ["/usr/sbin/slurmd", "-D", "-N", n, "-f", str(self.conf)])
         self._wait_for(self._all_idle, timeout, "the nodes did not come up idle", "slurmctld.log")
+        # What runs now is the cluster itself (holders, daemons, slurmctld's slurmscriptd): any
+        # other process in a node's namespace later was started by a job.
+        self.baseline = {pid for pids in self.hosts.pids().values() for pid in pids}
 
     def _daemon(self, host: str, argv: list) -> None:
         log = open(self.root / f"{Path(argv[0]).name}.{host}.out", "ab")

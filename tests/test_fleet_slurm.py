@@ -1,0 +1,403 @@
+"""`tipcgen fleet --via slurm` on a real Slurm cluster whose nodes are hosts of their own.
+
+No mocks: Debian's slurmctld and one slurmd per node (tests/helpers/slurm.py), each node a
+network + UTS + mount namespace with its own name, address (198.18.0.0/24, reachable only
+between the namespaces) and /etc/hosts (tests/helpers/nethosts.py). Each node also has its own
+"disk": its copy of the model repo is bind-mounted at the repo's path on that host only, so the
+files a run needs reach a node only by `--sync` (or the batch script's sbcast), as on a cluster
+without a shared file system. tipcgen runs on the login host `ctl`, beside slurmctld.
+
+The paddle tests train the bundled example for real across 2 and 3 nodes (tipcgen fleet and
+the --emit-sbatch script) and kill a node's training mid-run; the others end in the preflight
+or in Slurm before anything trains. Every test checks that no job and no process it started is
+left. Without the packages or namespaces the tests skip saying why; with TIPC_REQUIRE_TOOLS=1
+(CI) they fail instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers.http_server import PrepareServer
+from helpers.slurm import Cluster
+from helpers.slurm import why_not as slurm_why_not
+from test_run_e2e_paddle import FLEET, INFER_LOGS, LOG_DIR, MODE, N_INFER, PY, SPEC, TIPCGEN, _copy_example, checksums
+
+REPO = Path(__file__).resolve().parents[1]
+NODES_OUT = f"{LOG_DIR}/nodes"
+SKIPPED = "Run skipped (not trainer 0) with command - tiny_rec - "
+TIMINGS: dict = {}
+
+
+def _require(why: str) -> None:
+    if why:
+        if os.environ.get("TIPC_REQUIRE_TOOLS"):
+            pytest.fail(f"TIPC_REQUIRE_TOOLS is set but {why}")
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    _require(slurm_why_not())
+    c = Cluster(tmp_path_factory.mktemp("slurm"), 3)
+    t0 = time.monotonic()
+    c.start()
+    TIMINGS["cluster up (s)"] = round(time.monotonic() - t0, 2)
+    try:
+        yield c
+    finally:
+        c.stop()
+        print("slurm fleet numbers:", json.dumps(TIMINGS, sort_keys=True))  # for the closing note (pytest -s)
+        assert not c.hosts.namespaces(), "namespaces left behind"
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory, cluster) -> Path:
+    """The model repo with its suite and data (prepare.sh run here against a loopback server)."""
+    root = tmp_path_factory.mktemp("slurm_repo")
+    repo = root / "repo"
+    _copy_example(repo)
+    gen = root / "gen"
+    subprocess.run(TIPCGEN + ["build", str(SPEC), "--out", str(gen)], cwd=REPO, check=True, timeout=120)
+    shutil.copytree(gen / "tiny_rec" / "test_tipc", repo / "test_tipc")
+    serve = root / "serve"
+    res = subprocess.run(
+        [PY, "tools/make_data.py", "--out", str(root / "data"), "--infer", str(N_INFER), "--tar", str(serve)],
+        cwd=repo, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    server = PrepareServer().start()
+    try:
+        for name in ("tiny_rec_data.tar", "rec_inference.tar"):
+            server.add(f"/tiny_rec/{name}", (serve / name).read_bytes())
+        env = dict(os.environ, TIPC_MIRROR=server.url("/tiny_rec"), TIPC_CACHE=str(root / "cache"))
+        res = subprocess.run(
+            ["bash", "test_tipc/prepare.sh", FLEET, MODE], cwd=repo, env=env, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert res.returncode == 0, res.stdout + res.stderr
+    finally:
+        server.stop()
+    return repo
+
+
+class Site:
+    """The repo as the login host sees it, and each node's own disk mounted at the same path."""
+
+    def __init__(self, cluster: Cluster, prepared: Path, root: Path):
+        self.cluster = cluster
+        self.repo = root / "repo"
+        shutil.copytree(prepared, self.repo, symlinks=True)
+        self.disk = {}
+        for name in cluster.names:
+            disk = root / f"disk_{name}"
+            shutil.copytree(prepared, disk, symlinks=True)
+            cluster.hosts.bind(name, disk, self.repo)
+            self.disk[name] = disk
+        self.fleet_config = self.repo / FLEET
+        self.config_digest = hashlib.sha256(self.fleet_config.read_bytes()).hexdigest()
+
+    def fleet(self, *args, timeout: float = 300, label: str = "") -> tuple[int, str, str, float]:
+        t0 = time.monotonic()
+        try:
+            res = self.cluster.client(
+                TIPCGEN + ["fleet", *[str(a) for a in args]], cwd=self.repo, timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+        except subprocess.TimeoutExpired as exc:
+            pytest.fail(f"tipcgen fleet outlived {timeout} s: {exc.stdout}\n{exc.stderr}")
+        seconds = time.monotonic() - t0
+        if label:
+            TIMINGS[label] = round(seconds, 1)
+        return res.returncode, res.stdout, res.stderr, seconds
+
+    def node_out(self, ip: str) -> Path:
+        return self.repo / NODES_OUT / ip
+
+    def left_running(self) -> dict:
+        """Processes in the nodes' namespaces other than the holders and the Slurm daemons."""
+        keep = self.cluster.baseline
+        left = {}
+        for ns, pids in self.cluster.hosts.pids().items():
+            for pid in pids:
+                if pid in keep:
+                    continue
+                try:
+                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                except OSError:
+                    continue
+                left.setdefault(ns, []).append(f"{pid}: {cmd[:200]}")
+        return left
+
+    def settle(self, bound: float = 20.0) -> tuple[list, dict]:
+        """(jobs still known, processes still running) once they are gone or `bound` s passed."""
+        deadline = time.monotonic() + bound
+        while True:
+            jobs, left = self.cluster.jobs(), self.left_running()
+            if (not jobs and not left) or time.monotonic() > deadline:
+                return jobs, left
+            time.sleep(0.2)
+
+    def check_clean(self) -> None:
+        jobs, left = self.settle()
+        assert not jobs, f"jobs left in Slurm: {jobs}"
+        assert not left, f"processes left on the nodes: {left}"
+        assert hashlib.sha256(self.fleet_config.read_bytes()).hexdigest() == self.config_digest, "config changed"
+
+
+@pytest.fixture
+def site(tmp_path, cluster, prepared) -> Site:
+    s = Site(cluster, prepared, tmp_path)
+    yield s
+    s.check_clean()
+
+
+def _report(site: Site, mode: str = MODE) -> dict:
+    return json.loads((site.repo / f"test_tipc/output/tiny_rec/{mode}/nodes/fleet.json").read_text())
+
+
+def _status(path: Path) -> list[str]:
+    return [ln for ln in path.read_text(errors="replace").splitlines() if "Run " in ln]
+
+
+def _trained_together(site: Site, ips: list[str]) -> dict:
+    """rank i on node i, the same world size and weights everywhere; rank 0 exported and
+    inferred, the others recorded not-trainer-0 skips."""
+    sums = {}
+    for rank, ip in enumerate(ips):
+        got = checksums((site.node_out(ip) / "log" / "workerlog.0").read_text(errors="replace"))
+        assert set(got) == {rank}, (ip, got)
+        sums[rank] = got[rank]
+    assert {w for w, _ in sums.values()} == {len(ips)}, sums
+    assert len({v for _, v in sums.values()}) == 1, sums
+    for name in INFER_LOGS:
+        assert (site.node_out(ips[0]) / name).is_file()
+    for ip in ips[1:]:
+        lines = _status(site.node_out(ip) / "results_python.log")[-5:]  # this run's (the log accumulates)
+        assert "Run successfully" in lines[0] and all(SKIPPED in ln for ln in lines[1:]), lines
+    return sums
+
+
+# -- real training ---------------------------------------------------------------------------
+
+
+@pytest.mark.paddle
+@pytest.mark.slow
+def test_spec_suite_trains_on_2_then_3_slurm_nodes(site):
+    """Acceptance 1: `fleet SPEC --suite fleet --via slurm --nodes 2` (and 3)."""
+    base = [SPEC, "--suite", "fleet", "--mode", MODE, "--via", "slurm", "--sync", "--step-timeout", 240]
+    rc, out, err, seconds = site.fleet(*base, "--nodes", 2, "--start-port", 17000, label="slurm: 2 nodes")
+    assert rc == 0, out[-6000:] + err
+    assert "tipc fleet: slurm job " in out and "(asked for by tipcgen): node1 198.18.0.11, node2 198.18.0.12" in out
+    assert "--sync created test_tipc/output/tiny_rec/lite_train_lite_infer/nodes/run_copy." in out
+    ips2 = ["198.18.0.11", "198.18.0.12"]
+    _trained_together(site, ips2)
+    data = _report(site)
+    assert [n["ip"] for n in data["nodes"]] == ips2 and [n["state"] for n in data["nodes"]] == ["passed", "passed"]
+    site.check_clean()
+
+    rc, out, err, seconds = site.fleet(*base, "--nodes", 3, "--start-port", 17100, label="slurm: 3 nodes")
+    print(out[-3000:])  # the closing note quotes it (pytest -s)
+    assert rc == 0, out[-6000:] + err
+    ips3 = ["198.18.0.11", "198.18.0.12", "198.18.0.13"]
+    sums = _trained_together(site, ips3)
+    copy = site.repo / NODES_OUT / "run_copy.train_linux_cpu_fleet_infer_python.txt"
+    assert "gpu_list:198.18.0.11,198.18.0.12,198.18.0.13;cpux1\n" in copy.read_text()
+    # The port chosen is the port the job used: rank 1 reached rank 0's store there.
+    worker = (site.node_out(ips3[1]) / "log" / "workerlog.0").read_text(errors="replace")
+    assert "Successfully connected to 198.18.0.11:17100" in worker, worker[-3000:]
+    assert [n["state"] for n in _report(site)["nodes"]] == ["passed"] * 3
+    TIMINGS["3-node checksum"] = sums[0][1]
+
+
+@pytest.mark.paddle
+@pytest.mark.slow
+def test_emitted_sbatch_script_gives_the_same_run(site):
+    """Acceptance 2: the --emit-sbatch script, submitted with sbatch, trains the same way."""
+    script = site.repo.parent / "tiny_rec.sbatch"
+    rc, out, err, _ = site.fleet(
+        FLEET, "--mode", MODE, "--via", "slurm", "--nodes", 3, "--start-port", 17200, "--emit-sbatch", script
+    )
+    assert rc == 0, out + err
+    text = script.read_text()
+    assert text.startswith("#!/usr/bin/env bash\n#SBATCH --job-name=tipcgen-tiny_rec\n#SBATCH --nodes=3\n")
+    assert shutil.which("shellcheck") is None or subprocess.run(["shellcheck", str(script)]).returncode == 0
+    t0 = time.monotonic()
+    sub = site.cluster.client(["sbatch", "--parsable", str(script)], cwd=site.repo)
+    assert sub.returncode == 0, sub.stderr
+    job = sub.stdout.strip().split(";")[0]
+    deadline = time.monotonic() + 240
+    while site.cluster.jobs() and time.monotonic() < deadline:  # `sbatch --wait` polls every 32 s
+        time.sleep(0.5)
+    TIMINGS["slurm: sbatch script, 3 nodes"] = round(time.monotonic() - t0, 1)
+    out_file = site.disk["node1"] / f"tipcgen-tiny_rec-{job}.out"
+    output = out_file.read_text(errors="replace")
+    assert "node1=198.18.0.11 node2=198.18.0.12 node3=198.18.0.13" in output, output[-3000:]
+    ips = ["198.18.0.11", "198.18.0.12", "198.18.0.13"]
+    for rank, name in enumerate(site.cluster.names):
+        disk = site.disk[name]
+        log = disk / LOG_DIR / "results_python.log"
+        lines = _status(log)
+        assert len(lines) == 5 and lines[0].count("Run successfully") == 1, lines
+        assert f"--ips={','.join(ips)}" in lines[0] and f"--host={ips[rank]}" in lines[0]
+        if rank:
+            assert all(SKIPPED in ln for ln in lines[1:]), lines
+        got = checksums((disk / "log" / "workerlog.0").read_text(errors="replace"))
+        assert set(got) == {rank} and got[rank][0] == 3
+    # The batch script's run copy is byte for byte the one `fleet --via slurm` writes.
+    copy = f"{NODES_OUT}/run_copy.train_linux_cpu_fleet_infer_python.txt"
+    from tipcgen.plan.runcopy import with_ips
+
+    expected = with_ips(site.fleet_config.read_text(), ips, "test")
+    assert all((site.disk[n] / copy).read_text() == expected for n in site.cluster.names)
+
+
+@pytest.mark.paddle
+@pytest.mark.slow
+def test_a_node_whose_training_is_killed_stops_the_others(site):
+    """Node 2's training processes die mid-run (as under the OOM killer): node 1 is stopped, the
+    report names node 2, the allocation is released, nothing is left running."""
+    mode = "whole_train_whole_infer"  # long enough to be killed in the middle
+    args = [FLEET, "--mode", mode, "--via", "slurm", "--sync", "--start-port", 17300, "--kill-grace", 5]
+    proc = subprocess.Popen(
+        [*site.cluster.hosts["ctl"].enter(site.repo), *TIPCGEN, "fleet", *[str(a) for a in args]],
+        env=site.cluster.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    t0 = time.monotonic()
+    victim = site.cluster.hosts["node2"].netns
+    worker_log = site.disk["node2"] / "log" / "workerlog.0"
+    while time.monotonic() - t0 < 120 and proc.poll() is None:
+        if worker_log.exists() and "epoch: 1/" in worker_log.read_text(errors="replace"):
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("node 2 never reached epoch 1:\n" + (proc.stdout.read() if proc.poll() is not None else ""))
+    # Every process of the job working in node 2's copy dies (Slurm's own slurmstepd lives on).
+    killed = []
+    for pid in site.cluster.hosts.pids()[victim]:
+        try:
+            if os.readlink(f"/proc/{pid}/cwd").startswith(str(site.repo)):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    assert killed, "nothing of the job ran in node 2's copy"
+    kill_at = time.monotonic()
+    out, _ = proc.communicate(timeout=120)
+    stopped_after = time.monotonic() - kill_at
+    TIMINGS["slurm: node 2 killed, all stopped after (s)"] = round(stopped_after, 1)
+    assert proc.returncode == 1, out[-5000:]
+    flat = " ".join(out.split())
+    assert "tipc fleet: stopped every node: node 198.18.0.12 failed" in flat, out[-5000:]
+    data = _report(site, mode)
+    states = {n["ip"]: n["state"] for n in data["nodes"]}
+    assert states == {"198.18.0.11": "stopped", "198.18.0.12": "failed"}, states
+    assert stopped_after < 60
+
+
+# -- ended before anything trains ------------------------------------------------------------
+
+
+GPU_FLEET = "test_tipc/configs/tiny_rec/gpu_fleet.txt"
+
+
+def _gpu_config(site: Site) -> None:
+    """A GPU two-node config (`ips;0`): the launcher gets no --host, so it finds its own rank
+    from its host name, as upstream's suites do."""
+    text = site.fleet_config.read_text().replace(
+        "gpu_list:127.0.0.2,127.0.0.3;cpux1", "gpu_list:xx.xx.xx.xx,yy.yy.yy.yy;0"
+    )
+    (site.repo / GPU_FLEET).write_text(text)
+
+
+def test_a_node_whose_name_resolves_elsewhere_is_caught_before_training(site):
+    """Acceptance 4: node 2's own name resolves to 127.0.1.1 (Debian's installer does this), so
+    paddle's launcher there would take rank 0 and both nodes would wait until a timeout."""
+    _gpu_config(site)
+    site.cluster.hosts.remap("node2", "127.0.1.1")
+    try:
+        rc, out, err, seconds = site.fleet(
+            GPU_FLEET, "--mode", MODE, "--via", "slurm", "--sync", label="slurm: rank-0 pitfall"
+        )
+    finally:
+        site.cluster.hosts.restore("node2")
+    assert rc == 1, out + err
+    assert (
+        "tipc fleet: node 198.18.0.12: paddle's launcher there resolves its host name 'node2' to 127.0.1.1, not "
+        "to 198.18.0.12" in err
+    ), err
+    assert "map node2 to 198.18.0.12 in that node's /etc/hosts" in err
+    assert "node 198.18.0.11: paddle's launcher" not in err
+    assert "refused to start; nothing was started on any node" in err
+    assert not (site.disk["node1"] / LOG_DIR / "results_python.log").exists()
+    assert seconds < 30, seconds
+
+
+def test_a_busy_start_port_on_one_node_is_caught_before_training(site):
+    holder = site.cluster.hosts.popen(
+        "node2", [PY, "-c", "import socket,sys,time; s=socket.socket(); s.bind(('198.18.0.12', 17400)); s.listen(1); "
+                  "print('up', flush=True); time.sleep(300)"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "up"
+        rc, out, err, seconds = site.fleet(FLEET, "--mode", MODE, "--via", "slurm", "--sync", "--start-port", 17400)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert rc == 1, out + err
+    assert "tipc fleet: node 198.18.0.12: port 17400 on 198.18.0.12 is in use" in err, err
+    assert "or pick another --start-port" in err and "node 198.18.0.11: port" not in err
+    assert not (site.disk["node1"] / LOG_DIR / "results_python.log").exists()
+
+
+def test_an_allocation_that_never_starts_is_given_up_within_its_bound(site):
+    hold = site.cluster.client(["salloc", "--no-shell", "--nodes=3", "--exclusive", "--job-name=holder"])
+    assert hold.returncode == 0, hold.stderr
+    try:
+        rc, out, err, seconds = site.fleet(
+            FLEET, "--mode", MODE, "--via", "slurm", "--alloc-timeout", 3, label="slurm: allocation never starts"
+        )
+        assert rc == 1, out + err
+        assert "tipc fleet: slurm: no allocation of 2 node(s) started within 3 s" in err, err
+        assert seconds < 3 + 15, seconds
+        assert [j for j in site.cluster.jobs() if "tipcgen" in j] == []
+        names = site.cluster.client(["squeue", "-h", "-o", "%j"]).stdout.split()
+        assert names == ["holder"], names  # ours was cancelled, not left queued
+    finally:
+        site.cluster.client(["scancel", "--name=holder"])
+
+
+def test_slurm_refusals_are_clear(site):
+    rc, out, err, _ = site.fleet(FLEET, "--mode", MODE, "--via", "slurm", "--partition", "nope", "--alloc-timeout", 5)
+    assert rc == 1 and "tipc fleet: slurm: salloc refused 2 node(s) in partition nope: " in err, out + err
+    assert "invalid partition" in err.lower()
+
+    # An allocation smaller than the run: named, and not ours to cancel.
+    one = site.cluster.client(["salloc", "--no-shell", "--nodes=1", "--job-name=small"])
+    assert one.returncode == 0, one.stderr
+    job = one.stderr.split("Granted job allocation")[1].split()[0]
+    try:
+        rc, out, err, _ = site.fleet(FLEET, "--mode", MODE, "--via", "slurm", "--job", job)
+        assert rc == 1 and f"tipc fleet: slurm: job {job} has 1 node(s) (node1); the run needs 2" in err, out + err
+        assert [ln.split()[0] for ln in site.cluster.jobs()] == [job]  # the user's allocation stays
+    finally:
+        site.cluster.client(["scancel", job])
+
+    # No srun on PATH: nothing can be reached.
+    env = dict(site.cluster.env, PATH=str(Path(PY).parent) + ":/nonexistent")
+    res = site.cluster.client(TIPCGEN + ["fleet", FLEET, "--mode", MODE, "--via", "slurm"], cwd=site.repo, env=env)
+    assert res.returncode == 1 and "`srun` is not on PATH" in res.stderr, res.stdout + res.stderr
+
+    # Options of the other engine are refused, not ignored.
+    rc, out, err, _ = site.fleet(FLEET, "--mode", MODE, "--via", "slurm", "--node-dir", "1.2.3.4=/x")
+    assert rc == 2 and "--node-dir is an option of the ssh engine" in err
