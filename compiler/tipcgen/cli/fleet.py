@@ -167,7 +167,9 @@ def fleet(
         10.0, "--connect-timeout", help="Seconds to reach a node (ssh ConnectTimeout); the checks are bounded by it."
     ),
     remote_dir: Optional[str] = typer.Option(
-        None, "--remote-dir", help="Working copy of the model repo on the nodes (default: this repo root's path)."
+        None,
+        "--remote-dir",
+        help="Working copy of the model repo on the nodes (default: this repo root's path); {node}: the node's name.",
     ),
     node_dir: list[str] = typer.Option([], "--node-dir", help="IP=DIR: one node's working copy (repeatable)."),
     start_port: int = typer.Option(
@@ -267,6 +269,8 @@ def fleet(
             remote_dir=None if remote_dir is None else _directory("--remote-dir", remote_dir), prepare=prepare,
         )  # fmt: skip
         if emit_sbatch is not None:
+            if remote_dir is not None and "{node}" in remote_dir:
+                raise UsageError("--remote-dir with {node}: the batch script runs in one working copy per path")
             _emit_sbatch(emit_sbatch, source, mode, sopts, settings, kwargs)
             return
         _run_slurm(source, mode, sopts, settings, kwargs, dry_run, json_out, junit)
@@ -346,7 +350,7 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
         names = alloc.nodes[:count]
         ips = slurm.node_addresses(alloc, names, sopts.connect_timeout)
         typer.echo(printable(f"tipc fleet: {slurm.describe(alloc, names, ips)}"))
-        setup = fleet_for(source, mode, root=os.getcwd(), gpu_ips=ips, **kwargs)
+        setup = fleet_for(source, mode, root=os.getcwd(), gpu_ips=ips, node_names=dict(zip(ips, names)), **kwargs)
         transport = slurm.SlurmTransport(alloc.job, tuple(zip(ips, names)), sopts.connect_timeout)
         _run(setup, replace(settings, transport=transport), json_out, junit)
     finally:

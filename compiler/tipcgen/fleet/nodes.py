@@ -190,11 +190,14 @@ def fleet_for(
     node_dirs: Optional[Mapping[str, str]] = None,
     prepare: bool = False,
     gpu_ips: Optional[Sequence[str]] = None,
+    node_names: Optional[Mapping[str, str]] = None,
 ) -> Fleet:
     """Plan the suite for each of its nodes; UsageError when it has no multi-node topology.
 
     `gpu_ips`: the nodes an engine found at run time (Slurm); the nodes then run a copy of the
-    config whose gpu_list names them (`RUN_COPY` under the log directory), planned as such."""
+    config whose gpu_list names them (`run_copy_path`), planned as such. `{node}` in
+    `remote_dir` is each node's name (`node_names`: ip -> Slurm's name; else its ip), so nodes
+    sharing a file system can each have a working copy of their own."""
     from tipcgen.check.source import plan_source
 
     def plan(ip: Optional[str], ips: Optional[Sequence[str]] = None) -> Plan:
@@ -226,5 +229,6 @@ def fleet_for(
         files[0] = SharedFile(copy, data.encode("utf-8", "surrogateescape"), "run copy of the config", written=True)
         config = copy
     default = remote_dir or os.path.abspath(root)
-    nodes = tuple(Node(ip, dirs.get(ip, default), plan(ip, gpu_ips)) for ip in ips)
+    names = dict(node_names or {})
+    nodes = tuple(Node(ip, dirs.get(ip, default.replace("{node}", names.get(ip, ip))), plan(ip, gpu_ips)) for ip in ips)
     return Fleet(source, mode, config, nodes, tuple(files), start_port)

@@ -1,5 +1,5 @@
 """`tipcgen fleet --via slurm --emit-sbatch FILE`: the same run as a batch script a user reviews
-and submits (`sbatch FILE`), needing nothing but bash, awk, coreutils and Slurm's clients on
+and submits (`sbatch FILE`), needing nothing but bash, sed, coreutils and Slurm's clients on
 the nodes. The template is templates/fleet_sbatch.sh.j2; its steps mirror `fleet --via slurm`
 (the address rule of fleet/slurm.py, the run copy of plan/runcopy.py, the environment of
 fleet/run.py); tests/test_fleet_slurm.py runs both on one cluster and compares."""
