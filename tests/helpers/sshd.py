@@ -49,10 +49,13 @@ def _keygen(path: Path) -> None:
 class SshNodes:
     """sshd on each of `ips` (same port), the client config and key to reach them."""
 
-    def __init__(self, root: Path, ips, port: int):
+    def __init__(self, root: Path, ips, port: int, hosts=None):
+        """`hosts`: a nethosts.Hosts holding each ip as a host of its own (its sshd runs there)."""
         self.root = root
         self.ips = tuple(ips)
         self.port = port
+        self.hosts = hosts
+        self.host_of = {h.ip: name for name, h in hosts.hosts.items()} if hosts is not None else {}
         self.procs: dict = {}
         root.mkdir(parents=True, exist_ok=True)
         self.host_key = root / "host_key"
@@ -85,18 +88,22 @@ class SshNodes:
 
     def start(self, ip: str, timeout: float = 15.0) -> None:
         log = open(self.root / f"sshd_{ip}.log", "ab")
-        self.procs[ip] = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self._config(ip))],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        argv = [SSHD, "-D", "-e", "-f", str(self._config(ip))]
+        kw = dict(stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        if self.hosts is not None:
+            self.procs[ip] = self.hosts.popen(self.host_of[ip], argv, **kw)
+        else:
+            self.procs[ip] = subprocess.Popen(argv, **kw)
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.procs[ip].poll() is not None:
                 raise RuntimeError(f"sshd on {ip} exited {self.procs[ip].returncode}: {self.log(ip)}")
+            if self.hosts is not None:  # its address exists only in its namespace: its log says
+                if f"Server listening on {ip} port {self.port}" in self.log(ip):
+                    return
+                time.sleep(0.05)
+                continue
             try:
                 with socket.create_connection((ip, self.port), timeout=1):
                     return

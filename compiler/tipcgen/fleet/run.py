@@ -77,6 +77,11 @@ def preflight(fleet: Fleet, settings: Settings, printer: Optional[Printer] = Non
             return problems, {c.ip: c for c in checks}
         checks = check_nodes(fleet, settings.transport, synced=True, env=env)
         problems = [p for c in checks for p in c.problems]
+    elif problems and settings.sync and any(c.differs for c in checks):
+        # Not "run with --sync" per file: it was given, and waits for the problems above.
+        files = sorted({f for c in checks for f in c.missing + c.changed})
+        waiting = f"--sync copies {', '.join(files)} once the problems above are fixed"
+        return [*problems, waiting], {c.ip: c for c in checks}
     problems += [p for c in checks for p in c.differs]
     return problems, {c.ip: c for c in checks}
 
