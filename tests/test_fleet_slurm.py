@@ -304,6 +304,40 @@ def test_a_node_whose_training_is_killed_stops_the_others(site):
     assert stopped_after < 60
 
 
+@pytest.mark.paddle
+@pytest.mark.slow
+def test_ctrl_c_stops_every_node_and_releases_the_allocation(site):
+    mode = "whole_train_whole_infer"
+    args = [FLEET, "--mode", mode, "--via", "slurm", "--sync", "--start-port", 17350, "--kill-grace", 2]
+    proc = subprocess.Popen(
+        [*site.cluster.hosts["ctl"].enter(site.repo), *TIPCGEN, "fleet", *[str(a) for a in args]],
+        env=site.cluster.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        # as from a terminal: a test run started in the background has SIGINT ignored, and an
+        # ignored signal stays ignored across exec (Python then never raises KeyboardInterrupt)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    worker_log = site.disk["node1"] / "log" / "workerlog.0"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if worker_log.exists() and "epoch: 1/" in worker_log.read_text(errors="replace"):
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.stdout.read()
+    assert site.cluster.jobs(), "no allocation while training"
+    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    out, _ = proc.communicate(timeout=120)
+    TIMINGS["slurm: Ctrl-C, all stopped after (s)"] = round(time.monotonic() - t0, 1)
+    # the grace, Slurm's step teardown (KillWait 5 s here), gathering the logs, scancel
+    assert TIMINGS["slurm: Ctrl-C, all stopped after (s)"] < 40, out[-4000:]
+    assert proc.returncode == 1, out[-5000:]
+    flat = " ".join(out.split())
+    assert "tipc fleet: stopped every node: interrupted" in flat, out[-5000:]
+    assert "stopped: stopped:" not in flat
+    assert {n["state"] for n in _report(site, mode)["nodes"]} == {"stopped"}
+    # check_clean (the fixture): no job, no process on any node
+
+
 # -- ended before anything trains ------------------------------------------------------------
 
 

@@ -133,7 +133,10 @@ def _print_result(setup: Fleet, result: FleetResult, reports: tuple) -> None:
     for node in result.nodes:
         step = node.failed_step
         where = f" at step {step.index + 1} {step.kind} {step.group}" if step else ""
-        verdict = f"node {node.ip}: {node.state}{where}" + (f": {node.reason}" if node.reason else "")
+        reason = node.reason or ""
+        if not where and reason.startswith(f"{node.state}: "):  # "stopped: stopped: interrupted"
+            reason = reason[len(node.state) + 2 :]
+        verdict = f"node {node.ip}: {node.state}{where}" + (f": {reason}" if reason else "")
         typer.echo(printable(verdict))
         if node.gather_problem:
             typer.echo(f"tipc fleet: gathering logs: {printable(node.gather_problem)}", err=True)
