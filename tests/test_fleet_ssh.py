@@ -69,6 +69,11 @@ exit 0
 """
 
 
+def fake_python() -> str:
+    """FAKE_PYTHON whose `-c` (the fleet's preflight probe) runs this interpreter."""
+    return FAKE_PYTHON.replace("__REAL_PYTHON__", shlex.quote(sys.executable))
+
+
 def _require(why: str) -> None:
     if why:
         if os.environ.get("TIPC_REQUIRE_TOOLS"):
@@ -116,7 +121,7 @@ class Copies:
             shutil.copytree(base, path, symlinks=True)
         self.bin = root / "bin"
         self.bin.mkdir()
-        (self.bin / "python3").write_text(FAKE_PYTHON.replace("__REAL_PYTHON__", shlex.quote(sys.executable)))
+        (self.bin / "python3").write_text(fake_python())
         (self.bin / "python3").chmod(0o755)
 
     def args(self, *extra, fake: bool = True) -> list:

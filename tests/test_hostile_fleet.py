@@ -486,7 +486,7 @@ def test_sync_over_real_ssh_into_directories_with_spaces(tmp_path, monkeypatch):
     """The issue's case: `--sync --remote-dir "remote copy"` failed (scp's SFTP mode took the
     quoted path literally) and then advised --sync. Now the copy lands, and the run starts."""
     from helpers.sshd import SshNodes, why_not
-    from test_fleet_ssh import FAKE_PYTHON
+    from test_fleet_ssh import fake_python
     from test_run_e2e_paddle import NODE_IPS, free_port, loopback_aliases_usable
 
     why = why_not() or loopback_aliases_usable()
@@ -500,7 +500,7 @@ def test_sync_over_real_ssh_into_directories_with_spaces(tmp_path, monkeypatch):
         shutil.copytree(REPO / "generated" / "tiny_rec" / "test_tipc", local / "test_tipc")
         bin_dir = tmp_path / "bin"
         bin_dir.mkdir()
-        (bin_dir / "python3").write_text(FAKE_PYTHON)
+        (bin_dir / "python3").write_text(fake_python())
         (bin_dir / "python3").chmod(0o755)
         copies = {ip: tmp_path / f"remote copy's {ip}" for ip in NODE_IPS}
         args = [FLEET, "--mode", MODE, *sshd.ssh_args(), "--sync", "--connect-timeout", 5, "--kill-grace", 3]
