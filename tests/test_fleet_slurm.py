@@ -465,19 +465,59 @@ def _hosts_config(site: Site, devices: str) -> None:
     (site.repo / HOSTS_FLEET).write_text(text)
 
 
+@pytest.fixture
+def http_on_ctl(site, prepared):
+    """The example's data tarballs from a real HTTP server on the login host (198.18.0.10)."""
+    www = site.repo.parent / "www"
+    (www / "tiny_rec").mkdir(parents=True)
+    for tar in (prepared.parent / "serve").glob("*.tar"):
+        shutil.copy(tar, www / "tiny_rec" / tar.name)
+    server = site.cluster.hosts.popen(
+        "ctl", [PY, "-u", "-m", "http.server", "18080", "--bind", "198.18.0.10", "--directory", str(www)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )  # fmt: skip
+    try:
+        assert "Serving HTTP on 198.18.0.10 port 18080" in server.stdout.readline()
+        yield "http://198.18.0.10:18080/tiny_rec"
+    finally:
+        server.kill()
+        server.wait()
+
+
 @pytest.mark.paddle
 @pytest.mark.slow
-def test_ssh_engine_trains_across_hosts_of_their_own(site, sshd_on_nodes):
+def test_ssh_engine_trains_across_hosts_of_their_own(site, sshd_on_nodes, http_on_ctl):
     """The ssh engine between hosts with their own names, addresses and disks (not two loopback
-    aliases of one host): --sync brings the config, the nodes train together."""
+    aliases of one host): a config that differs on a node is refused before anything starts;
+    then --sync copies it, --prepare fetches the data on each node, and they train together."""
     _hosts_config(site, "cpux1")
-    rc, out, err, _ = site.fleet(
-        HOSTS_FLEET, "--mode", MODE, *sshd_on_nodes.ssh_args(), "--sync", "--start-port", 17500,
-        "--step-timeout", 240, "--env", f"PATH={Path(PY).parent}:/usr/bin:/bin", label="ssh: 2 hosts of their own",
-    )  # fmt: skip
+    for disk in site.disk.values():  # the data comes with --prepare
+        shutil.rmtree(disk / "train_data")
+        shutil.rmtree(disk / "inference")
+    (site.disk["node2"] / HOSTS_FLEET).write_text((site.repo / HOSTS_FLEET).read_text() + "\n")
+    env = {
+        "PATH": f"{Path(PY).parent}:/usr/bin:/bin",
+        "PYTHONUNBUFFERED": "1",
+        "TIPC_MIRROR": http_on_ctl,
+        "TIPC_CACHE": ".tipc_cache",
+        "TIPC_TIMEOUT": "10",
+    }
+    args = [HOSTS_FLEET, "--mode", MODE, *sshd_on_nodes.ssh_args(), "--prepare", "--start-port", 17500]
+    args += ["--step-timeout", 240, *[a for k, v in env.items() for a in ("--env", f"{k}={v}")]]
+    rc, out, err, _ = site.fleet(*args)
+    assert rc == 1, out + err
+    assert f"node 198.18.0.12: {site.repo}/{HOSTS_FLEET} differs from this machine's config" in err, err
+    assert f"node 198.18.0.11: {site.repo}/{HOSTS_FLEET} is missing" in err, err
+    assert not (site.disk["node1"] / LOG_DIR).exists()
+
+    rc, out, err, _ = site.fleet(*args, "--sync", label="ssh: 2 hosts of their own, --sync --prepare")
     assert rc == 0, out[-6000:] + err
+    assert f"[198.18.0.12] --sync replaced {HOSTS_FLEET}" in out
     _trained_together(site, ["198.18.0.11", "198.18.0.12"])
     assert [n["state"] for n in _report(site)["nodes"]] == ["passed", "passed"]
+    for ip in ("198.18.0.11", "198.18.0.12"):
+        prepared_out = (site.node_out(ip) / "fleet_prepare.out").read_text()
+        assert "prepare: done (tiny_rec, lite_train_lite_infer)" in prepared_out, prepared_out[-2000:]
 
 
 def test_ssh_engine_catches_the_rank0_pitfall_too(site, sshd_on_nodes):

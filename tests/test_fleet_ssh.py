@@ -4,8 +4,9 @@ No mocks: Debian's /usr/sbin/sshd (one per address, throwaway host and user keys
 module fixture), the system ssh, the generated bash runner on each node. The fast tests put
 a small bash `python3` first on the nodes' PATH (via `--env PATH=...`): it prints what it was
 given and can fail or hang on one node, which is all the fleet's own logic needs. The paddle
-tests train tiny_rec for real across both nodes (`--prepare` fetches the data from a loopback
-HTTP server) and kill one node mid-train.
+test kills one node mid-train (`--prepare` fetches the data from a loopback HTTP server); real
+training across hosts with their own names, addresses and disks, over sshd in each, is in
+tests/test_fleet_slurm.py.
 
 Without sshd the tests skip saying why; with TIPC_REQUIRE_TOOLS=1 (CI) they fail instead.
 """
@@ -40,8 +41,6 @@ from test_run_e2e_paddle import (
     SPEC,
     TIPCGEN,
     _copy_example,
-    check_infer_log,
-    checksums,
     free_port,
     loopback_aliases_usable,
     processes_in,
@@ -468,42 +467,6 @@ def paddle_env(root: Path, server) -> list:
         "TIPC_TIMEOUT": "10",
     }
     return [a for k, v in env.items() for a in ("--env", f"{k}={v}")]
-
-
-@pytest.mark.paddle
-@pytest.mark.slow
-def test_two_nodes_train_for_real(copies, paddle_data, sshd):
-    root, server = paddle_data
-    cfg = copies.node[B] / FLEET
-    cfg.write_text(cfg.read_text() + "\n")  # node 2's config differs: refused before anything starts
-    args = copies.args(
-        "--prepare", "--start-port", free_port(NODE_IPS), "--step-timeout", 300, *paddle_env(root, server), fake=False
-    )
-    rc, out, err, _ = fleet(args, copies.local, label="paddle: differing config refused")
-    assert rc == 1 and f"node {B}:" in err and "differs" in err, out + err
-    assert not copies.started_anything()
-
-    rc, out, err, seconds = fleet(
-        [*args, "--sync"], copies.local, timeout=600, label="paddle: two nodes, --sync --prepare"
-    )
-    print(out + err)  # the closing note quotes it (pytest -s)
-    assert rc == 0, out[-6000:] + err
-    got = {ip: copies.local / NODES_OUT / ip for ip in (A, B)}
-    # Trained together: rank 0 on node 1, rank 1 on node 2, the same weights.
-    cs_a = checksums((got[A] / "log/workerlog.0").read_text(errors="replace"))
-    cs_b = checksums((got[B] / "log/workerlog.0").read_text(errors="replace"))
-    assert set(cs_a) == {0} and set(cs_b) == {1}, (cs_a, cs_b)
-    assert cs_a[0][0] == cs_b[1][0] == 2 and cs_a[0][1] == cs_b[1][1], (cs_a, cs_b)
-    # Node 1 exported and inferred; node 2 recorded not-trainer-0 skips.
-    for bs, name in zip((1, 6), INFER_LOGS):
-        check_infer_log(got[A] / name, bs)
-    lines_b = [ln for ln in (got[B] / "results_python.log").read_text().splitlines() if "Run " in ln]
-    assert len(lines_b) == 5 and all(SKIPPED_B in ln for ln in lines_b[1:]), lines_b
-    data = report(copies.local)
-    assert [n["state"] for n in data["nodes"]] == ["passed", "passed"]
-    assert (copies.local / NODES_OUT / "fleet.junit.xml").is_file()
-    assert (got[A] / "fleet_prepare.out").read_text().count("prepare: done (tiny_rec, lite_train_lite_infer)") == 1
-    print(f"fleet numbers: checksum node 1 (rank 0) {cs_a[0][1]}, node 2 (rank 1) {cs_b[1][1]}")
 
 
 @pytest.mark.paddle
