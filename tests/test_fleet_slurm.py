@@ -203,6 +203,7 @@ def test_spec_suite_trains_on_2_then_3_slurm_nodes(site):
     _trained_together(site, ips2)
     data = _report(site)
     assert [n["ip"] for n in data["nodes"]] == ips2 and [n["state"] for n in data["nodes"]] == ["passed", "passed"]
+    assert data["engine"]["name"] == "slurm" and data["engine"]["nodes"] == {ips2[0]: "node1", ips2[1]: "node2"}
     site.check_clean()
 
     rc, out, err, seconds = site.fleet(*base, "--nodes", 3, "--start-port", 17100, label="slurm: 3 nodes")

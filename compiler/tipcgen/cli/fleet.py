@@ -394,7 +394,11 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) 
             typer.echo(f"tipc fleet: {printable(problem)}", err=True)
         typer.echo("tipc fleet: refused to start; nothing was started on any node", err=True)
         raise typer.Exit(1)
-    write_report(json_out, json_report(setup, result.nodes, result.reason, result.exit_code))
+    transport = settings.transport
+    engine: dict = {"name": transport.name}
+    if transport.name == "slurm":  # the job and each node's Slurm name
+        engine.update(job=transport.job, nodes=dict(transport.names))
+    write_report(json_out, json_report(setup, result.nodes, result.reason, result.exit_code, engine))
     write_report(junit, junit_report(setup, result.nodes))
     _print_result(setup, result, (json_out, junit))
     raise typer.Exit(result.exit_code)

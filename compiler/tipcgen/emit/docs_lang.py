@@ -67,6 +67,10 @@ ZH = {
     "h.run": "#### 2.1.2 开始测试",
     "run": "以配置文件`{config}`为例，测试方法如下所示。",
     "note.every_node.run": "**注意：** 由于是多机训练，这里需要在所有的节点上均运行上述命令进行测试。",
+    "fleet_cmd": (
+        "也可以在任意一台能访问各节点的机器上用一条命令完成上述步骤：`tipcgen fleet`通过 ssh 在各节点同时运行（先做上述"
+        "检查），在 Slurm 集群上加`--via slurm`：节点由分配给出，各节点的 ip 写入配置的运行副本（原配置不变）。"
+    ),
     "steps_per_mode": "各模式下运行的步骤数：",
     "steps_header": "| 模式 | 步骤总数 | 训练 | 评估 | 导出 | 推理 |",
     "h.output": "#### 2.1.{n} 输出结果",
@@ -165,6 +169,11 @@ EN = {
     "h.run": "#### 2.1.2 Run",
     "run": "For the config `{config}`:",
     "note.every_node.run": "**Note:** this is a multi-node run: run the command above on every node.",
+    "fleet_cmd": (
+        "Or do all of the above with one command from any machine that reaches the nodes: `tipcgen fleet` runs "
+        "on every node at once over ssh (after the checks above); on a Slurm cluster add `--via slurm`: the "
+        "allocation gives the nodes, and a run copy of the config names their ips (the config is not changed)."
+    ),
     "steps_per_mode": "Steps per mode:",
     "steps_header": "| Mode | Steps | Train | Eval | Export | Infer |",
     "h.output": "#### 2.1.{n} Expected output",

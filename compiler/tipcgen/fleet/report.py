@@ -105,7 +105,9 @@ def step_outcomes(node: Node, lines: list, ended: str, output: list) -> list[Ste
     return outcomes
 
 
-def report_data(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int) -> dict:
+def report_data(
+    fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int, engine: Optional[dict] = None
+) -> dict:
     first = next((n for n in nodes if n.state == "failed"), None) or next(
         (n for n in nodes if n.state not in ("passed",)), None
     )
@@ -124,6 +126,7 @@ def report_data(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int
         "mode": fleet.mode,
         "model_name": fleet.plan.model_name,
         "start_port": fleet.start_port,
+        "engine": engine or {"name": "ssh"},
         "stopped": reason,
         "exit_code": exit_code,
         "first_failure": failure,
@@ -144,8 +147,9 @@ def report_data(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int
     }
 
 
-def json_report(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int) -> str:
-    return json.dumps(report_data(fleet, nodes, reason, exit_code), indent=2, ensure_ascii=False) + "\n"
+def json_report(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int, engine: Optional[dict] = None) -> str:
+    """The report; `engine`: how the nodes were reached (`{"name": "slurm", "job": ..., "nodes": ...}`)."""
+    return json.dumps(report_data(fleet, nodes, reason, exit_code, engine), indent=2, ensure_ascii=False) + "\n"
 
 
 def _count(steps: list, *states: str) -> int:
