@@ -147,9 +147,10 @@ def test_no_import_cycles_counting_every_import():
 
 def test_the_runner_registry_holds_every_dialects_runners():
     from tipcgen.dialects import LAYOUTS
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
     from tipcgen.plan.registry import RUNNERS
 
-    named = {runner for layout in LAYOUTS.values() for runner in layout.dialect.runners}
+    named = {runner for layout in (*LAYOUTS.values(), *CHAIN_LAYOUTS.values()) for runner in layout.dialect.runners}
     assert named == set(RUNNERS)
     files = {p.stem for p in (PKG / "plan" / "runners").glob("*.py")} - {"__init__", "classic"}
     assert files == set(RUNNERS), "a runner module that is not registered (or the reverse)"

@@ -12,13 +12,22 @@ from pathlib import Path
 from typing import Optional
 
 from conftest import RECORDER
-from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
 from tipcgen.plan.planner import plan_config
 from tipcgen.plan.steps import skip_reason
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
+# Other programs a chain's steps run (test_paddle2onnx.sh's converter), recorded the same way.
+TOOLS = ("paddle2onnx",)
+RECORDED = PYTHONS + TOOLS
+
+
+def _layout(name: str):
+    """A train layout (dialects.LAYOUTS) or a chain's (dialects/chains.py)."""
+    from tipcgen.dialects import any_layout
+
+    return any_layout(name)
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,7 @@ class Harness:
         self.root = root
         self.bin = root / "bin"
         self.bin.mkdir(parents=True, exist_ok=True)
-        for name in PYTHONS:
+        for name in RECORDED:
             path = self.bin / name
             path.write_text(RECORDER)
             path.chmod(0o755)
@@ -51,7 +60,7 @@ class Harness:
         if key not in self.scripts:
             d = self.root / "runners" / f"{layout}-{runner or 'default'}" / "test_tipc"
             d.mkdir(parents=True, exist_ok=True)
-            script, common = runner_script(get_layout(layout), "differential test", runner)
+            script, common = runner_script(_layout(layout), "differential test", runner)
             (d / "test_train_inference_python.sh").write_text(script)
             (d / "common_func.sh").write_text(common)
             self.scripts[key] = d / "test_train_inference_python.sh"
@@ -95,7 +104,7 @@ class Harness:
             try:
                 plan = plan_config(
                     text,
-                    get_layout(case.layout),
+                    _layout(case.layout),
                     case.mode,
                     gpuid=case.gpuid,
                     cuda_visible_devices=case.cuda,
@@ -149,7 +158,7 @@ def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]
             continue
         argv = _run_argv(step.argv) if step.argv is not None else None
         ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
-        if argv and argv[0] not in PYTHONS:
+        if argv and argv[0] not in RECORDED:
             ok = False  # the interpreter named by the config is not on PATH
         ran.append(step)
         if not ok:
@@ -158,7 +167,7 @@ def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]
     want = [
         (s.cuda_visible_devices, s.cwd or ".", list(_run_argv(s.argv)[1:]))
         for s in ran
-        if s.argv and _run_argv(s.argv)[0] in PYTHONS
+        if s.argv and _run_argv(s.argv)[0] in RECORDED
     ]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional
 
-from tipcgen.dialects import detect_text, get_layout, refuse_chain
+from tipcgen.dialects import detect_text, get_layout, refuse_chain, signature
+from tipcgen.dialects.chains import chain_layout
+from tipcgen.errors import UsageError
 from tipcgen.inputs import read_text
 from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import Plan, plan_config
@@ -38,9 +40,15 @@ def plan_source(
         limits = spec.suites[name].limits
     else:
         text = read_text(source)
-        # The same detector import and lint use, so `plan CONFIG` runs what `import` would describe.
-        refuse_chain(text, source)
-        lay = get_layout(layout) if layout else detect_text(text, source)
+        chain = chain_of_text(text)
+        if chain is not None:  # another chain's config: its own layout and runner (dialects/chains.py)
+            if layout:
+                raise UsageError(f"--layout {layout}: {source} is a {chain.description}; --layout names train layouts")
+            lay = chain
+        else:
+            # The same detector import and lint use, so `plan CONFIG` runs what `import` would describe.
+            refuse_chain(text, source)
+            lay = get_layout(layout) if layout else detect_text(text, source)
     label = source if not source.endswith((".yml", ".yaml")) else f"{source} [suite {name}]"
     if gpu_ips is not None:
         from tipcgen.plan.runcopy import with_ips
@@ -59,3 +67,10 @@ def plan_source(
         root=root,
         limits=limits,
     )
+
+
+def chain_of_text(text: str):
+    """The chain layout (dialects/chains.py) a config's text fits, or None."""
+    from tipcgen.script.lines import split_lines
+
+    return chain_layout(signature(split_lines(text)))

@@ -61,6 +61,13 @@ def get_layout(name: str) -> Layout:
         raise UsageError(f"unknown layout {name!r}; layouts: {', '.join(NAMES)}") from None
 
 
+def any_layout(name: str) -> Layout:
+    """A train layout, or another chain's (dialects/chains.py) by its name."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+
+    return CHAIN_LAYOUTS[name] if name in CHAIN_LAYOUTS else get_layout(name)
+
+
 def signature(lines: list[str]) -> Signature:
     keys = tuple(split_line(line)[0] for line in lines)
     headers = frozenset(h for h in (header_name(line) for line in lines) if h)

