@@ -32,6 +32,9 @@ from helpers.slurm import Cluster
 from helpers.slurm import why_not as slurm_why_not
 from test_run_e2e_paddle import FLEET, INFER_LOGS, LOG_DIR, MODE, N_INFER, PY, SPEC, TIPCGEN, _copy_example, checksums
 
+# Every test here needs the cluster (namespaces, daemons): the whole module is in the second tier.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 NODES_OUT = f"{LOG_DIR}/nodes"
 SKIPPED = "Run skipped (not trainer 0) with command - tiny_rec - "
@@ -329,7 +332,7 @@ def test_ctrl_c_stops_every_node_and_releases_the_allocation(site):
     t0 = time.monotonic()
     out, _ = proc.communicate(timeout=120)
     TIMINGS["slurm: Ctrl-C, all stopped after (s)"] = round(time.monotonic() - t0, 1)
-    # the grace, Slurm's step teardown (KillWait 5 s here), gathering the logs, scancel
+    # the grace, Slurm's step teardown (KillWait 1 s here), gathering the logs, scancel
     assert TIMINGS["slurm: Ctrl-C, all stopped after (s)"] < 40, out[-4000:]
     assert proc.returncode == 1, out[-5000:]
     flat = " ".join(out.split())

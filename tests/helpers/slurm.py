@@ -73,7 +73,7 @@ SchedulerParameters=batch_sched_delay=0
 ReturnToService=2
 SlurmdTimeout=30
 MessageTimeout=10
-KillWait=5
+KillWait=1
 InactiveLimit=0
 MinJobAge=5
 {nodes}
