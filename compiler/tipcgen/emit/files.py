@@ -166,9 +166,30 @@ def build_files(spec: Spec, lang: str = "zh", results: Optional[list[dict]] = No
     files = config_files(spec)
     text_banner = banner(spec)
     files.update(shared_scripts([spec], layout, spec.runner, text_banner))
+    files.update(chain_scripts([spec], text_banner))
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context([spec], layout, text_banner))
     files.update(doc_files(spec, lang, text_banner, results))
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}
+
+
+def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
+    """The script of every other chain (dialects/chains.py) whose configs the specs carry
+    verbatim, named as upstream's (e.g. test_tipc/test_paddle2onnx.sh); common_func.sh is the
+    train runner's."""
+    from tipcgen.check.source import chain_of_text
+    from tipcgen.dialects.chains import SCRIPTS
+
+    chains = {}
+    for spec in specs:
+        for raw in spec.other_configs.values():
+            layout = chain_of_text(raw.text())
+            if layout is not None:
+                chains[layout.name] = layout
+    out = {}
+    for name, layout in sorted(chains.items()):
+        script, _common = runner_script(layout, text_banner)
+        out[f"test_tipc/{SCRIPTS[name][0]}"] = script
+    return out
 
 
 def shared_scripts(

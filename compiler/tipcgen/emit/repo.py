@@ -14,7 +14,7 @@ import os
 from typing import Optional
 
 from tipcgen.dialects import get_layout
-from tipcgen.emit.files import config_files, doc_files, render, shared_scripts, spec_label
+from tipcgen.emit.files import chain_scripts, config_files, doc_files, render, shared_scripts, spec_label
 from tipcgen.emit.prepare import prepare_context
 from tipcgen.errors import UsageError
 from tipcgen.project import MANIFEST, Project, manifest_text
@@ -62,6 +62,7 @@ def repo_files(project: Project, specs: list[Spec], lang: Optional[str] = None) 
     text_banner = repo_banner(project, len(specs))
     files: dict[str, str] = {}
     files.update(shared_scripts(specs, layout, runner, text_banner, keyed_by_model=True))
+    files.update(chain_scripts(specs, text_banner))
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(specs, layout, text_banner))
     for spec in specs:
         files.update(config_files(spec))

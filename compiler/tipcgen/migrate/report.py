@@ -12,6 +12,7 @@ _NOTES = {
     "prepare.sh": " (compared above)",
     "common_func.sh": " (sourced by the scripts compared above)",
     "benchmark_train.sh": " (not run by migrate: tests/test_upstream_benchmark.py compares each family's)",
+    "test_paddle2onnx.sh": " (compared above: Other chains)",
 }
 
 
@@ -47,12 +48,38 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
         out += ["## Not imported (would be lost)", ""]
         out += [f"- `{k}`: {_cell(v)}" for k, v in sorted(m.not_imported.items())]
         out.append("")
-    used = {n for r in m.rows if r.runner == "faithful" for n in r.runner_detail.split(", ") if n}
+    used = {n for r in (*m.rows, *m.chain_rows) if r.runner == "faithful" for n in r.runner_detail.split(", ") if n}
     used |= {f"prepare: {n}" for r in m.rows if r.prepare == "faithful" for n in r.prepare_detail.split(", ") if n}
     if used:
         out += ["## Faithful: the deliberate deviations behind each difference", ""]
         out += [f"- **{name}**: {_cell(m.deviations.get(name, ''))}" for name in sorted(used)]
         out.append("")
+    if m.chain_rows:
+        tally = Counter(r.runner for r in m.chain_rows)
+        out += [
+            "## Other chains",
+            "",
+            f"{len(m.chain_rows)} config(s) of other chains that the generated tree now runs, each with the repo's own"
+            " script and the generated one: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())) + ".",
+            "",
+            "| config | script | mode | verdict |",
+            "|---|---|---|---|",
+        ]
+        for r in m.chain_rows:
+            rd = f"{r.runner} ({_cell(r.runner_detail)[:120]})" if r.runner_detail else r.runner
+            out.append(f"| `{r.config}` | {r.script} | {r.mode} | {rd} |")
+        out.append("")
+    if m.prepare_modes_lost:
+        out += [
+            "## prepare.sh: modes not carried over",
+            "",
+            "The repo's prepare.sh also serves these modes (the benchmark's and other chains' downloads and builds);"
+            " the generated"
+            " prepare.sh does not yet: keep what they fetch another way before applying: "
+            + ", ".join(f"`{mode}`" for mode in sorted(m.prepare_modes_lost))
+            + ".",
+            "",
+        ]
     if m.untyped:
         out += ["## prepare.sh commands kept as `run` steps (review them)", ""]
         for model, commands in sorted(m.untyped.items()):
@@ -89,7 +116,7 @@ def _changed(m: Migration) -> list[str]:
         if r.runner == "CHANGED":
             first, *rest = r.runner_detail.split("\n")
             first = first.replace(", plan '", ", tipcgen '")
-            out.append(f"- `{r.config}` {r.mode}, test_train_inference_python.sh: {first}")
+            out.append(f"- `{r.config}` {r.mode}, {r.script}: {first}")
             if rest:
                 body = [_side(line) for line in rest]
                 out += ["", "  ```", *body, "  ```", ""]

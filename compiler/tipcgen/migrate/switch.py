@@ -11,6 +11,7 @@ Nothing here writes into the repo: `tipcgen migrate --apply` (cli/migrate.py) do
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ class Row:
     runner_detail: str  # deviations, or the first difference
     prepare: str
     prepare_detail: str
+    script: str = "test_train_inference_python.sh"  # the repo's script the runner column compares
 
 
 @dataclass
@@ -46,10 +48,15 @@ class Migration:
     deviations: dict[str, str] = field(default_factory=dict)  # name -> what/why
     replaced: list[str] = field(default_factory=list)  # files of the repo the new tree rewrites
     added: list[str] = field(default_factory=list)  # files it adds
+    # Other chains' configs (dialects/chains.py) x their mode: the repo's chain script vs our Plan
+    # (Row.runner; Row.prepare "not compared").
+    chain_rows: list[Row] = field(default_factory=list)
+    # Modes the repo's prepare.sh serves that the generated prepare.sh does not (other chains').
+    prepare_modes_lost: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> list[Row]:
-        return [r for r in self.rows if "CHANGED" in (r.runner, r.prepare)]
+        return [r for r in (*self.rows, *self.chain_rows) if "CHANGED" in (r.runner, r.prepare)]
 
     @property
     def ok(self) -> bool:
@@ -124,7 +131,54 @@ def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, tim
     m = Migration(root, layout, runner, specs_text, dict(sorted(files.items())), [], not_imported, sources, untyped)
     _file_changes(m)
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
+    _compare_chains(m, loaded, tipc, timeout)
+    m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(MODES))
     return m
+
+
+_MODE_TEST = re.compile(r"\$\{?MODE\}?\s*==?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _prepare_modes(script: Path) -> set:
+    """The modes a repo's prepare.sh tests for (`${MODE} = "cpp_infer"` and the like)."""
+    text = script.read_bytes().decode("utf-8", "replace")
+    return set(_MODE_TEST.findall(text))
+
+
+def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> None:
+    """Each config of another chain that tipcgen now runs (its script is in the new tree), against
+    the repo's own script for that chain."""
+    from tipcgen.check.source import chain_of_text
+    from tipcgen.dialects.chains import SCRIPTS
+    from tipcgen.migrate.oracle import compare, family_of, run_upstream
+    from tipcgen.plan.planner import runner_for
+
+    family = family_of(m.layout, m.runner)
+    for spec in specs:
+        for file, raw in sorted(spec.other_configs.items()):
+            layout = chain_of_text(raw.text())
+            source = m.sources.get((spec.model, file))
+            if layout is None or source is None:
+                continue
+            module = runner_for(layout)
+            script, status_name = SCRIPTS[layout.name]
+            for dev in module.DEVIATIONS:
+                m.deviations[f"{script}: {dev.name}"] = f"{dev.what} ({dev.why})"
+            mode, rel = module.MODES[0], _rel(m.root, source)
+            if not (tipc / script).is_file():
+                m.chain_rows.append(Row(rel, mode, "new", f"the repo has no {script}", "not compared", "", script))
+                continue
+            run = run_upstream(
+                tipc, Path(source), mode, timeout=timeout, repo=family, script=script, status_name=status_name
+            )
+            diff = compare(Path(source), family, mode, run=run, chain=layout.name, timeout=timeout)
+            if diff.identical:
+                verdict, detail = "identical", ""
+            elif diff.faithful:
+                verdict, detail = "faithful", ", ".join(f"{script}: {n}" for n in diff.explained_by())
+            else:
+                verdict, detail = "CHANGED", diff.unexplained()[0].detail
+            m.chain_rows.append(Row(rel, mode, verdict, detail, "not compared", "", script))
 
 
 def _file_changes(m: Migration) -> None:
