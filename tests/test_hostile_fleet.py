@@ -57,6 +57,8 @@ case $script in
 *"exec tar -xf -"*) [[ -n ${FAKE_SYNC_NOOP:-} ]] && { cat >/dev/null; exit 0; } ;;
 esac
 [[ -n ${FAKE_LOGIN_LINE:-} && $host == "${FAKE_LOGIN_HOST:-$host}" ]] && printf '%s\n' "$FAKE_LOGIN_LINE"
+# FAKE_LOGIN_DIRS: each host's login directory is $FAKE_LOGIN_DIRS/<host> (else: here)
+if [[ -n ${FAKE_LOGIN_DIRS:-} ]]; then cd "$FAKE_LOGIN_DIRS/$host" || exit 255; fi
 exec sh -c "$script"
 """
 
@@ -339,13 +341,17 @@ def test_sync_copies_into_directories_with_spaces_and_quotes(nodes, repo, tmp_pa
         assert not list(path.parent.glob("'*"))  # no directory named with the quotes
 
 
-def test_the_issues_remote_dir_with_a_space(nodes, repo):
-    """`--sync --remote-dir "remote copy"` (relative: below the login directory, here the repo)."""
-    (repo / "remote copy").mkdir()
+def test_the_issues_remote_dir_with_a_space(nodes, repo, tmp_path):
+    """`--sync --remote-dir "remote copy"` (relative: below each node's login directory; one per
+    node, as on two machines: two nodes unpacking into one directory at once would race)."""
+    logins = tmp_path / "logins"
+    for ip in (A, B):
+        (logins / ip / "remote copy").mkdir(parents=True)
     args = [FLEET, "--mode", MODE, "--sync", "--remote-dir", "remote copy"]
-    result = invoke(["fleet", *args], env=nodes.env())
+    result = invoke(["fleet", *args], env=nodes.env(FAKE_LOGIN_DIRS=str(logins)))
     assert "missing" not in result.output and "copying the files" not in result.output, result.output
-    assert (repo / "remote copy" / FLEET).read_bytes() == (repo / FLEET).read_bytes()
+    for ip in (A, B):
+        assert (logins / ip / "remote copy" / FLEET).read_bytes() == (repo / FLEET).read_bytes()
     assert f"[{A}] fake run on {A}" in result.output and f"[{B}] fake run on {B}" in result.output
 
 
