@@ -273,7 +273,7 @@ def fleet(
         )  # fmt: skip
         if emit_sbatch is not None:
             if remote_dir is not None and "{node}" in remote_dir:
-                raise UsageError("--remote-dir with {node}: the batch script runs in one working copy per path")
+                raise UsageError("--remote-dir with {node}: --emit-sbatch writes one path for every node")
             _emit_sbatch(emit_sbatch, source, mode, sopts, settings, kwargs)
             return
         _run_slurm(source, mode, sopts, settings, kwargs, dry_run, json_out, junit)

@@ -17,10 +17,8 @@ names them in its gpu_list (plan/runcopy.py).
 from __future__ import annotations
 
 import ipaddress
-import os
 import re
 import secrets
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
@@ -265,12 +263,3 @@ def describe(alloc: Allocation, names: Sequence[str], ips: Sequence[str]) -> str
     pairs = ", ".join(f"{n} {ip}" for n, ip in zip(names, ips))
     how = "asked for by tipcgen" if alloc.owned else "the one tipcgen runs in"
     return f"slurm job {alloc.job} ({how}): {pairs}"
-
-
-def environ_job(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
-    env = os.environ if environ is None else environ
-    return env.get("SLURM_JOB_ID") or None
-
-
-def quote(argv: Sequence[str]) -> str:
-    return shlex.join(list(argv))
