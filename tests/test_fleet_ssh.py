@@ -30,6 +30,7 @@ import pytest
 
 from helpers.http_server import PrepareServer
 from helpers.sshd import SshNodes, why_not
+from helpers.tools import require
 from test_run_e2e_paddle import (
     FLEET,
     INFER_LOGS,
@@ -73,16 +74,9 @@ def fake_python() -> str:
     return FAKE_PYTHON.replace("__REAL_PYTHON__", shlex.quote(sys.executable))
 
 
-def _require(why: str) -> None:
-    if why:
-        if os.environ.get("TIPC_REQUIRE_TOOLS"):
-            pytest.fail(f"TIPC_REQUIRE_TOOLS is set but {why}")
-        pytest.skip(why)
-
-
 @pytest.fixture(scope="module")
 def sshd(tmp_path_factory):
-    _require(why_not() or loopback_aliases_usable())
+    require(why_not() or loopback_aliases_usable())
     nodes = SshNodes(tmp_path_factory.mktemp("sshd"), NODE_IPS, free_port(NODE_IPS, span=1)).start_all()
     try:
         yield nodes

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers.tools import require
+
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / "docs" / "ci" / "tipc.yml"
 
@@ -21,10 +23,7 @@ def _node_modules() -> Path:
 
 
 def _need(tool_ok: bool, why: str) -> None:
-    if not tool_ok:
-        if os.environ.get("TIPC_REQUIRE_TOOLS"):
-            pytest.fail(f"TIPC_REQUIRE_TOOLS is set but {why}")
-        pytest.skip(why)
+    require("" if tool_ok else why)
 
 
 def _actionlint(*files: Path) -> subprocess.CompletedProcess:

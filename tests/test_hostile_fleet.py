@@ -492,14 +492,11 @@ def test_sync_over_real_ssh_into_directories_with_spaces(tmp_path, monkeypatch):
     """The issue's case: `--sync --remote-dir "remote copy"` failed (scp's SFTP mode took the
     quoted path literally) and then advised --sync. Now the copy lands, and the run starts."""
     from helpers.sshd import SshNodes, why_not
+    from helpers.tools import require
     from test_fleet_ssh import fake_python
     from test_run_e2e_paddle import NODE_IPS, free_port, loopback_aliases_usable
 
-    why = why_not() or loopback_aliases_usable()
-    if why:
-        if os.environ.get("TIPC_REQUIRE_TOOLS"):
-            pytest.fail(f"TIPC_REQUIRE_TOOLS is set but {why}")
-        pytest.skip(why)
+    require(why_not() or loopback_aliases_usable())
     sshd = SshNodes(tmp_path / "sshd", NODE_IPS, free_port(NODE_IPS, span=1)).start_all()
     try:
         local = tmp_path / "local"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from conftest import RECORDER
+from tipcgen.dialects import any_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
 from tipcgen.plan.planner import plan_config
@@ -21,13 +22,6 @@ PYTHONS = ("python", "python3", "python3.7", "python3.10")
 # Other programs a chain's steps run (test_paddle2onnx.sh's converter), recorded the same way.
 TOOLS = ("paddle2onnx",)
 RECORDED = PYTHONS + TOOLS
-
-
-def _layout(name: str):
-    """A train layout (dialects.LAYOUTS) or a chain's (dialects/chains.py)."""
-    from tipcgen.dialects import any_layout
-
-    return any_layout(name)
 
 
 @dataclass(frozen=True)
@@ -60,7 +54,7 @@ class Harness:
         if key not in self.scripts:
             d = self.root / "runners" / f"{layout}-{runner or 'default'}" / "test_tipc"
             d.mkdir(parents=True, exist_ok=True)
-            script, common = runner_script(_layout(layout), "differential test", runner)
+            script, common = runner_script(any_layout(layout), "differential test", runner)
             (d / "test_train_inference_python.sh").write_text(script)
             (d / "common_func.sh").write_text(common)
             self.scripts[key] = d / "test_train_inference_python.sh"
@@ -104,7 +98,7 @@ class Harness:
             try:
                 plan = plan_config(
                     text,
-                    _layout(case.layout),
+                    any_layout(case.layout),
                     case.mode,
                     gpuid=case.gpuid,
                     cuda_visible_devices=case.cuda,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Optional
 
-from tipcgen.dialects import detect_text, get_layout, refuse_chain, signature
-from tipcgen.dialects.chains import chain_layout
+from tipcgen.dialects import detect_text, get_layout, refuse_chain
+from tipcgen.dialects.chains import chain_of_text
 from tipcgen.errors import UsageError
 from tipcgen.inputs import read_text
 from tipcgen.lower.text import config_text
@@ -67,10 +67,3 @@ def plan_source(
         root=root,
         limits=limits,
     )
-
-
-def chain_of_text(text: str):
-    """The chain layout (dialects/chains.py) a config's text fits, or None."""
-    from tipcgen.script.lines import split_lines
-
-    return chain_layout(signature(split_lines(text)))

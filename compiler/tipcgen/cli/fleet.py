@@ -310,19 +310,13 @@ def _slurm_word(option: str, value: Optional[str]) -> Optional[str]:
 
 
 def _suite_nodes(source: str, mode: str, kwargs: dict) -> int:
-    """How many nodes the suite's multi-node gpu_list entries need (UsageError: none)."""
+    """How many nodes the suite's multi-node gpu_list entries name (UsageError: none)."""
     from tipcgen.check.source import plan_source
-    from tipcgen.fleet.nodes import topology_ips
+    from tipcgen.fleet.nodes import suite_nodes
 
     plan = plan_source(source, mode, suite=kwargs["suite"], layout=kwargs["layout"], runner=kwargs["runner"],
                        root=os.getcwd())  # fmt: skip
-    count = len(topology_ips(plan))
-    if count < 2:
-        raise UsageError(
-            f"{source}: the suite has no multi-node topology (a gpu_list entry `ip1,ip2;...`, in a spec "
-            "`{ips: [...], gpus: [...]}` or `{ips: [...], cpus: N}`); tipcgen fleet has no nodes to run on"
-        )
-    return count
+    return len(suite_nodes(plan, source))
 
 
 def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: bool, json_out, junit) -> None:

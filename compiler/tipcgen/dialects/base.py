@@ -90,6 +90,12 @@ class Dialect:
     # The train device line's value goes whole to every gpu_list entry (PaddleDetection), not one
     # value per entry: lint does not ask for a value per entry (TIPC011).
     device_whole: bool = False
+    # Upstream's func_parser_value keeps a value only up to its next colon (PaddleClas's scripts):
+    # the Plan reads values with ConfigView.value_to_colon, the bash cuts them after reading.
+    values_to_colon: bool = False
+    # The script this dialect's runner is (another chain's: its own name) and the status log it writes.
+    script: str = "test_train_inference_python.sh"
+    status_log: str = "results_python.log"
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ PADDLECLAS_PADDLE2ONNX = Layout(
     Dialect(
         family="chain",
         runners=("paddleclas_paddle2onnx",),  # plan/runners/paddleclas_paddle2onnx.py
+        values_to_colon=True,
+        script="test_paddle2onnx.sh",
+        status_log="results_paddle2onnx.log",
         # named as in upstream's script (its `padlle2onnx_cmd` spelling included)
         reads=(
             ("model_name", "value", "model_name"),
@@ -79,8 +82,6 @@ PADDLECLAS_PADDLE2ONNX = Layout(
 
 _CHAINS: tuple[Layout, ...] = (PADDLECLAS_PADDLE2ONNX,)
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
-# Each chain's script under test_tipc/ (named as upstream's) and the status log it writes.
-SCRIPTS: dict[str, tuple[str, str]] = {"paddleclas_paddle2onnx": ("test_paddle2onnx.sh", "results_paddle2onnx.log")}
 
 
 def chain_layout(sig: Signature) -> Optional[Layout]:
@@ -89,3 +90,11 @@ def chain_layout(sig: Signature) -> Optional[Layout]:
         if layout.detect is not None and layout.detect(sig):
             return layout
     return None
+
+
+def chain_of_text(text: str) -> Optional[Layout]:
+    """The chain layout a config's text fits, or None."""
+    from tipcgen.dialects import signature
+    from tipcgen.script.lines import split_lines
+
+    return chain_layout(signature(split_lines(text)))

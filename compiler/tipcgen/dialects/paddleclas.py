@@ -23,7 +23,8 @@ PADDLECLAS = variant(
     PADDLEOCR,
     "paddleclas",
     "PaddleClas train-type config (51 lines)",
-    replace(OCR_RUNNER, launch_device_flag="--devices", runners=("paddleclas",)),  # plan/runners/paddleclas.py
+    # plan/runners/paddleclas.py
+    replace(OCR_RUNNER, launch_device_flag="--devices", runners=("paddleclas",), values_to_colon=True),
     {
         26: H("infer_params", right=26),
         35: F("export.model_url", "pretrained_model_url", ("inference_dir", "inference_model_url")),

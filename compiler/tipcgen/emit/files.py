@@ -124,6 +124,8 @@ def runner_script(
         runner=runner or dialect.runners[0],
         ocr_script=classic_bash(module.CLASSIC) if module.CLASSIC else None,
         modes=module.MODES,
+        # another chain's script takes its config alone (upstream's does): MODE defaults to its only one
+        mode_default=module.MODES[0] if dialect.script != "test_train_inference_python.sh" else None,
         status_bash=status_bash(module.STATUS_FORMAT),
         limit_rows=limit_table(list(limits), module.MODES),
         limits_by_model=keyed_by_model,
@@ -176,8 +178,7 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
     """The script of every other chain (dialects/chains.py) whose configs the specs carry
     verbatim, named as upstream's (e.g. test_tipc/test_paddle2onnx.sh); common_func.sh is the
     train runner's."""
-    from tipcgen.check.source import chain_of_text
-    from tipcgen.dialects.chains import SCRIPTS
+    from tipcgen.dialects.chains import chain_of_text
 
     chains = {}
     for spec in specs:
@@ -185,11 +186,10 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
             layout = chain_of_text(raw.text())
             if layout is not None:
                 chains[layout.name] = layout
-    out = {}
-    for name, layout in sorted(chains.items()):
-        script, _common = runner_script(layout, text_banner)
-        out[f"test_tipc/{SCRIPTS[name][0]}"] = script
-    return out
+    return {
+        f"test_tipc/{layout.dialect.script}": runner_script(layout, text_banner)[0]
+        for _name, layout in sorted(chains.items())
+    }
 
 
 def shared_scripts(

@@ -57,6 +57,17 @@ class Fleet:
         return self.nodes[0].plan
 
 
+def suite_nodes(plan: Plan, source: str) -> list[str]:
+    """topology_ips, or a UsageError when the suite has no multi-node topology."""
+    ips = topology_ips(plan)
+    if len(ips) < 2:
+        raise UsageError(
+            f"{source}: the suite has no multi-node topology (a gpu_list entry `ip1,ip2;...`, in a spec "
+            "`{ips: [...], gpus: [...]}` or `{ips: [...], cpus: N}`); tipcgen fleet has no nodes to run on"
+        )
+    return ips
+
+
 def topology_ips(plan: Plan) -> list[str]:
     """The nodes of the plan's multi-node trains (their `--ips=`), in order, trainer 0 first."""
     ips: list[str] = []
@@ -207,12 +218,7 @@ def fleet_for(
         )  # fmt: skip
 
     original = plan(None)
-    ips = topology_ips(original)
-    if len(ips) < 2:
-        raise UsageError(
-            f"{source}: the suite has no multi-node topology (a gpu_list entry `ip1,ip2;...`, in a spec "
-            "`{ips: [...], gpus: [...]}` or `{ips: [...], cpus: N}`); tipcgen fleet has no nodes to run on"
-        )
+    ips = suite_nodes(original, source)
     if gpu_ips is not None:
         ips = topology_ips(plan(None, gpu_ips))
     check_names(source, ips)

@@ -42,3 +42,7 @@ class ConfigView:
 
     def value(self, role: str) -> str:
         return self._read(role)[2]
+
+    def value_to_colon(self, role: str) -> str:
+        """func_parser_value: the line's text between its first and second colon."""
+        return self.value(role).split(":", 1)[0]

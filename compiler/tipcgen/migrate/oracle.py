@@ -256,7 +256,7 @@ def run_upstream(
     `cuda`: CUDA_VISIBLE_DEVICES the script starts with (None: unset); `keep`: leave the scratch
     directory (UpstreamRun.root's parent) for inspection; `repo`: the family it belongs to (e.g.
     "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them); `script` and
-    `status_name`: another chain's script and the status log it writes (dialects/chains.py SCRIPTS).
+    `status_name`: another chain's script and the status log it writes (its layout's Dialect).
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -694,7 +694,7 @@ def compare(
 
     Differences, in the order a reader needs them: commands (argv, CUDA_VISIBLE_DEVICES, cwd,
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
-    with plan None and one "plan" difference. `chain`: a chain layout's name (chains.SCRIPTS):
+    with plan None and one "plan" difference. `chain`: a chain layout's name (dialects/chains.py):
     its script runs, and the Plan's layout comes from the config (dialects/chains.py).
     """
     from tipcgen.check.source import plan_source
@@ -702,18 +702,17 @@ def compare(
 
     layout = layout if layout is not None else REPOS.get(repo)
     runner = runner if runner is not None else RUNNERS.get(repo)
-    from tipcgen.dialects.chains import SCRIPTS
+    scripts: dict = {}
+    if chain is not None:  # its own script and status log (the chain layout's dialect names them)
+        from tipcgen.dialects import any_layout
 
-    script, status_name = SCRIPTS.get(chain or "", ("test_train_inference_python.sh", "results_python.log"))
-    if chain is not None:
+        dialect = any_layout(chain).dialect
+        scripts = {"script": dialect.script, "status_name": dialect.status_log}
         layout, runner = chain, None
     if run is None:
         if upstream is None:
             raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
-        run = run_upstream(
-            Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, script=script,
-            status_name=status_name,
-        )  # fmt: skip
+        run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, **scripts)
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     if run.timed_out:
         diff.differences.append(Difference("upstream", "upstream timed out", f"upstream timed out after {timeout:g} s"))

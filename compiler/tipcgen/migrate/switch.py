@@ -148,8 +148,7 @@ def _prepare_modes(script: Path) -> set:
 def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> None:
     """Each config of another chain that tipcgen now runs (its script is in the new tree), against
     the repo's own script for that chain."""
-    from tipcgen.check.source import chain_of_text
-    from tipcgen.dialects.chains import SCRIPTS
+    from tipcgen.dialects.chains import chain_of_text
     from tipcgen.migrate.oracle import compare, family_of, run_upstream
     from tipcgen.plan.planner import runner_for
 
@@ -161,7 +160,7 @@ def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> No
             if layout is None or source is None:
                 continue
             module = runner_for(layout)
-            script, status_name = SCRIPTS[layout.name]
+            script, status_name = layout.dialect.script, layout.dialect.status_log
             for dev in module.DEVIATIONS:
                 m.deviations[f"{script}: {dev.name}"] = f"{dev.what} ({dev.why})"
             mode, rel = module.MODES[0], _rel(m.root, source)

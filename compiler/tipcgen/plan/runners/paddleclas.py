@@ -80,8 +80,7 @@ DEVIATIONS = (
 
 
 def _value(v: ConfigView, role: str) -> str:
-    """func_parser_value: the line's text between its first and second colon."""
-    return v.value(role).split(":", 1)[0]
+    return v.value_to_colon(role)
 
 
 def _epochs(v: ConfigView, mode: str) -> str:

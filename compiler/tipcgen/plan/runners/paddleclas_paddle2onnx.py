@@ -7,7 +7,6 @@ config argument. Logs and the status log (`results_paddle2onnx.log`) under
 
 from __future__ import annotations
 
-from tipcgen.lower.configview import ConfigView
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.script.shellwords import set_param
@@ -18,7 +17,6 @@ TEMPLATE = "runner_paddleclas_paddle2onnx.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} ! "  # PaddleClas's status_check
 GPU_ENTRIES_BY_LENGTH = False  # no gpu_list in this chain
 CLASSIC = None
-STATUS_LOG = "results_paddle2onnx.log"
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
@@ -36,35 +34,23 @@ DEVIATIONS = (
 )
 
 
-def _value(v: ConfigView, role: str) -> str:
-    """func_parser_value: the line's text between its first and second colon."""
-    return v.value(role).split(":", 1)[0]
-
-
-def _key(v: ConfigView, role: str) -> str:
-    return v.key(role)
-
-
 def plan(b: Builder) -> None:
     v = b.v
-    b.log_dir = f"{b.root or '.'}/test_tipc/output/{_value(v, 'model_name')}/{MODE}"
-    b.status_log = f"{b.log_dir}/{STATUS_LOG}"
-    flags = [
-        set_param(_key(v, role), _value(v, role))
-        for role in ("p2o.model_dir", "p2o.model_filename", "p2o.params_filename", "p2o.save_file", "p2o.opset")
-    ]
-    flags.append(set_param(_key(v, "p2o.checker"), _value(v, "p2o.checker")))
-    convert = f"{_value(v, 'p2o.command')} {' '.join(flags)} --enable_dev_version=False"
+    b.log_dir = f"{b.root or '.'}/test_tipc/output/{v.value_to_colon('model_name')}/{MODE}"
+    b.status_log = f"{b.log_dir}/{v.layout.dialect.status_log}"
+    roles = ("p2o.model_dir", "p2o.model_filename", "p2o.params_filename", "p2o.save_file", "p2o.opset", "p2o.checker")
+    flags = [set_param(v.key(role), v.value_to_colon(role)) for role in roles]
+    convert = f"{v.value_to_colon('p2o.command')} {' '.join(flags)} --enable_dev_version=False"
     trans_log = f"{b.log_dir}/trans_model.log"
     b.add("export", convert, trans_log, shown=f"{convert} > {trans_log} 2>&1", status_path=trans_log)
-    script = _value(v, "p2o.infer.script")
+    script = v.value_to_colon("p2o.infer.script")
     if script == "null":
         return
     log = f"{b.log_dir}/paddle2onnx_infer_cpu.log"
-    model_dir = set_param(_key(v, "p2o.infer.model_dir"), _value(v, "p2o.infer.model_dir"))
-    use_onnx = set_param(_key(v, "p2o.infer.use_onnx"), _value(v, "p2o.infer.use_onnx"))
-    device = set_param(_key(v, "p2o.infer.device"), _value(v, "p2o.infer.device"))
-    config = set_param(_key(v, "p2o.infer.config"), _value(v, "p2o.infer.config"))
-    infer = f"{_value(v, 'python')} {script} -o {model_dir} -o {use_onnx} -o {device} {config}"
+    model_dir, use_onnx, device, config = (
+        set_param(v.key(role), v.value_to_colon(role))
+        for role in ("p2o.infer.model_dir", "p2o.infer.use_onnx", "p2o.infer.device", "p2o.infer.config")
+    )
+    infer = f"{v.value_to_colon('python')} {script} -o {model_dir} -o {use_onnx} -o {device} {config}"
     shown = f"cd deploy && {infer} > {log} 2>&1 && cd ../"
     b.add("infer", infer, log, shown=shown, status_path=log, cwd="deploy")
