@@ -430,6 +430,10 @@ def test_slurm_refusals_are_clear(site):
     res = site.cluster.client(TIPCGEN + ["fleet", FLEET, "--mode", MODE, "--via", "slurm"], cwd=site.repo, env=env)
     assert res.returncode == 1 and "`srun` is not on PATH" in res.stderr, res.stdout + res.stderr
 
+    # A job id that is not one: bad input, before Slurm is asked.
+    rc, out, err, _ = site.fleet(FLEET, "--mode", MODE, "--via", "slurm", "--job", "abc")
+    assert rc == 2 and "--job 'abc': give the allocation's job id" in err, out + err
+
     # Options of the other engine are refused, not ignored.
     rc, out, err, _ = site.fleet(FLEET, "--mode", MODE, "--via", "slurm", "--node-dir", "1.2.3.4=/x")
     assert rc == 2 and "--node-dir is an option of the ssh engine" in err

@@ -263,6 +263,8 @@ def fleet(
         if nodes is not None and not 2 <= nodes <= 10_000:
             raise UsageError(f"--nodes must be a node count from 2, not {nodes}")
         seconds("--alloc-timeout", alloc_timeout, most=MAX_LIMIT)
+        if job is not None and not (job.isascii() and job.isdigit()):
+            raise UsageError(f"--job {job!r}: give the allocation's job id (a number, as squeue shows it)")
         sopts = SlurmOptions(
             nodes, _slurm_word("--partition", partition), _slurm_word("--time", time_limit), alloc_timeout,
             connect_timeout, _slurm_word("--job", job),
