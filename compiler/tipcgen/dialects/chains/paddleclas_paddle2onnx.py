@@ -1,19 +1,8 @@
-"""Layouts of the other TIPC chains: a config whose first line names another section
-(`paddle2onnx_params`, `cpp_infer_params`, ...) is read by that chain's script, not by
-test_train_inference_python.sh. Each chain layout is a line table like the train layouts, with
-a Dialect whose runner is the chain's (plan/runners/<name>.py + its template), so a chain is one
-more runner, planned, generated and checked against the repo's real script the same way.
-
-Kept apart from the train layouts (`LAYOUTS`): import and lint still carry these configs
-verbatim (`other_configs`); `tipcgen plan`/`run` and the build pick a chain's layout by
-`chain_layout()`.
-"""
+"""PaddleClas's paddle2onnx chain: the line table test_paddle2onnx.sh reads."""
 
 from __future__ import annotations
 
-from typing import Optional
-
-from tipcgen.dialects.base import Dialect, F, H, Layout, Signature
+from tipcgen.dialects.base import Dialect, F, H, Layout
 
 # PaddleClas test_paddle2onnx.sh: `awk 'NR==1, NR==16'`, lines[1..15]; lines[10] (the inference
 # model's URL) is read by prepare.sh only.
@@ -79,22 +68,3 @@ PADDLECLAS_PADDLE2ONNX = Layout(
         else None
     ),
 )
-
-_CHAINS: tuple[Layout, ...] = (PADDLECLAS_PADDLE2ONNX,)
-CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
-
-
-def chain_layout(sig: Signature) -> Optional[Layout]:
-    """The chain layout whose rule fits a config's signature, or None."""
-    for layout in _CHAINS:
-        if layout.detect is not None and layout.detect(sig):
-            return layout
-    return None
-
-
-def chain_of_text(text: str) -> Optional[Layout]:
-    """The chain layout a config's text fits, or None."""
-    from tipcgen.dialects import signature
-    from tipcgen.script.lines import split_lines
-
-    return chain_layout(signature(split_lines(text)))
