@@ -188,3 +188,108 @@ def test_build_emits_the_chain_script_and_it_runs(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     status = (root / "test_tipc/output/ToyNet/paddle2onnx_infer/results_paddle2onnx.log").read_text()
     assert status.count("Run successfully with command - ToyNet - ") == 2, status
+
+
+# ---------------------------------------------------------------- typed chain suites in a spec
+
+SPEC_WITH_CHAIN = """tipcgen: 1
+model: ToyNet
+layout: paddleclas
+defaults:
+  python: python3.7
+suites:
+  paddle2onnx:
+    file: ToyNet_paddle2onnx_python_linux_cpu.txt
+    layout: paddleclas_paddle2onnx
+    infer_model_url: https://example.invalid/ToyNet_infer.tar
+    p2o:
+      command: ' paddle2onnx'
+      model_dir: ./deploy/models/ToyNet_infer/
+      model_filename: inference.pdmodel
+      params_filename: inference.pdiparams
+      save_file: ./deploy/models/ToyNet_infer/inference.onnx
+      opset: 11
+      checker: True
+      infer:
+        script: ./python/predict_cls.py
+        use_onnx: {key: Global.use_onnx, value: True}
+        model_dir: {key: Global.inference_model_dir, value: ./models/ToyNet_infer}
+        device: {key: Global.use_gpu, value: False}
+        config: {key: -c, value: configs/inference_cls.yaml}
+"""
+
+
+def test_import_types_a_chain_config_and_rebuilds_it_byte_identical(tmp_path):
+    folder = tmp_path / "src" / "ToyNet"
+    folder.mkdir(parents=True)
+    (folder / "ToyNet_paddle2onnx_python_linux_cpu.txt").write_text(TOY + "\n")
+    (folder / "ToyNet_null_opset_paddle2onnx_python_linux_cpu.txt").write_text(VARIANTS["null_opset"])
+    res = invoke_in(tmp_path, "import", str(folder), "--out", str(tmp_path / "specs"))
+    assert res.exit_code == 0, res.output
+    text = (tmp_path / "specs" / "ToyNet.yml").read_text()
+    assert "\nother_configs:" not in text and "layout: paddleclas_paddle2onnx" in text
+    assert "opset: 11" in text and "use_onnx: {key: Global.use_onnx, value: True}" in text
+    res = invoke_in(tmp_path, "build", str(tmp_path / "specs" / "ToyNet.yml"), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    configs = tmp_path / "gen" / "ToyNet" / "test_tipc" / "configs" / "ToyNet"
+    for src in folder.iterdir():
+        assert (configs / src.name).read_bytes() == src.read_bytes(), src.name
+    assert not list((tmp_path / "gen" / "ToyNet" / "test_tipc" / "docs").glob("*paddle2onnx*"))
+
+
+def test_a_hand_written_chain_suite_builds_plans_and_edits_reach_the_config(tmp_path):
+    spec = tmp_path / "ToyNet.yml"
+    spec.write_text(SPEC_WITH_CHAIN.replace("opset: 11", "opset: 13"))
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    root = tmp_path / "gen" / "ToyNet" / "test_tipc"
+    config = (root / "configs" / "ToyNet" / "ToyNet_paddle2onnx_python_linux_cpu.txt").read_text()
+    assert config == TOY.replace("--opset_version:11", "--opset_version:13") + "\n"
+    assert (root / "test_paddle2onnx.sh").is_file()
+    res = invoke_in(tmp_path, "plan", str(spec), "--mode", MODE, "--format", "json")
+    assert res.exit_code == 0, res.output
+    steps = json.loads(res.output)["steps"]
+    assert "--opset_version=13" in steps[0]["argv"] and steps[1]["kind"] == "infer"
+
+
+def test_a_chain_suite_takes_only_the_shared_fields_from_defaults(tmp_path):
+    """`defaults` hold the train suites' values: a chain suite inherits model_name, python and
+    infer_model_url only; a train field written in the chain suite itself has no line there."""
+    spec = tmp_path / "ToyNet.yml"
+    shared = SPEC_WITH_CHAIN.replace("  python: python3.7\n", "  python: python3.9\n  train: {model_file: latest}\n")
+    spec.write_text(shared)
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    config = (tmp_path / "gen/ToyNet/test_tipc/configs/ToyNet/ToyNet_paddle2onnx_python_linux_cpu.txt").read_text()
+    assert "\npython:python3.9\n" in config
+    bad = SPEC_WITH_CHAIN.replace(
+        "    layout: paddleclas_paddle2onnx\n", "    layout: paddleclas_paddle2onnx\n    eval: {command: tools/eval.py}\n"
+    )
+    spec.write_text(bad)
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen2"))
+    assert res.exit_code == 2 and "suites.paddle2onnx.eval.command" in res.output, res.output
+    assert "has no line for this field" in res.output and not (tmp_path / "gen2").exists()
+    # a train field in another chain's section: an unknown field, located
+    spec.write_text(SPEC_WITH_CHAIN.replace("      opset: 11\n", "      opset: 11\n      epochs: 3\n"))
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen3"))
+    assert res.exit_code == 2 and "ToyNet.yml:18" in res.output and "p2o.epochs" in res.output, res.output
+
+
+@pytest.mark.corpus
+def test_every_paddleclas_chain_config_imports_typed_and_rebuilds_byte_identical(corpus):
+    """Import each PaddleClas model folder: every config rebuilds exactly, and each config a
+    chain layout reads is a typed suite of that layout (not kept verbatim)."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+    from tipcgen.importer import config_groups, import_group
+
+    counts: dict = {}
+    for _directory, paths in config_groups([str(corpus / "PaddleClas")]).items():
+        report = import_group(paths)
+        assert not report.failures, report.failures
+        for file, kind in report.layouts.items():
+            counts[kind] = counts.get(kind, 0) + 1
+            chain = chain_layout(signature(split_lines(Path(_directory, file).read_text(errors="replace"))))
+            if chain is not None:
+                assert kind == chain.name, file
+    print("PaddleClas import by layout:", json.dumps(counts, sort_keys=True))
+    assert all(counts.get(name, 0) > 0 for name in CHAIN_LAYOUTS), counts

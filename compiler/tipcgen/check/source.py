@@ -11,6 +11,7 @@ from tipcgen.errors import UsageError
 from tipcgen.inputs import read_text
 from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import Plan, plan_config
+from tipcgen.spec.ir import is_chain_layout
 
 
 def plan_source(
@@ -34,9 +35,13 @@ def plan_source(
 
         spec = load_spec(source)
         name = pick_suite(spec, suite, source)
-        lay = get_layout(spec.layout)
+        own = spec.suites[name].layout
+        if is_chain_layout(own):  # another chain's suite: its own table and runner
+            lay = get_layout(str(own))
+        else:
+            lay = get_layout(spec.layout)
+            runner = runner or spec.runner
         text = config_text(spec.suites[name], lay)
-        runner = runner or spec.runner
         limits = spec.suites[name].limits
     else:
         text = read_text(source)

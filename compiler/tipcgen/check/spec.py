@@ -23,7 +23,7 @@ from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
-from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers
+from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers, is_chain_layout
 from tipcgen.spec.load import parse_spec_text, sorted_problems
 from tipcgen.spec.yamlpos import Positions
 
@@ -125,6 +125,17 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
             )
         docs.setdefault(doc, name)
         problems += _check_trivia(spec, pos, name, suite)
+        if suite.topology is None and not is_chain_layout(suite.layout):
+            problems.append(
+                _problem(
+                    spec,
+                    pos,
+                    name,
+                    ("topology",),
+                    "`topology` is required for a train suite (its gpu_list line: cpu, GPU ids, or nodes)",
+                    "give `topology`, e.g. [0] or [cpu], here or in `defaults`",
+                )
+            )
         found, size = _check_runner(spec, pos, name, suite, texts[name])
         problems += found
         steps += size
@@ -162,7 +173,8 @@ def _check_runner(spec: Spec, pos: Positions, name: str, suite: Suite, text_: st
     """What the generated runner would refuse at run time (plan/refusals.py: control bytes, logs
     outside test_tipc/output/, a step matrix too large), refused here instead; and the suite's
     step matrix, which the spec's total is bounded by."""
-    layout = get_layout(spec.layout)  # the layout the generated bash reads every config with
+    # the layout the generated bash reads every config with (another chain's: its own script's)
+    layout = get_layout(str(suite.layout)) if is_chain_layout(suite.layout) else get_layout(spec.layout)
     label = f"[suite {name}: {suite.file}]"
     try:
         check_bytes(text_, label)
@@ -322,7 +334,7 @@ def _docs_checks(spec: Spec, pos: Positions) -> list[Problem]:
     given = spec.docs.inference_devices
     if given is None:
         return []
-    for name, suite in spec.suites.items():
+    for name, suite in spec.train_suites.items():
         runs = suite.inference_devices
         if sorted(given) != sorted(runs):
             line, col = pos.locate(("docs", "inference_devices")) or (None, None)
@@ -389,7 +401,7 @@ def pick_suite(spec: Spec, suite: Optional[str], source: Optional[str] = None) -
             f" ({shown}), which test_train_inference_python.sh does not read (`tipcgen build` writes them;"
             " their chain's own script runs them)"
         )
-    name = suite or next(iter(spec.suites))
+    name = suite or next(iter(spec.train_suites or spec.suites))
     if name not in spec.suites:
         raise UsageError(f"{where}: no suite {name!r} (suites: {', '.join(spec.suites)})")
     return name

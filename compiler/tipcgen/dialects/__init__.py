@@ -54,11 +54,15 @@ __all__ = ["LAYOUTS", "NAMES", "Layout", "Signature", "detect", "get_layout", "s
 
 
 def get_layout(name: str) -> Layout:
-    """The registered layout `name`, or a UsageError listing the names."""
-    try:
+    """The registered layout `name` (a train layout, or another chain's: a suite may be either),
+    or a UsageError listing the names."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+
+    if name in LAYOUTS:
         return LAYOUTS[name]
-    except KeyError:
-        raise UsageError(f"unknown layout {name!r}; layouts: {', '.join(NAMES)}") from None
+    if name in CHAIN_LAYOUTS:
+        return CHAIN_LAYOUTS[name]
+    raise UsageError(f"unknown layout {name!r}; layouts: {', '.join(NAMES)} (other chains: {', '.join(CHAIN_LAYOUTS)})")
 
 
 def any_layout(name: str) -> Layout:

@@ -32,7 +32,7 @@ def doc_context(
     cfg_text = config_text(suite, layout)
     config_path = f"test_tipc/configs/{spec.model}/{suite.file}"
     kinds = []
-    for target in suite.topology:
+    for target in suite.topology or ():
         kind = gpu_entry(target.entry())[0]
         if kind not in kinds:
             kinds.append(kind)
@@ -50,7 +50,7 @@ def doc_context(
         per_kind = {k: sum(1 for s in plan.steps if s.kind == k) for k in ("train", "eval", "export", "infer")}
         counts.append((mode, len(plan.steps), per_kind))
     fleet = suite.is_fleet
-    multinode = [t for t in suite.topology if t.nodes > 1]
+    multinode = [t for t in suite.topology or () if t.nodes > 1]
     ips = multinode[0].ips if multinode else []
     return dict(
         tr=translator(lang),

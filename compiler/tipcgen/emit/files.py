@@ -175,13 +175,15 @@ def build_files(spec: Spec, lang: str = "zh", results: Optional[list[dict]] = No
 
 
 def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
-    """The script of every other chain (dialects/chains.py) whose configs the specs carry
-    verbatim, named as upstream's (e.g. test_tipc/test_paddle2onnx.sh); common_func.sh is the
+    """The script of every other chain (dialects/chains/) whose configs the specs carry (as
+    chain suites, or verbatim), named as upstream's (e.g. test_tipc/test_paddle2onnx.sh); common_func.sh is the
     train runner's."""
     from tipcgen.dialects.chains import chain_of_text
 
     chains = {}
     for spec in specs:
+        for suite in spec.chain_suites.values():
+            chains[str(suite.layout)] = get_layout(str(suite.layout))
         for raw in spec.other_configs.values():
             layout = chain_of_text(raw.text())
             if layout is not None:
@@ -200,7 +202,7 @@ def shared_scripts(
     limits = tuple(
         (f"{spec.model}/{suite.file}" if keyed_by_model else suite.file, suite.limits)
         for spec in specs
-        for suite in spec.suites.values()
+        for suite in spec.train_suites.values()
     )
     script, common = runner_script(layout, text_banner, runner, limits, keyed_by_model)
     files = {"test_tipc/test_train_inference_python.sh": script, "test_tipc/common_func.sh": common}
@@ -208,7 +210,7 @@ def shared_scripts(
     if bench is not None and any(
         has_benchmark_section(config_text(suite, get_layout(spec.suite_layout(name))))
         for spec in specs
-        for name, suite in spec.suites.items()
+        for name, suite in spec.train_suites.items()
     ):
         files["test_tipc/benchmark_train.sh"] = bench
     return files
@@ -229,5 +231,5 @@ def doc_files(
         f"{folder}/{suite.doc_name(name)}": render(
             "doc.md.j2", **doc_context(spec, name, layout, lang, text_banner, label, results)
         )
-        for name, suite in spec.suites.items()
+        for name, suite in spec.train_suites.items()
     }

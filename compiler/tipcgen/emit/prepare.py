@@ -26,7 +26,7 @@ from typing import Optional
 from tipcgen.dialects import Layout
 from tipcgen.emit.docs_lang import PREPARE_WORDS
 from tipcgen.spec.ir import Spec
-from tipcgen.spec.modes import MODES
+from tipcgen.spec.modes import prepare_modes
 from tipcgen.spec.prepare import Download, Extract, Link, Pip, Remove, Run, url_basename
 
 STATE_DIR = ".tipcgen"
@@ -168,6 +168,13 @@ def _shared_name_variants(owners: list[Spec], name: str, mode: str) -> list[tupl
     return [*own.values(), ([], None)]
 
 
+def spec_modes(specs: list[Spec]) -> tuple[str, ...]:
+    """The modes prepare.sh takes: the train chain's, and the other chains' the specs prepare for."""
+    used = {mode for spec in specs for mode in spec.prepare}
+    used |= {mode for spec in specs for suite in spec.suites.values() for mode in suite.prepare}
+    return prepare_modes(used)
+
+
 def prepare_groups(specs: list[Spec]) -> list[tuple[list[str], list[tuple[str, list]]]]:
     """[(model names, [(mode, variants)])]: what prepare.sh does for each model name, as
     upstream's dispatches on the config's `model_name` (and, within it, on the config's file: see
@@ -177,12 +184,13 @@ def prepare_groups(specs: list[Spec]) -> list[tuple[list[str], list[tuple[str, l
         for name in spec.model_names():
             owners.setdefault(name, []).append(spec)
     arms: dict[str, tuple[list[str], list]] = {}
+    all_modes = spec_modes(specs)
     for name, specs_of_name in owners.items():
-        per_spec = [[(mode, mode_variants(spec, mode)) for mode in MODES] for spec in specs_of_name]
+        per_spec = [[(mode, mode_variants(spec, mode)) for mode in all_modes] for spec in specs_of_name]
         if all(repr(m) == repr(per_spec[0]) for m in per_spec):
             modes = per_spec[0]
         else:
-            modes = [(mode, _shared_name_variants(specs_of_name, name, mode)) for mode in MODES]
+            modes = [(mode, _shared_name_variants(specs_of_name, name, mode)) for mode in all_modes]
         arms.setdefault(repr(modes), ([], modes))[0].append(name)
     return list(arms.values())
 
@@ -197,5 +205,5 @@ def prepare_context(specs: list[Spec], layout: Layout, banner: str) -> dict:
         python_index=layout.index("python"),
         read_lines=layout.read_lines,
         groups=groups,
-        mode_names=list(MODES),
+        mode_names=list(spec_modes(specs)),
     )

@@ -29,10 +29,10 @@ def repo_banner(project: Project, count: int) -> str:
 
 
 def repo_runner(specs: list[Spec]) -> tuple[str, Optional[str]]:
-    """The (layout, runner) every spec with suites shares (a spec of other configs only needs no
-    runner), or a UsageError naming the odd ones out."""
+    """The (layout, runner) every spec with train suites shares (a spec of other chains' configs
+    only needs no train runner), or a UsageError naming the odd ones out."""
     groups: dict[tuple[str, Optional[str]], list[str]] = {}
-    for spec in [s for s in specs if s.suites] or specs[:1]:
+    for spec in [s for s in specs if s.train_suites] or specs[:1]:
         groups.setdefault((spec.layout, spec.runner), []).append(spec_label(spec.source))
     if len(groups) == 1:
         return next(iter(groups))

@@ -19,7 +19,8 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from tipcgen.dialects import LAYOUTS, detect, get_layout
+from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout, signature
+from tipcgen.dialects.chains import chain_family, chain_layout
 from tipcgen.errors import SpecError
 from tipcgen.importer.factor import factor_defaults, factor_presets, model_dir_name, name_suites, suite_name
 from tipcgen.importer.fields import import_suite, raw_config
@@ -28,7 +29,7 @@ from tipcgen.importer.yaml_out import spec_yaml
 from tipcgen.lower.text import config_text
 from tipcgen.script.decode import Decoded, UnreadableFile, _fail, decode, read_config
 from tipcgen.script.lines import header_name
-from tipcgen.spec.ir import Suite
+from tipcgen.spec.ir import Suite, is_chain_layout
 from tipcgen.spec.policy import name_problem
 
 __all__ = [
@@ -50,13 +51,13 @@ def import_configs(
     """Import the configs of one model into one spec (`lenient`: see factor_defaults)."""
     decoded, kinds = _read_configs(paths, layout)
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
-    main_layout = Counter(k for _, k in train).most_common(1)[0][0] if train else "paddleocr"
+    main_layout = _main_layout([k for _, k in train])
     suites: dict = {}
     model_names = []
     for dec, kind in train:
-        data = import_suite(dec, get_layout(kind), os.path.basename(dec.path))
-        if kind != main_layout:
-            data["layout"] = kind
+        data = import_suite(dec, any_layout(kind), os.path.basename(dec.path))
+        if kind != main_layout:  # named right after the file: it says how to read the rest
+            data = {"file": data.pop("file"), "layout": kind, **data}
         model_names.append(str(data["model_name"]))
         suites[os.path.basename(dec.path)] = data
     named = name_suites(suites, model_names)
@@ -80,6 +81,16 @@ def import_configs(
     return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
 
 
+def _main_layout(kinds: list[str]) -> str:
+    """The spec's `layout`: the most common train layout; with chain configs only, their family's."""
+    train = [k for k in kinds if not is_chain_layout(k)]
+    if train:
+        return Counter(train).most_common(1)[0][0]
+    if kinds:
+        return chain_family(Counter(kinds).most_common(1)[0][0])
+    return "paddleocr"
+
+
 def _unshadow(named: dict, defaults: dict, presets: dict, main_layout: str) -> None:
     """A suite whose line a `trivia.line_overrides` entry keeps verbatim must not also get that
     line's field from `defaults` or a preset (validation refuses the shadowing: an edit of the
@@ -90,7 +101,7 @@ def _unshadow(named: dict, defaults: dict, presets: dict, main_layout: str) -> N
     for suite in named.values():
         base = merge(defaults, presets.get(suite.get("preset")) or {}) if suite.get("preset") else defaults
         merged = merge(base, suite)
-        layout = get_layout(merged.get("layout", main_layout))
+        layout = any_layout(merged.get("layout", main_layout))
         for index in (merged.get("trivia") or {}).get("line_overrides") or {}:
             row = layout.rows[int(index)] if int(index) < len(layout.rows) else None
             if row is None or row.role not in ROLES:
@@ -134,6 +145,9 @@ def _config_kind(dec: Decoded, layout: str) -> str:
     """The layout that reads `dec` ("raw" for a non-train config): detected for "auto", else `layout`."""
     if layout == "raw":
         return "raw"
+    chain = chain_layout(signature(dec.lines))
+    if chain is not None:  # another chain's config is read by its own table, whatever --layout says
+        return chain.name
     if layout != "auto":
         if layout not in LAYOUTS:
             _fail(dec.path, f"unknown layout {layout!r}", hint=f"layouts: {', '.join(LAYOUTS)}, raw")

@@ -7,6 +7,9 @@ import os
 import re
 from typing import Optional
 
+from tipcgen.dialects import get_layout
+from tipcgen.spec.chain_fields import inherited_keys
+from tipcgen.spec.ir import is_chain_layout
 from tipcgen.spec.load import MODEL_NAME_VAR
 from tipcgen.spec.policy import is_name
 
@@ -18,6 +21,9 @@ _SUITE_NAME = [
     (re.compile(r"^train_linux_gpu_fleet_amp_infer_python_linux_gpu_cpu$"), "fleet_amp"),
     (re.compile(r"^train_linux_gpu_(\w+?)_infer_python_linux_gpu_cpu$"), None),
     (re.compile(r"^train_(\w+?)_infer_python$"), None),
+    # other chains (PaddleClas names): `[KL_]linux_gpu_normal_normal_paddle2onnx_python_linux_cpu`
+    # -> `[KL_]paddle2onnx_python`, `lite_arm_cpu_cpp` -> `lite_arm_cpu_cpp`
+    (re.compile(r"^(?:(\w+?)_)?linux_gpu_normal_normal_(\w+?)_linux_(?:gpu_)?cpu$"), "chain"),
 ]
 
 
@@ -31,6 +37,8 @@ def suite_name(file: str, model_names: list[str]) -> str:
             break
     for pattern, fixed in _SUITE_NAME:
         m = pattern.match(stem)
+        if m and fixed == "chain":
+            return "_".join(g for g in m.groups() if g)
         if m:
             return fixed or m.group(1)
     return re.sub(r"[^A-Za-z0-9_]", "_", stem) or "suite"
@@ -101,13 +109,20 @@ def factor_defaults(named: dict, lenient: bool = False) -> tuple[dict, dict]:
     if len(named) <= 1:
         return {}, named
     named = {n: templated(d) for n, d in named.items()}
-    common = _common(list(named.values()), lenient)
+    # Another chain's suite inherits only the shared fields (spec/load.py): the train suites'
+    # values make the defaults when there are any.
+    train = [d for d in named.values() if not is_chain_layout(d.get("layout"))]
+    common = _common(train if len(train) > 1 else list(named.values()), lenient)
     common.pop("file", None)
     common.pop("layout", None)
     common.pop("allow", None)  # per suite: validation refuses an inherited allow
     if not common:
         return {}, named
-    return common, {n: _minus(d, common) for n, d in named.items()}
+    keep = inherited_keys()
+    chain_common = {k: v for k, v in common.items() if k in keep}
+    return common, {
+        n: _minus(d, chain_common if is_chain_layout(d.get("layout")) else common) for n, d in named.items()
+    }
 
 
 def factor_presets(named: dict, defaults: dict, model_names: list[str], headers: dict) -> tuple[dict, dict]:
@@ -123,8 +138,11 @@ def factor_presets(named: dict, defaults: dict, model_names: list[str], headers:
     for kind, members in groups.items():
         if len(members) < 3 or not is_name(kind):
             continue
+        start = _kind_base([named[m] for m in members], defaults, headers)
+        if start is None:
+            continue  # (one file-name kind, several chains: no preset)
         # Compared as the values suites end up with: the Spec's defaults under `defaults`.
-        effective = merge(merge(_model_defaults(), {"trivia": {"headers": headers}}), defaults)
+        effective = merge(merge(_model_defaults(), {"trivia": {"headers": start[1]}}), start[0])
         full = {m: merge(effective, _file_templated(named[m])) for m in members}
         common = _common(list(full.values()), majority=True)
         for key in ("model_name", "layout", "doc", "preset", "sections", "allow"):
@@ -148,6 +166,21 @@ def factor_presets(named: dict, defaults: dict, model_names: list[str], headers:
             presets[kind] = preset
             out.update(using)
     return presets, out
+
+
+def _kind_base(members: list[dict], defaults: dict, headers: dict) -> Optional[tuple[dict, dict]]:
+    """(the defaults, the header lines) suites of one kind start from: another chain's suites
+    take only the shared defaults (spec/load.py) and have their layout's headers; None when
+    the kind mixes chains."""
+    chains = {m["layout"] if is_chain_layout(m.get("layout")) else "" for m in members}
+    if len(chains) > 1:
+        return None
+    own = chains.pop()
+    if not own:
+        return defaults, headers
+    keep = inherited_keys()
+    own_headers = {r.name: r.text for r in get_layout(own).rows if r.kind == "header"}
+    return {k: v for k, v in defaults.items() if k in keep}, own_headers
 
 
 def _size(data) -> int:

@@ -17,6 +17,7 @@ from tipcgen.errors import Problem, SpecError
 from tipcgen.lower.text import ROLES, config_text, roles_typed
 from tipcgen.script.decode import Decoded, _fail
 from tipcgen.script.lines import header_name, split_line
+from tipcgen.spec.chain_fields import chain_roles
 from tipcgen.spec.ir import IMPORT_SENTINELS, TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite
 from tipcgen.spec.load import clean_loc
 from tipcgen.spec.modes import TRAIN_MODES
@@ -28,6 +29,8 @@ INT = re.compile(r"^(0|-?[1-9][0-9]*)$")
 _LIST_FLAG_ROLES = roles_typed(ListFlag)
 _MODE_FLAG_ROLES = roles_typed(ModeFlag)
 _WHOLE_INFER_ROLES = ("whole_infer.models", "whole_infer.exports", "whole_infer.quant")
+# Other chains' fixed-key lines the script loops over: a list of values (spec/chain_fields.py).
+_VALUE_LIST_ROLES = frozenset(role for role, kind in chain_roles().items() if kind == "values")
 
 
 def _scalar(s: str) -> Any:
@@ -128,6 +131,8 @@ def _decode_field(role: str, row_key: Optional[str], key: str, value: str, data:
         _set(data, path, _mode_flag(key, value))
     elif role in _LIST_FLAG_ROLES:
         _set(data, path, _list_flag(key, value))
+    elif role in _VALUE_LIST_ROLES:
+        _set(data, path, [_scalar(v) for v in value.split("|")] if value != "null" else [])
     elif row_key is not None:  # a fixed key: the value alone carries the meaning
         _set(data, path, _scalar(value))
     else:
@@ -179,7 +184,8 @@ def import_suite(dec: Decoded, layout: Layout, file: str) -> dict:
         trivia["headers"] = headers
     trivia.update(_file_trivia(dec))
     data.setdefault("model_name", _placeholder_name(file))
-    data.setdefault("topology", ["cpu"])
+    if layout.dialect.family != "chain":
+        data.setdefault("topology", ["cpu"])
     data.pop("trivia", None)
     return _settle(data, trivia, overrides, core, layout, dec)
 

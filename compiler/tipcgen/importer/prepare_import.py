@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from tipcgen.importer.prepare_steps import Imported, steps_from_ops
 from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
-from tipcgen.spec.modes import MODES
+from tipcgen.spec.modes import CHAIN_MODES, MODES
 
 
 @dataclass
@@ -56,10 +56,14 @@ def import_prepare(
     modes: tuple[str, ...] = MODES,
     timeout: float = DEFAULT_TIMEOUT,
     jobs: int = 0,
+    suite_modes: Optional[dict[str, tuple[str, ...]]] = None,
 ) -> PrepareImport:
     """`suites`: name -> (config source path, config text, its python). Every (suite, mode) is
-    traced with `script` (its folder's other *.sh are staged beside it)."""
-    tasks = [(name, mode) for name in suites for mode in modes]
+    traced with `script` (its folder's other *.sh are staged beside it); `suite_modes` gives a
+    suite other modes (another chain's config: its script's)."""
+    own = suite_modes or {}
+    tasks = [(name, mode) for name in suites for mode in own.get(name, modes)]
+    modes = tuple(dict.fromkeys([*modes, *(m for ms in own.values() for m in ms)]))
 
     def one(task: tuple[str, str]):
         name, mode = task
@@ -95,6 +99,14 @@ def import_prepare(
     return result
 
 
+def chain_prepare_modes(layout: str) -> tuple[str, ...]:
+    """The modes of a chain's script that prepare.sh prepares for."""
+    from tipcgen.dialects import get_layout
+    from tipcgen.plan.planner import runner_for
+
+    return tuple(m for m in runner_for(get_layout(layout)).MODES if m in CHAIN_MODES)
+
+
 def with_prepare(spec: dict, found: PrepareImport) -> dict:
     """The imported spec's data with the prepare sections (placed after `docs`/`runner`)."""
     out: dict = {}
@@ -125,11 +137,13 @@ def add_prepare(
 
     result = report.result
     spec = load_spec_text(report.yaml, f"{report.model}.yml")
-    suites = {}
+    suites, chain_modes = {}, {}
     for name, suite in spec.suites.items():
         source = result.sources[suite.file]
         suites[name] = (source, read_config(source).decode("utf-8", "replace"), suite.python)
-    found = import_prepare(script, spec.model, suites, timeout=timeout)
+        if name in spec.chain_suites:  # prepared for by its chain's modes (upstream: `paddle2onnx_infer`)
+            chain_modes[name] = chain_prepare_modes(str(suite.layout))
+    found = import_prepare(script, spec.model, suites, timeout=timeout, suite_modes=chain_modes)
     if not found.spec_steps and not found.suite_steps:
         return report, found
     new = dataclasses.replace(result, spec=with_prepare(result.spec, found))

@@ -69,6 +69,7 @@ ROLES: dict[str, tuple[Callable[[Suite], Line], tuple]] = {
     "export.weights": (_flag(lambda s: s.export.weights), ("export", "weights")),
     "export.inference_dir": (_value(lambda s: s.export.inference_dir), ("export", "inference_dir")),
     "export.model_url": (_value(lambda s: s.export.model_url), ("export", "model_url")),
+    "infer_model_url": (_value(lambda s: s.infer_model_url), ("infer_model_url",)),
     "export.kl_quant": (_value(lambda s: s.export.kl_quant), ("export", "kl_quant")),
     "whole_infer.models": (_joined(lambda s: [m.model for m in s.whole_infer]), ("whole_infer",)),
     "whole_infer.exports": (_joined(lambda s: [m.export for m in s.whole_infer]), ("whole_infer",)),
@@ -93,6 +94,29 @@ for _name in (
     "extra2",
 ):
     ROLES[f"inference.{_name}"] = (_inference_flag(_name), ("inference", _name))
+
+
+def _path_getter(path: tuple[str, ...]) -> Callable[[Suite], Any]:
+    def get(s: Suite) -> Any:
+        node: Any = s
+        for part in path:
+            node = getattr(node, part, None) if node is not None else None
+        return node
+
+    return get
+
+
+def _chain_roles() -> None:
+    """The other chains' own roles (spec/chain_fields.py types them from the same tables)."""
+    from tipcgen.spec.chain_fields import chain_roles
+
+    render = {"value": _value, "values": _joined, "flag": _flag, "list_flag": _flag}
+    for role, kind in chain_roles().items():
+        path = tuple(role.split("."))
+        ROLES[role] = (render[kind](_path_getter(path)), path)
+
+
+_chain_roles()
 
 
 def config_lines(suite: Suite, layout: Layout) -> list[str]:

@@ -49,25 +49,36 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
         out += [f"- `{k}`: {_cell(v)}" for k, v in sorted(m.not_imported.items())]
         out.append("")
     used = {n for r in (*m.rows, *m.chain_rows) if r.runner == "faithful" for n in r.runner_detail.split(", ") if n}
-    used |= {f"prepare: {n}" for r in m.rows if r.prepare == "faithful" for n in r.prepare_detail.split(", ") if n}
+    used |= {
+        f"prepare: {n}"
+        for r in (*m.rows, *m.chain_rows)
+        if r.prepare == "faithful"
+        for n in r.prepare_detail.split(", ")
+        if n
+    }
     if used:
         out += ["## Faithful: the deliberate deviations behind each difference", ""]
         out += [f"- **{name}**: {_cell(m.deviations.get(name, ''))}" for name in sorted(used)]
         out.append("")
     if m.chain_rows:
         tally = Counter(r.runner for r in m.chain_rows)
+        ptally = Counter(r.prepare for r in m.chain_rows)
         out += [
             "## Other chains",
             "",
             f"{len(m.chain_rows)} config(s) of other chains that the generated tree now runs, each with the repo's own"
-            " script and the generated one: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())) + ".",
+            " script and the generated one: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())) + "; the"
+            " repo's prepare.sh against ours in the chain's mode: "
+            + ", ".join(f"{n} {v}" for v, n in sorted(ptally.items()))
+            + ".",
             "",
-            "| config | script | mode | verdict |",
-            "|---|---|---|---|",
+            "| config | script | mode | verdict | prepare.sh |",
+            "|---|---|---|---|---|",
         ]
         for r in m.chain_rows:
             rd = f"{r.runner} ({_cell(r.runner_detail)[:120]})" if r.runner_detail else r.runner
-            out.append(f"| `{r.config}` | {r.script} | {r.mode} | {rd} |")
+            pd = f"{r.prepare} ({_cell(r.prepare_detail)[:120]})" if r.prepare_detail else r.prepare
+            out.append(f"| `{r.config}` | {r.script} | {r.mode} | {rd} | {pd} |")
         out.append("")
     if m.prepare_modes_lost:
         out += [

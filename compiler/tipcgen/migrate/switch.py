@@ -15,10 +15,11 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
+from tipcgen.emit.prepare import spec_modes
 from tipcgen.errors import UsageError
-from tipcgen.spec.modes import MODES
+from tipcgen.spec.modes import CHAIN_MODES, MODES
 
 SCHEMA = "../spec.schema.json"  # from test_tipc/specs/ to the schema the repo build writes
 
@@ -131,8 +132,8 @@ def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, tim
     m = Migration(root, layout, runner, specs_text, dict(sorted(files.items())), [], not_imported, sources, untyped)
     _file_changes(m)
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
-    _compare_chains(m, loaded, tipc, timeout)
-    m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(MODES))
+    _compare_chains(m, loaded, tipc, prepare_script, timeout)
+    m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(spec_modes(loaded)))
     return m
 
 
@@ -145,17 +146,39 @@ def _prepare_modes(script: Path) -> set:
     return set(_MODE_TEST.findall(text))
 
 
-def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> None:
+def _compare_chains(m: Migration, specs: list, tipc: Path, prepare_script: Path, timeout: float) -> None:
     """Each config of another chain that tipcgen now runs (its script is in the new tree), against
-    the repo's own script for that chain."""
+    the repo's own script for that chain; and, for a mode prepare.sh has a branch for
+    (`paddle2onnx_infer`), the repo's prepare.sh against ours."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
+        ours = Path(tmp) / "test_tipc"
+        for rel, data in m.files.items():
+            if rel.startswith("test_tipc/") and rel.endswith(".sh"):
+                path = Path(tmp) / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+        has_prepare = (ours / "prepare.sh").is_file()
+        _compare_chain_configs(m, specs, tipc, prepare_script, ours if has_prepare else None, timeout)
+
+
+def _compare_chain_configs(
+    m: Migration, specs: list, tipc: Path, prepare_script: Path, ours: Optional[Path], timeout: float
+) -> None:
+    from tipcgen.dialects import get_layout
     from tipcgen.dialects.chains import chain_of_text
     from tipcgen.migrate.oracle import compare, family_of, run_upstream
     from tipcgen.plan.planner import runner_for
 
     family = family_of(m.layout, m.runner)
     for spec in specs:
-        for file, raw in sorted(spec.other_configs.items()):
-            layout = chain_of_text(raw.text())
+        # typed chain suites, and configs of a chain still kept verbatim
+        chained: list[tuple[str, Optional[Any]]] = [
+            (s.file, get_layout(str(s.layout))) for s in spec.chain_suites.values()
+        ]
+        chained += [(file, chain_of_text(raw.text())) for file, raw in spec.other_configs.items()]
+        for file, layout in sorted(chained, key=lambda item: item[0]):
             source = m.sources.get((spec.model, file))
             if layout is None or source is None:
                 continue
@@ -177,7 +200,30 @@ def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> No
                 verdict, detail = "faithful", ", ".join(f"{script}: {n}" for n in diff.explained_by())
             else:
                 verdict, detail = "CHANGED", diff.unexplained()[0].detail
-            m.chain_rows.append(Row(rel, mode, verdict, detail, "not compared", "", script))
+            p_verdict, p_detail = _chain_prepare(m, prepare_script, ours, Path(source), mode)
+            m.chain_rows.append(Row(rel, mode, verdict, detail, p_verdict, p_detail, script))
+
+
+def _chain_prepare(m: Migration, prepare_script: Path, ours: Optional[Path], source: Path, mode: str) -> tuple:
+    """(verdict, detail) of the repo's prepare.sh against ours for a chain config's mode."""
+    from tipcgen.importer.prepare_steps import DEVIATIONS
+    from tipcgen.migrate.prepare_diff import compare_prepare
+    from tipcgen.script.lines import split_lines
+
+    if ours is None or mode not in CHAIN_MODES or not prepare_script.is_file():
+        return "not compared", ""
+    text = source.read_bytes().decode("utf-8", "replace")
+    lines = split_lines(text)
+    python = lines[2].partition(":")[2] if len(lines) > 2 and lines[2].startswith("python:") else "python"
+    p = compare_prepare(prepare_script, ours, text, _rel(m.root, str(source)), mode, python)
+    if p.error:
+        return p.diff.verdict, p.error
+    if p.diff.first is not None:
+        return p.diff.verdict, f"upstream {p.diff.first[0]}, ours {p.diff.first[1]}"
+    for name in p.diff.deviations:
+        if name in DEVIATIONS:
+            m.deviations[f"prepare: {name}"] = DEVIATIONS[name]
+    return p.diff.verdict, ", ".join(p.diff.deviations)
 
 
 def _file_changes(m: Migration) -> None:
@@ -219,7 +265,7 @@ def _which_runner(
     from tipcgen.migrate.oracle import compare, family_of, run_upstream
 
     runners = get_layout(layout).dialect.runners
-    first = next(((s, suite) for s in specs for suite in s.suites.values()), None)
+    first = next(((s, suite) for s in specs for suite in s.train_suites.values()), None)
     if len(runners) < 2 or runner is not None or first is None:
         return runner
     spec, suite = first
@@ -254,7 +300,7 @@ def _compare_all(m: Migration, specs: list, tipc: Path, prepare_script: Path, mo
     tasks = [
         (Path(m.sources[(spec.model, suite.file)]), suite.python, mode)
         for spec in specs
-        for suite in spec.suites.values()
+        for suite in spec.train_suites.values()
         for mode in modes
     ]
     with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:

@@ -21,13 +21,16 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
 
 from tipcgen.dialects import NAMES as DIALECT_NAMES
+from tipcgen.dialects.chains import CHAIN_LAYOUTS
 from tipcgen.spec.bench_section import Bench, Convergence
-from tipcgen.spec.modes import MODES, TRAIN_MODES
+from tipcgen.spec.chain_fields import chain_sections
+from tipcgen.spec.modes import PREPARE_MODES, TRAIN_MODES
 from tipcgen.spec.policy import (
     MAX_GPU_ID,
     ConfigFileName,
@@ -60,8 +63,11 @@ MAX_PHYSICAL_LINE = 1 << 20  # trivia: physical line numbers (an imported config
 # Layout names come from the dialect registry: registering a dialect is all a spec needs to name it.
 if TYPE_CHECKING:
     LayoutName = str
+    SuiteLayoutName = str
 else:
     LayoutName = Literal[DIALECT_NAMES]
+    # a suite may also be another chain's config (dialects/chains): its layout says which
+    SuiteLayoutName = Literal[DIALECT_NAMES + tuple(CHAIN_LAYOUTS)]
 
 
 class Model(BaseModel):
@@ -70,8 +76,8 @@ class Model(BaseModel):
 
 def check_mode(mode: str) -> None:
     refuse_control(mode)
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(MODES)}")
+    if mode not in PREPARE_MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(PREPARE_MODES)}")
 
 
 @policy
@@ -503,15 +509,20 @@ class Limits(Model):
         return value.get(mode) if isinstance(value, dict) else value
 
 
-class Suite(Model):
-    """One legacy config file (e.g. the normal or the fleet suite of a model)."""
+class _Suite(Model):
+    """One legacy config file (e.g. the normal or the fleet suite of a model), or a config of
+    another chain (its `layout` a chain layout, its fields in that chain's section: `p2o`, ...)."""
 
     file: ConfigFileName
     doc: Optional[DocFileName] = None
-    layout: Optional[LayoutName] = None
+    layout: Optional[SuiteLayoutName] = None
     model_name: Name
     python: Interpreter = "python3.7"
-    topology: list[TargetIn] = Field(min_length=1)
+    # the GPUs/nodes of a train suite (required there: check/spec.py); other chains have none
+    topology: Optional[list[TargetIn]] = Field(default=None, min_length=1)
+    # other chains: the released inference model's tarball their prepare fetches (one value per
+    # model, shared by its paddle2onnx, C++ and serving configs)
+    infer_model_url: Optional[Scalar] = None
     train: Train = Train()
     trainers: Trainers = Trainers()
     eval: Eval = Eval()
@@ -543,7 +554,7 @@ class Suite(Model):
 
     @property
     def gpu_list(self) -> str:
-        return "|".join(t.entry() for t in self.topology)
+        return "|".join(t.entry() for t in self.topology or ())
 
     def benchmark(self, section: str = "train_benchmark_params") -> Optional[BenchmarkParams]:
         """The typed view of a trailing benchmark section (None: the suite has no such section)."""
@@ -559,7 +570,7 @@ class Suite(Model):
 
     @property
     def is_fleet(self) -> bool:
-        return any(t.nodes > 1 for t in self.topology)
+        return any(t.nodes > 1 for t in self.topology or ())
 
     def doc_name(self, suite_name: str) -> str:
         """docs/ file of this suite: `doc`, else named after the suite key like upstream's
@@ -569,6 +580,20 @@ class Suite(Model):
         if suite_name == "normal":
             return "test_train_inference_python.md"
         return f"test_train_{suite_name}_inference_python.md"
+
+
+# The chain sections (`p2o:`, `cpp:`, `serving:`, ...) come from the chain layouts' line tables
+# (spec/chain_fields.py); mypy sees the static fields only.
+if TYPE_CHECKING:
+    Suite = _Suite
+else:
+    Suite = create_model("Suite", __base__=_Suite, __module__=__name__, **chain_sections(Model, Flag, ListFlag))
+    Suite.__doc__ = _Suite.__doc__
+
+
+def is_chain_layout(layout: Any) -> bool:
+    """A layout name of another chain (a suite of it is not run by test_train_inference_python.sh)."""
+    return isinstance(layout, str) and layout in CHAIN_LAYOUTS
 
 
 class DocsMeta(Model):
@@ -677,6 +702,16 @@ class Spec(Model):
 
     def suite_layout(self, name: str) -> str:
         return self.suites[name].layout or self.layout
+
+    @property
+    def train_suites(self) -> dict[str, Suite]:
+        """The suites test_train_inference_python.sh runs (not another chain's configs)."""
+        return {n: s for n, s in self.suites.items() if not is_chain_layout(s.layout)}
+
+    @property
+    def chain_suites(self) -> dict[str, Suite]:
+        """The other chains' suites (paddle2onnx, C++, serving...): each run by its chain's script."""
+        return {n: s for n, s in self.suites.items() if is_chain_layout(s.layout)}
 
     def prepare_for(self, suite_name: str, mode: str) -> list:
         """What prepare does for a suite's config in a mode: the suite's own steps, else the spec's."""

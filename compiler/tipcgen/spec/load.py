@@ -14,7 +14,8 @@ from typing import Annotated, Any, Callable, Optional, Union, get_args, get_orig
 from pydantic import BaseModel, Tag, ValidationError
 
 from tipcgen.errors import Problem, SpecError
-from tipcgen.spec.ir import Spec, SpecFile, Suite
+from tipcgen.spec.chain_fields import inherited_keys
+from tipcgen.spec.ir import Spec, SpecFile, Suite, is_chain_layout
 from tipcgen.spec.policy import name_problem
 from tipcgen.spec.yamlpos import MAX_NODES, Path, Positions, load_yaml
 
@@ -440,6 +441,11 @@ def _merged(
 ) -> dict:
     """Suite `name` merged over its preset and `defaults`, `${model_name}` expanded; `origin`
     (when given) gets the source path of every value."""
+    if is_chain_layout(overlay.get("layout", defaults.get("layout"))):
+        # another chain's suite takes only the shared fields from `defaults` (its preset, of its
+        # own kind, whole)
+        keep = inherited_keys()
+        defaults = {k: v for k, v in defaults.items() if k in keep}
     base, bpath, base_origin = _preset_base(top, defaults, name, overlay, pos, filename, origin is not None)
     merged = deep_merge(base, overlay, bpath, ("suites", name), origin)
     if origin is not None and bpath == ("<preset>",):  # name what came from `defaults` or the preset

@@ -29,6 +29,16 @@ def chain_layout(sig: Signature) -> Optional[Layout]:
     return None
 
 
+def chain_family(name: str) -> str:
+    """The train layout of a chain layout's repo family (a chain layout's name starts with it)."""
+    from tipcgen.dialects import LAYOUTS
+
+    family = name.split("_", 1)[0]
+    if family not in LAYOUTS:
+        raise AssertionError(f"chain layout {name} does not start with a train layout's name")
+    return family
+
+
 def chain_of_text(text: str) -> Optional[Layout]:
     """The chain layout a config's text fits, or None."""
     from tipcgen.dialects import signature

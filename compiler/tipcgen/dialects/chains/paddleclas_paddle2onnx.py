@@ -20,7 +20,7 @@ PADDLECLAS_PADDLE2ONNX = Layout(
         F("p2o.save_file", "--save_file"),
         F("p2o.opset", "--opset_version"),
         F("p2o.checker", "--enable_onnx_checker"),
-        F("p2o.model_url", "inference_model_url"),
+        F("infer_model_url", "inference_model_url"),
         F("p2o.infer.script", "inference"),
         F("p2o.infer.use_onnx"),
         F("p2o.infer.model_dir"),
