@@ -11,6 +11,10 @@ from typing import Optional
 # step's log after a dash, with one or two trailing blanks or ` ! `.
 STATUS_BANG = "{verdict} with command - {model} - {command}!  "
 
+# Steps upstream runs without a status line (PaddleClas's C++ chain writes the demo's yaml before
+# each inference run): they run, and count when they fail, but write no line to the status log.
+SILENT_KINDS = frozenset({"prep"})
+
 
 @dataclass(frozen=True)
 class Step:
