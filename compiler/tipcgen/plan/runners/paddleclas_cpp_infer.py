@@ -52,7 +52,9 @@ DEVIATIONS = (
         "each inference model of a `|`-list of `cls_inference_model_dir` goes to the yaml of its own "
         "runs (`--cls_model_dir <that model>`)",
         "upstream loops over the models but passes the whole list each time (its `|` read as a "
-        "space: one more argument the yaml writer refuses); no corpus config has more than one",
+        "space: one more argument the yaml writer refuses); no corpus config has more than one. "
+        "Their logs share names, as upstream's: a later model's run overwrites an earlier one's",
+        (r"^prep argv: upstream \+\[[^\]]*\]$",),
     ),
     Deviation(
         "cpp-unknown-type-refused",
