@@ -287,3 +287,18 @@ def test_paddle2onnx_configs_stay_with_their_own_chain():
     from test_chains import TOY as P2O
 
     assert chain_layout(signature(split_lines(P2O))) is PADDLECLAS_PADDLE2ONNX
+
+
+def test_tipcgen_run_writes_no_status_line_for_the_yaml_but_fails_with_it(tmp_path, monkeypatch):
+    """The executor runs the Plan as the bash does: a status line per demo run, none for the yaml
+    writes; a failed yaml write makes the run fail."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    config = _write(root, "small", TOY.replace("True|False", "True").replace("False|True", "False"))
+    monkeypatch.setenv("PATH", _stand_ins(tmp_path, root, fail="generate_cpp_yaml")["PATH"])
+    res = invoke_in(root, "run", str(config), "--mode", MODE)
+    assert res.exit_code == 1, res.output
+    status = (root / "test_tipc/output/ToyNet/cpp_infer/results_cpp.log").read_text()
+    lines = status.splitlines()
+    assert lines and all("./deploy/cpp/build/clas_system -c inference_cls.yaml > " in line for line in lines)
+    assert len(lines) == len(plan_config(config.read_text(), PADDLECLAS_CPP_INFER, MODE).steps) // 2
