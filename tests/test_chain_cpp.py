@@ -214,6 +214,12 @@ def test_the_deviations_show_where_they_say_against_the_real_script(corpus, tmp_
             assert d.faithful, d.describe()
             expected = {"no-demo-build", "cpp-model-dir-per-run"} if name == "two_models" else {"no-demo-build"}
             assert set(d.explained_by()) == expected, d.describe()
+    # a GPUID: exported for every step and passed to the yaml writer, as upstream
+    d = compare(
+        _write(tmp_path, "quant", VARIANTS["quant"]), "PaddleClas", MODE, gpuid="2", upstream=upstream, chain=LAYOUT
+    )
+    assert d.faithful and d.explained_by() == ["no-demo-build"], d.describe()
+    assert {c.cuda_visible_devices for c in d.upstream.commands} == {"2"}
     run = run_upstream(
         upstream / "PaddleClas", _write(tmp_path, "det", VARIANTS["unknown_type"]), MODE,
         script="test_inference_cpp.sh", status_name="results_cpp.log",
