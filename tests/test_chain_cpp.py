@@ -104,14 +104,15 @@ def test_plan_writes_the_yaml_then_runs_the_demo_over_upstreams_matrix():
     assert plan.status_log == "/repo/test_tipc/output/ToyNet/cpp_infer/results_cpp.log"
     assert {s.cuda_visible_devices for s in plan.steps} == {"0"}  # GPUID's default, exported first
     logs = [Path(s.log).name for s in plan.steps if s.kind == "infer"]
-    # GPU: fp32 without TensorRT, fp32 and fp16 with it (int8 is for quantised models), x 2 batch
+    # GPU: fp32 without TensorRT, fp32 and fp16 with it (int8 only for quantised models), x 2 batch
     # sizes; CPU: mkldnn x threads x batch sizes, all fp32
     assert len(logs) == 3 * 2 + 2 * 1 * 2 and "cpp_infer_gpu_usetrt_True_precision_fp16_batchsize_2.log" in logs
     assert not any("int8" in name for name in logs)
     assert "cpp_infer_cpu_usemkldnn_True_threads_6_precision_fp32_batchsize_2.log" in logs
-    # a quantised model: GPU only with TensorRT and not int8... so fp32/fp16; CPU only with mkldnn
+    # a quantised model: GPU only with TensorRT and not int8, so fp32/fp16; CPU only with mkldnn
     quant = [Path(s.log).name for s in plan_config(VARIANTS["quant"], PADDLECLAS_CPP_INFER, MODE).steps if s.log]
     assert len(quant) == 2 * 2 + 1 * 1 * 2 and not any("usemkldnn_False" in n or "usetrt_False" in n for n in quant)
+    assert not any("int8" in n for n in quant)  # upstream's skips leave int8 no run at all
     gpu3 = plan_config(TOY, PADDLECLAS_CPP_INFER, MODE, gpuid="3")
     assert {s.cuda_visible_devices for s in gpu3.steps} == {"3"} and gpu3.steps[0].argv[-1] == "3"
 

@@ -19,7 +19,7 @@ SILENT_KINDS = frozenset({"prep"})
 @dataclass(frozen=True)
 class Step:
     index: int
-    kind: str  # train | eval | export | infer
+    kind: str  # train | eval | export | infer | prep (SILENT_KINDS)
     command: str  # the upstream command text, as the status line shows it
     argv: Optional[tuple]  # None: the command's quotes do not balance, it cannot run
     log: Optional[str]  # where stdout+stderr go (None: the terminal)

@@ -8,6 +8,12 @@ CUDA_VISIBLE_DEVICES=GPUID (the script's third argument, default 0). Logs and th
 
 Not steps: the build of the demo (see the `no-demo-build` deviation). The yaml steps write no
 status line, as upstream's (SILENT_KINDS).
+
+Upstream quirks kept because they change no step: its GPU skips leave no case where int8 runs
+(a model that is not quantised skips it, a quantised one skips it too); the CPU branch's int8
+assignment is misspelt and unreachable, so CPU runs are fp32; the config's `benchmark` line is
+read and ignored (`--benchmark True`); `set CUDA_VISIBLE_DEVICES` only overwrites the positional
+parameters after they were read.
 """
 
 from __future__ import annotations
