@@ -18,6 +18,9 @@ How a run is staged (a scratch model repo, nothing of the real repo is needed):
   RECORDER, plus argv[0]) and exits 0, or `fail_code` when an argument contains `fail`.
 - Shims keep a run fast and offline: `sleep` returns at once, `nvidia-smi`, `wget`, `curl`, `pip`,
   `pip3` and `git` fail at once, `timeout DURATION CMD...` (PaddleDetection) runs CMD directly.
+  A chain script that builds first (BUILD_TOOLS: PaddleClas's test_inference_cpp.sh) gets
+  recorders for its build tools instead, a `make` that leaves the demos (BUILT) in `build/`, a
+  fixed `find` answer for the CUDA libraries, and the directories its download and clone would make.
 - What a checkout would hold is created: `deploy/` (PaddleClas runs inference from there) and, for
   PaddleClas's whole_infer, `<infer_model>/quant_post_static_model/` (its kl_quant step's output).
   Nothing else: files a real training would write (train.log, model files) do not exist, so the
