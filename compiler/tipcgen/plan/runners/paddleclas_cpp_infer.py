@@ -9,8 +9,9 @@ CUDA_VISIBLE_DEVICES=GPUID (the script's third argument, default 0). Logs and th
 Not steps: the build of the demo (see the `no-demo-build` deviation). The yaml steps write no
 status line, as upstream's (SILENT_KINDS).
 
-Upstream quirks kept because they change no step: its GPU skips leave no case where int8 runs
-(a model that is not quantised skips it, a quantised one skips it too); the CPU branch's int8
+Upstream quirks kept because they change no step: its GPU skips leave int8 no run for a model
+flagged either way (infer_quant False skips it, True skips it too; only a model without a flag
+runs it, with TensorRT); the CPU branch's int8
 assignment is misspelt and unreachable, so CPU runs are fp32; the config's `benchmark` line is
 read and ignored (`--benchmark True`); `set CUDA_VISIBLE_DEVICES` only overwrites the positional
 parameters after they were read.
@@ -31,7 +32,6 @@ GPU_ENTRIES_BY_LENGTH = False  # no gpu_list in this chain
 CLASSIC = None
 
 TYPES = ("cls", "shitu")
-NO_HARDWARE = "Does not support hardware other than CPU and GPU Currently!"
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
@@ -127,7 +127,7 @@ def _runs(b: Builder, quant: str) -> list[tuple[str, str]]:
             out += _cpu_runs(lists, use_gpu, quant)
         elif use_gpu in ("True", "gpu"):
             out += _gpu_runs(lists, use_gpu, quant)
-        # any other item: upstream says NO_HARDWARE and runs nothing for it
+        # any other item: upstream prints that it supports CPU and GPU only, and runs nothing
     return out
 
 
