@@ -68,6 +68,7 @@ VARIANTS = {
         "infer_quant:False", "infer_quant:False|True"
     ),
     "xpu": TOY.replace("use_gpu:True|False", "use_gpu:xpu|cpu"),
+    "no_quant_flag": TOY.replace("infer_quant:False", "infer_quant:"),
     "crlf": TOY.replace("\n", "\r\n") + "\r\n",
     "unknown_type": TOY.replace("cpp_infer_type:cls", "cpp_infer_type:det"),
 }
@@ -112,7 +113,11 @@ def test_plan_writes_the_yaml_then_runs_the_demo_over_upstreams_matrix():
     # a quantised model: GPU only with TensorRT and not int8, so fp32/fp16; CPU only with mkldnn
     quant = [Path(s.log).name for s in plan_config(VARIANTS["quant"], PADDLECLAS_CPP_INFER, MODE).steps if s.log]
     assert len(quant) == 2 * 2 + 1 * 1 * 2 and not any("usemkldnn_False" in n or "usetrt_False" in n for n in quant)
-    assert not any("int8" in n for n in quant)  # upstream's skips leave int8 no run at all
+    assert not any("int8" in n for n in quant)  # upstream's skips leave a flagged model no int8 run
+    unflagged = [
+        Path(s.log).name for s in plan_config(VARIANTS["no_quant_flag"], PADDLECLAS_CPP_INFER, MODE).steps if s.log
+    ]
+    assert "cpp_infer_gpu_usetrt_True_precision_int8_batchsize_1.log" in unflagged  # ... an unflagged one has
     gpu3 = plan_config(TOY, PADDLECLAS_CPP_INFER, MODE, gpuid="3")
     assert {s.cuda_visible_devices for s in gpu3.steps} == {"3"} and gpu3.steps[0].argv[-1] == "3"
 
@@ -208,7 +213,7 @@ def test_the_deviations_show_where_they_say_against_the_real_script(corpus, tmp_
     upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
     if not (upstream / "PaddleClas" / "test_inference_cpp.sh").is_file():
         pytest.skip(f"the upstream scripts are not at {upstream}")
-    for name in ("quant", "shitu", "xpu", "two_models"):
+    for name in ("quant", "shitu", "xpu", "no_quant_flag", "two_models"):
         path = _write(tmp_path, name, VARIANTS[name])
         for fail in (None, ".yaml"):
             d = compare(path, "PaddleClas", MODE, fail=fail, upstream=upstream, chain=LAYOUT)
