@@ -16,12 +16,19 @@ from tipcgen.dialects import any_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
 from tipcgen.plan.planner import plan_config
-from tipcgen.plan.steps import skip_reason
+from tipcgen.plan.steps import SILENT_KINDS, skip_reason
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 # Other programs a chain's steps run (test_paddle2onnx.sh's converter), recorded the same way.
 TOOLS = ("paddle2onnx",)
 RECORDED = PYTHONS + TOOLS
+# Programs a chain's steps run by their path in the repo (PaddleClas's C++ demos, built before the
+# run): each work directory gets a recorder there.
+BUILT = ("./deploy/cpp/build/clas_system", "./deploy/cpp_shitu/build/pp_shitu")
+
+
+def _recorded(argv0: str) -> bool:
+    return argv0 in RECORDED or argv0 in BUILT
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,11 @@ class Harness:
         work = self.root / f"w{n}"
         work.mkdir()
         (work / "deploy").mkdir()  # a checkout's directories a runner may run steps from
+        for built in BUILT:
+            path = work / built
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(RECORDER)
+            path.chmod(0o755)
         record = work / "record.bin"
         env = {
             k: v
@@ -152,16 +164,17 @@ def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]
             continue
         argv = _run_argv(step.argv) if step.argv is not None else None
         ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
-        if argv and argv[0] not in RECORDED:
+        if argv and not _recorded(argv[0]):
             ok = False  # the interpreter named by the config is not on PATH
         ran.append(step)
         if not ok:
             failed.add(step.index)
-        lines.append(plan.status_line(step, ok))
+        if step.kind not in SILENT_KINDS:
+            lines.append(plan.status_line(step, ok))
     want = [
         (s.cuda_visible_devices, s.cwd or ".", list(_run_argv(s.argv)[1:]))
         for s in ran
-        if s.argv and _run_argv(s.argv)[0] in RECORDED
+        if s.argv and _recorded(_run_argv(s.argv)[0])
     ]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):

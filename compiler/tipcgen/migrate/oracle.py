@@ -18,6 +18,9 @@ How a run is staged (a scratch model repo, nothing of the real repo is needed):
   RECORDER, plus argv[0]) and exits 0, or `fail_code` when an argument contains `fail`.
 - Shims keep a run fast and offline: `sleep` returns at once, `nvidia-smi`, `wget`, `curl`, `pip`,
   `pip3` and `git` fail at once, `timeout DURATION CMD...` (PaddleDetection) runs CMD directly.
+  A chain script that builds first (BUILD_TOOLS: PaddleClas's test_inference_cpp.sh) gets
+  recorders for its build tools instead, a `make` that leaves the demos (BUILT) in `build/`, a
+  fixed `find` answer for the CUDA libraries, and the directories its download and clone would make.
 - What a checkout would hold is created: `deploy/` (PaddleClas runs inference from there) and, for
   PaddleClas's whole_infer, `<infer_model>/quant_post_static_model/` (its kl_quant step's output).
   Nothing else: files a real training would write (train.log, model files) do not exist, so the
@@ -90,6 +93,14 @@ KNOWN_ENVIRONMENT = {
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 # Programs other chains' scripts run besides the interpreter, recorded the same way.
 TOOLS = ("paddle2onnx",)
+# Programs a chain's script builds before its steps (by its name), recorded; compare() reports
+# them as one `build:` difference (the Plan builds nothing: no-demo-build) and compares the rest.
+BUILD_TOOLS: dict[str, tuple] = {
+    "test_inference_cpp.sh": ("cmake", "make", "wget", "tar", "git", "apt-get", "bootstrap"),
+}
+# What those builds make (PaddleClas's C++ demos): the `make` shim writes these recorders into a
+# `build/` directory it runs in, and a step's `./deploy/cpp/build/clas_system` is compared by name.
+BUILT = ("clas_system", "pp_shitu")
 
 # The recorder of tests/conftest.py, plus its own name (argv[0]) and a chosen failure code.
 RECORDER = r"""#!/usr/bin/env bash
@@ -188,7 +199,38 @@ def _write_exe(path: Path, text: str) -> None:
     path.chmod(0o755)
 
 
-def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) -> tuple[Path, str]:
+# `make` for BUILD_TOOLS: record, and in a `build/` directory leave the demos it would link.
+_MAKE = RECORDER.replace(
+    "exit 0\n",
+    "if [[ ${PWD##*/} == build ]]; then\n"
+    "    for name in " + " ".join(BUILT) + '; do cp -- "$(dirname -- "$0")/.demo" "$PWD/$name"; done\n'
+    "fi\nexit 0\n",
+)
+# `find /usr -name libcudart.so` (and libcudnn): one answer, whatever this machine holds.
+_FIND = """#!/usr/bin/env bash
+for arg in "$@"; do
+    case $arg in libcudart.so) echo /usr/local/cuda/lib64/libcudart.so ;; libcudnn.so) echo /usr/lib/libcudnn.so ;; esac
+done
+"""
+
+
+def _stage_build(bin_dir: Path, root: Path, script: str) -> None:
+    """Recorders for the tools a chain's script builds with, and what the download, the clone and
+    the build would leave (PaddleClas's deploy/cpp*, CMake's source with its bootstrap, faiss)."""
+    for name in BUILD_TOOLS.get(script, ()):
+        _write_exe(bin_dir / name, _MAKE if name == "make" else RECORDER)
+    if script == "test_inference_cpp.sh":
+        _write_exe(bin_dir / ".demo", RECORDER)
+        _write_exe(bin_dir / "find", _FIND)
+        (root / "deploy" / "cpp").mkdir(parents=True)
+        (root / "deploy" / "cpp_shitu" / "faiss").mkdir(parents=True)
+        (root / "deploy" / "cpp_shitu" / "cmake-3.22.0").mkdir()
+        _write_exe(root / "deploy" / "cpp_shitu" / "cmake-3.22.0" / "bootstrap", RECORDER)
+
+
+def _stage(
+    scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str, script: str = "test_train_inference_python.sh"
+) -> tuple[Path, str]:
     """Lay out bin/ and repo/; -> (repo root, the config argument of the script)."""
     text = config.read_bytes().decode("utf-8", "replace")
     python = _config_python(text)
@@ -208,6 +250,7 @@ def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) ->
     conf_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(config, conf_dir / config.name)
     (root / "deploy").mkdir()
+    _stage_build(bin_dir, root, script)
     if corpus_name(repo) == "PaddleDetection":  # its script `cd`s here (and back) for DINO's op
         (root / "ppdet" / "modeling" / "transformers" / "ext_op").mkdir(parents=True)
     if corpus_name(repo) == "PaddleClas" and mode == "whole_infer":
@@ -264,7 +307,7 @@ def run_upstream(
     made = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="tipc-upstream-")) if scratch is None else Path(scratch)
     try:
-        root, config_arg = _stage(scratch, repo_dir, config, repo, mode)
+        root, config_arg = _stage(scratch, repo_dir, config, repo, mode, script)
         record = scratch / "record.bin"
         env = {
             k: v
@@ -443,6 +486,8 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     lines: list = []
     logs: list = []
     failed: set = set()
+    from tipcgen.plan.steps import SILENT_KINDS
+
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
@@ -459,7 +504,8 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
             failed.add(step.index)
         if step.log:
             logs.append(step.log)
-        lines.append(plan.status_line(step, ok))
+        if step.kind not in SILENT_KINDS:
+            lines.append(plan.status_line(step, ok))
     return ran, lines, logs
 
 
@@ -551,6 +597,8 @@ def _recorded_argv(argv: tuple) -> tuple:
     `timeout 5m`) runs the rest, as the harness's timeout shim does."""
     if len(argv) > 2 and argv[0] == "timeout":
         return tuple(argv[2:])
+    if argv and "/" in argv[0] and argv[0].rsplit("/", 1)[1] in BUILT:  # a built demo, by its name
+        return (argv[0].rsplit("/", 1)[1], *argv[1:])
     return tuple(argv)
 
 
@@ -714,6 +762,9 @@ def compare(
             raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
         run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, **scripts)
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
+    built = _build_commands(run, scripts.get("script", ""))
+    if built:
+        diff.differences.append(built)
     if run.timed_out:
         diff.differences.append(Difference("upstream", "upstream timed out", f"upstream timed out after {timeout:g} s"))
     if layout is None:
@@ -740,6 +791,22 @@ def compare(
     if run.stray:
         diff.notes.append(f"upstream also created {run.stray[:3]}")
     return diff
+
+
+def _build_commands(run: UpstreamRun, script: str) -> Optional[Difference]:
+    """Take the commands of a chain script's build (BUILD_TOOLS) out of `run.commands`: one
+    difference naming them (the Plan builds nothing); None when the script built nothing."""
+    tools = BUILD_TOOLS.get(script, ())
+    built = [c for c in run.commands if c.argv and c.argv[0] in tools]
+    if not built:
+        return None
+    run.commands = [c for c in run.commands if not (c.argv and c.argv[0] in tools)]
+    names = " ".join(dict.fromkeys(c.argv[0] for c in built))
+    return Difference(
+        "commands",
+        f"build: upstream builds the demo first ({names})",
+        f"upstream runs {len(built)} build commands first: " + "; ".join(" ".join(c.argv) for c in built[:4]),
+    )
 
 
 # ---- the corpus

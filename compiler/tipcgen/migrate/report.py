@@ -13,6 +13,7 @@ _NOTES = {
     "common_func.sh": " (sourced by the scripts compared above)",
     "benchmark_train.sh": " (not run by migrate: tests/test_upstream_benchmark.py compares each family's)",
     "test_paddle2onnx.sh": " (compared above: Other chains)",
+    "test_inference_cpp.sh": " (compared above: Other chains)",
 }
 
 

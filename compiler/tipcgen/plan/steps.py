@@ -11,11 +11,15 @@ from typing import Optional
 # step's log after a dash, with one or two trailing blanks or ` ! `.
 STATUS_BANG = "{verdict} with command - {model} - {command}!  "
 
+# Steps upstream runs without a status line (PaddleClas's C++ chain writes the demo's yaml before
+# each inference run): they run, and count when they fail, but write no line to the status log.
+SILENT_KINDS = frozenset({"prep"})
+
 
 @dataclass(frozen=True)
 class Step:
     index: int
-    kind: str  # train | eval | export | infer
+    kind: str  # train | eval | export | infer | prep (SILENT_KINDS)
     command: str  # the upstream command text, as the status line shows it
     argv: Optional[tuple]  # None: the command's quotes do not balance, it cannot run
     log: Optional[str]  # where stdout+stderr go (None: the terminal)

@@ -27,7 +27,7 @@ from typing import Callable, Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.limits import DEFAULT_SECONDS, default_limit
-from tipcgen.plan.steps import Plan, Step, skip_reason
+from tipcgen.plan.steps import SILENT_KINDS, Plan, Step, skip_reason
 from tipcgen.run.watch import StallClock
 
 DEFAULT_TIMEOUT = float(DEFAULT_SECONDS)  # seconds per step without a limit of its own
@@ -471,12 +471,13 @@ def run_plan(
             seconds = time.monotonic() - started
             if status == TIMED_OUT and step.kind == "train" and step.nodes > 1:
                 why = f"{why}: {multinode_hint(step, base)}"
-            line = plan.status_line(step, status == PASSED)
+            line = "" if step.kind in SILENT_KINDS else plan.status_line(step, status == PASSED)
             result = StepResult(step, status, code, seconds, why, line, limit=bounds.describe())
             if result.counts_as_failed:
                 failed.add(step.index)
-        with open(status_path, "a", encoding="utf-8") as fh:
-            fh.write(status_record(result.status_line))
+        if result.status_line:  # a silent step (SILENT_KINDS) writes none, as upstream's
+            with open(status_path, "a", encoding="utf-8") as fh:
+                fh.write(status_record(result.status_line))
         results.append(result)
         if on_event:
             on_event("end", step, result)
