@@ -8,7 +8,7 @@ import re
 from typing import Optional
 
 from tipcgen.dialects import get_layout
-from tipcgen.spec.chain_fields import inherited_keys
+from tipcgen.spec.chain_fields import SHARED_ROLES, inherited_keys
 from tipcgen.spec.ir import is_chain_layout
 from tipcgen.spec.load import MODEL_NAME_VAR
 from tipcgen.spec.policy import is_name
@@ -118,11 +118,17 @@ def factor_defaults(named: dict, lenient: bool = False) -> tuple[dict, dict]:
     common.pop("allow", None)  # per suite: validation refuses an inherited allow
     if not common:
         return {}, named
-    keep = inherited_keys()
-    chain_common = {k: v for k, v in common.items() if k in keep}
-    return common, {
-        n: _minus(d, chain_common if is_chain_layout(d.get("layout")) else common) for n, d in named.items()
-    }
+    return common, {n: _minus(d, _chain_common(d, common)) for n, d in named.items()}
+
+
+def _chain_common(suite: dict, common: dict) -> dict:
+    """What of the shared values a suite inherits: all of them for a train suite; for another
+    chain's, the shared fields its layout has a line for (a cpp config has no `python`)."""
+    layout = suite.get("layout")
+    if not is_chain_layout(layout):
+        return common
+    keep, roles = inherited_keys(), set(get_layout(str(layout)).roles)
+    return {k: v for k, v in common.items() if k in keep and (k not in SHARED_ROLES or k in roles)}
 
 
 def factor_presets(named: dict, defaults: dict, model_names: list[str], headers: dict) -> tuple[dict, dict]:

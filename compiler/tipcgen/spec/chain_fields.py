@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import Field, create_model
+from pydantic import create_model
 
 from tipcgen.dialects.base import Layout
 from tipcgen.dialects.chains import CHAIN_LAYOUTS
@@ -70,7 +70,7 @@ def _model(name: str, node: dict[str, Any], base: type, types: dict[str, Any]) -
         if isinstance(kind, dict):
             fields[key] = (Optional[_model(f"{name}{key.title()}", kind, base, types)], None)
         elif kind == "values":
-            fields[key] = (list[Scalar], Field(default_factory=list))
+            fields[key] = (Optional[list[Scalar]], None)  # (None: unset, as every chain field)
         else:
             fields[key] = (types[kind], None)
     return create_model(name, __base__=base, **fields)

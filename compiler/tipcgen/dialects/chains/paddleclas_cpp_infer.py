@@ -16,7 +16,7 @@ PADDLECLAS_CPP_INFER = Layout(
         F("cpp.type", "cpp_infer_type"),
         F("cpp.model_dir", "cls_inference_model_dir"),
         F("cpp.det_model_dir", "det_inference_model_dir"),
-        F("export.model_url", "cls_inference_url"),
+        F("infer_model_url", "cls_inference_url"),
         F("cpp.det_model_url", "det_inference_url"),
         F("cpp.quant", "infer_quant"),
         F("cpp.infer.command", "inference_cmd"),
