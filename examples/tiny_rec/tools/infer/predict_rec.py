@@ -361,6 +361,8 @@ def run_onnx(args):
     if args.use_gpu:
         logger.error("--use_onnx=True runs on the CPU only; use --use_gpu=False")
         return 1
+    if args.precision != "fp32":
+        logger.warning("--precision=%s: running the fp32 ONNX model as converted", args.precision)
     try:
         import onnxruntime
     except ImportError:
