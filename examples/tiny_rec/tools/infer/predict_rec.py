@@ -6,6 +6,10 @@
 
 Prints ``Predicts of <path>:('<text>', <score>)`` per image and, with
 --benchmark=True, an AutoLog-style report of measured timings.
+
+``--use_onnx=True`` runs the model converted by paddle2onnx with onnxruntime instead
+(CPU only): ``--rec_model_dir`` is then the .onnx file or a directory holding
+``inference.onnx``; pre- and post-processing are the same, and paddle is not imported.
 """
 
 import argparse
@@ -66,6 +70,7 @@ def build_parser():
     p.add_argument("--warmup", type=str2bool, default=True)
     p.add_argument("--save_log_path", type=str, default=None)
     p.add_argument("--show_log", type=str2bool, default=True)
+    p.add_argument("--use_onnx", type=str2bool, default=False)
     return p
 
 
@@ -89,6 +94,14 @@ def find_model_files(model_dir):
         if os.path.isfile(model) and os.path.isfile(params):
             return model, params
     return None, None
+
+
+def find_onnx_file(model_path):
+    """The .onnx file --rec_model_dir names (PaddleOCR passes the file, PaddleClas the directory
+    holding inference.onnx), or None."""
+    if os.path.isdir(model_path):
+        model_path = os.path.join(model_path, "inference.onnx")
+    return model_path if os.path.isfile(model_path) and model_path.endswith(".onnx") else None
 
 
 def load_model_meta(model_dir, args):
@@ -143,10 +156,36 @@ def os_version():
 
 class TextRecognizer:
     def __init__(self, args, inference):
-        model_file, params_file = find_model_files(args.rec_model_dir)
-        self.chars, self.image_shape = load_model_meta(args.rec_model_dir, args)
+        model_dir = args.rec_model_dir
+        if args.use_onnx and not os.path.isdir(model_dir):
+            model_dir = os.path.dirname(model_dir) or "."  # inference.yml lies beside the .onnx
+        self.chars, self.image_shape = load_model_meta(model_dir, args)
         self.decode = CTCLabelDecode(self.chars)
         self.batch_num = max(1, args.rec_batch_num)
+        if args.use_onnx:
+            self._init_onnx(args, inference)
+        else:
+            self._init_paddle(args, inference)
+
+    def _init_onnx(self, args, ort):
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = args.cpu_threads
+        options.log_severity_level = 3  # errors only: the log holds the predictions
+        self.session = ort.InferenceSession(
+            find_onnx_file(args.rec_model_dir), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self.input_name = self.session.get_inputs()[0].name
+        self.conf_status = {
+            "runtime_device": "cpu",
+            "inference_engine": "onnxruntime",
+            "onnxruntime_version": ort.__version__,
+            "enable_tensorrt": False,
+            "enable_mkldnn": False,
+            "cpu_math_library_num_threads": args.cpu_threads,
+        }
+
+    def _init_paddle(self, args, inference):
+        model_file, params_file = find_model_files(args.rec_model_dir)
 
         config = inference.Config(model_file, params_file)
         if args.use_gpu:
@@ -187,10 +226,13 @@ class TextRecognizer:
         t0 = time.perf_counter()
         batch = np.stack([resize_norm_img(im, self.image_shape) for im in images])
         t1 = time.perf_counter()
-        self.input.reshape(list(batch.shape))
-        self.input.copy_from_cpu(batch)
-        self.predictor.run()
-        probs = self.output.copy_to_cpu()
+        if hasattr(self, "session"):
+            probs = self.session.run(None, {self.input_name: batch})[0]
+        else:
+            self.input.reshape(list(batch.shape))
+            self.input.copy_from_cpu(batch)
+            self.predictor.run()
+            probs = self.output.copy_to_cpu()
         t2 = time.perf_counter()
         res = self.decode(probs)
         t3 = time.perf_counter()
@@ -198,8 +240,13 @@ class TextRecognizer:
 
 
 def report(args, rec, paddle_mod, n_images, n_batches, times, total_s):
-    import paddle.version as pv
+    """The AutoLog block; `paddle_mod` is None for an onnxruntime run (paddle not imported)."""
+    if paddle_mod is None:
+        version, commit = "None", "None"
+    else:
+        import paddle.version as pv
 
+        version, commit = paddle_mod.__version__, getattr(pv, "commit", "None")
     div = max(n_batches, 1)
     pre, inf, post = (1000.0 * t / div for t in times)
     lines = [
@@ -209,8 +256,8 @@ def report(args, rec, paddle_mod, n_images, n_batches, times, total_s):
         " CUDNN_version: None",
         " drivier_version: None",
         "---------------------- Paddle info ----------------------",
-        " paddle_version: %s" % paddle_mod.__version__,
-        " paddle_commit: %s" % getattr(pv, "commit", "None"),
+        " paddle_version: %s" % version,
+        " paddle_commit: %s" % commit,
         " log_api_version: 1.0",
         "----------------------- Conf info -----------------------",
     ]
@@ -243,6 +290,8 @@ def main(argv=None):
             log_file = os.path.join(log_file, "predict_rec.log")
         get_logger(log_file=log_file)
 
+    if args.use_onnx:
+        return run_onnx(args)
     import paddle
     from paddle import inference
 
@@ -271,7 +320,11 @@ def main(argv=None):
         logger.error("no images found at %r", args.image_dir)
         return 1
 
-    rec = TextRecognizer(args, inference)
+    return predict(args, files, TextRecognizer(args, inference), paddle)
+
+
+def predict(args, files, rec, paddle_mod):
+    """Recognise `files` in batches, print each result and (with --benchmark) the AutoLog block."""
     bs = rec.batch_num
 
     if args.benchmark and args.warmup:
@@ -299,8 +352,36 @@ def main(argv=None):
     for path, (text, score) in results:
         logger.info("Predicts of %s:%s", path, (text, score))
     if args.benchmark:
-        report(args, rec, paddle, len(files), n_batches, times, sum(times))
+        report(args, rec, paddle_mod, len(files), n_batches, times, sum(times))
     return 0
+
+
+def run_onnx(args):
+    """--use_onnx=True: the paddle2onnx model with onnxruntime on the CPU."""
+    if args.use_gpu:
+        logger.error("--use_onnx=True runs on the CPU only; use --use_gpu=False")
+        return 1
+    if args.precision != "fp32":
+        logger.warning("--precision=%s: running the fp32 ONNX model as converted", args.precision)
+    try:
+        import onnxruntime
+    except ImportError:
+        logger.error("--use_onnx=True needs onnxruntime: pip install onnxruntime")
+        return 1
+    if find_onnx_file(args.rec_model_dir) is None:
+        logger.error("no ONNX model at %r: expected a .onnx file or a directory holding inference.onnx; "
+                     "convert the inference model with paddle2onnx first", args.rec_model_dir)
+        return 1
+    files = image_list(args.image_dir)
+    if not files:
+        logger.error("no images found at %r", args.image_dir)
+        return 1
+    try:
+        rec = TextRecognizer(args, onnxruntime)
+    except Exception as exc:  # onnxruntime raises its own error types for a model it cannot load
+        logger.error("onnxruntime cannot load %s: %s", find_onnx_file(args.rec_model_dir), exc)
+        return 1
+    return predict(args, files, rec, None)
 
 
 if __name__ == "__main__":
