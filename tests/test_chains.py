@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -188,6 +189,12 @@ def test_build_emits_the_chain_script_and_it_runs(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     status = (root / "test_tipc/output/ToyNet/paddle2onnx_infer/results_paddle2onnx.log").read_text()
     assert status.count("Run successfully with command - ToyNet - ") == 2, status
+    # the chain's page shows exactly those lines (computed from the Plan), paths from the repo root
+    page = (root / "test_tipc" / "docs" / "test_paddle2onnx.md").read_text()
+    expected = [line for line in page.split("\n") if line.startswith("Run successfully with command - ToyNet")]
+    written = [re.sub(r"\x1b\[\d+m", "", line).strip() for line in status.splitlines()]  # (PaddleClas colours them)
+    assert expected == [line.replace(str(root), ".") for line in written], (expected, written)
+    assert "# Paddle2ONNX 模型转换与推理测试" in page and "tipcgen run test_tipc/configs/ToyNet/" in page
 
 
 # ---------------------------------------------------------------- typed chain suites in a spec
@@ -234,7 +241,9 @@ def test_import_types_a_chain_config_and_rebuilds_it_byte_identical(tmp_path):
     configs = tmp_path / "gen" / "ToyNet" / "test_tipc" / "configs" / "ToyNet"
     for src in folder.iterdir():
         assert (configs / src.name).read_bytes() == src.read_bytes(), src.name
-    assert not list((tmp_path / "gen" / "ToyNet" / "test_tipc" / "docs").glob("*paddle2onnx*"))
+    # one page for the chain (no train page for a chain suite)
+    docs = sorted(p.name for p in (tmp_path / "gen" / "ToyNet" / "test_tipc" / "docs").iterdir())
+    assert docs == ["test_paddle2onnx.md"], docs
 
 
 def test_a_hand_written_chain_suite_builds_plans_and_edits_reach_the_config(tmp_path):
@@ -263,7 +272,8 @@ def test_a_chain_suite_takes_only_the_shared_fields_from_defaults(tmp_path):
     config = (tmp_path / "gen/ToyNet/test_tipc/configs/ToyNet/ToyNet_paddle2onnx_python_linux_cpu.txt").read_text()
     assert "\npython:python3.9\n" in config
     bad = SPEC_WITH_CHAIN.replace(
-        "    layout: paddleclas_paddle2onnx\n", "    layout: paddleclas_paddle2onnx\n    eval: {command: tools/eval.py}\n"
+        "    layout: paddleclas_paddle2onnx\n",
+        "    layout: paddleclas_paddle2onnx\n    eval: {command: tools/eval.py}\n",
     )
     spec.write_text(bad)
     res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen2"))
@@ -293,3 +303,36 @@ def test_every_paddleclas_chain_config_imports_typed_and_rebuilds_byte_identical
                 assert kind == chain.name, file
     print("PaddleClas import by layout:", json.dumps(counts, sort_keys=True))
     assert all(counts.get(name, 0) > 0 for name in CHAIN_LAYOUTS), counts
+
+
+def test_lint_knows_the_chain_opset_and_the_model_it_needs(tmp_path):
+    bad = _write(tmp_path, "bad", TOY.replace("--opset_version:11", "--opset_version:5"))
+    res = invoke_in(tmp_path, "lint", str(bad))
+    assert res.exit_code == 1 and f"{bad}:9: error: TIPC026 onnx-opset" in res.output, res.output
+    good = _write(tmp_path, "good", VARIANTS["null_opset"])
+    assert invoke_in(tmp_path, "lint", str(good)).exit_code == 0
+    # a spec refuses the opset at its line, like any error-level finding
+    spec = tmp_path / "ToyNet.yml"
+    spec.write_text(SPEC_WITH_CHAIN.replace("opset: 11", "opset: 99"))
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 2 and "ToyNet.yml:17" in res.output and "TIPC026" in res.output, res.output
+    # the model folder the conversion reads: no prepare step provides it, then one does
+    spec.write_text(SPEC_WITH_CHAIN)
+    res = invoke_in(tmp_path, "lint", str(spec))
+    assert "TIPC027 chain-model-unprepared: paddle2onnx_infer: no prepare step provides" in res.output, res.output
+    assert "'./deploy/models/ToyNet_infer/'" in res.output
+    prepared = SPEC_WITH_CHAIN.replace(
+        "defaults:\n",
+        "prepare:\n  paddle2onnx_infer:\n    - {url: 'https://example.invalid/ToyNet_infer.tar', to: ./deploy/models, extract: true}\n"
+        "defaults:\n",
+    )
+    spec.write_text(prepared)
+    res = invoke_in(tmp_path, "lint", str(spec))
+    assert "TIPC027" not in res.output, res.output
+    # a second chain suite of the model naming another inference model
+    second = prepared + SPEC_WITH_CHAIN.split("suites:\n", 1)[1].replace("  paddle2onnx:", "  paddle2onnx_b:").replace(
+        "file: ToyNet_", "file: B_"
+    ).replace("ToyNet_infer.tar", "Other_infer.tar")
+    spec.write_text(second)
+    res = invoke_in(tmp_path, "lint", str(spec))
+    assert "TIPC028 chain-model-url-differs: model 'ToyNet' names 2 inference models" in res.output, res.output

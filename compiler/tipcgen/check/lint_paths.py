@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from tipcgen.dialects import LAYOUTS, detect, get_layout
+from tipcgen.dialects import LAYOUTS, detect, get_layout, signature
+from tipcgen.dialects.chains import chain_layout
 from tipcgen.errors import SpecError, UsageError
 from tipcgen.inputs import walk
 from tipcgen.lint.checks import lint_text
@@ -34,6 +35,9 @@ def lint_config(path: str, layout: str = "auto") -> list[Finding]:
         if rule:
             return [Finding(rule, "error", path, None, p.message)]
         raise
+    chain = chain_layout(signature(dec.lines))
+    if chain is not None:  # another chain's config: read by its own table, whatever --layout says
+        return lint_text(data.decode("utf-8", "replace"), chain, path)
     if layout == "auto":
         name, _ = detect(dec.lines)
     else:
@@ -59,6 +63,7 @@ def lint_spec(path: str) -> list[Finding]:
             if f.rule in suite.allow:
                 f = Finding(f.rule, "warning", f.file, f.line, f.message + " (allowed by the suite)", f.hint, f.role)
             out.append(f)
+    out += _chain_findings(spec, path)
     for mode, steps in spec.prepare.items():
         for step in steps:
             if isinstance(step, Download) and not step.sha256:
@@ -72,6 +77,77 @@ def lint_spec(path: str) -> list[Finding]:
                         "run `tipcgen hash URL` and add it",
                     )
                 )
+    return out
+
+
+def _chain_findings(spec, path: str) -> list[Finding]:
+    """Other chains' suites: a model folder no prepare step of the chain's mode provides
+    (TIPC027); suites of one model naming different inference models (TIPC028)."""
+    from tipcgen.lint.rules import WARNING
+
+    out = []
+    urls: dict[str, dict[str, str]] = {}
+    for name, suite in spec.chain_suites.items():
+        if suite.infer_model_url is not None:
+            urls.setdefault(suite.model_name, {}).setdefault(str(suite.infer_model_url), name)
+        label = f"{path} [suite {name}: test_tipc/configs/{spec.model}/{suite.file}]"
+        for mode, folder in _unprepared(spec, name):
+            out.append(
+                Finding(
+                    "TIPC027",
+                    WARNING,
+                    label,
+                    None,
+                    f"{mode}: no prepare step provides {folder!r}, which the chain's script reads",
+                    f"add a `prepare: {{{mode}: [...]}}` step that fetches it (a download extracted into its parent)",
+                )
+            )
+    for model, named in sorted(urls.items()):
+        if len(named) > 1:
+            shown = "; ".join(f"suite {n}: {u}" for u, n in named.items())
+            out.append(
+                Finding(
+                    "TIPC028",
+                    WARNING,
+                    path,
+                    None,
+                    f"model {model!r} names {len(named)} inference models: {shown}",
+                    "give `infer_model_url` once, in `defaults`, unless the chains test different models on purpose",
+                )
+            )
+    return out
+
+
+def _unprepared(spec, name: str) -> list[tuple[str, str]]:
+    """(mode, folder) of each model folder a chain suite's config reads from the repo root that no
+    prepare step of the chain's mode lands in or links (`<chain>.model_dir`; a nested one, such as
+    paddle2onnx's predictor's, is read from another folder)."""
+    from tipcgen.lower.text import ROLES
+    from tipcgen.plan.planner import runner_for
+    from tipcgen.spec.modes import CHAIN_MODES
+    from tipcgen.spec.prepare import Download, Extract, Link
+
+    suite = spec.suites[name]
+    layout = get_layout(str(suite.layout))
+    modes = [m for m in runner_for(layout).MODES if m in CHAIN_MODES]
+    if not modes:
+        return []
+    mode = modes[0]
+    landed = []
+    for step in spec.prepare_for(name, mode):
+        if isinstance(step, (Download, Extract)):
+            landed.append(step.to)
+        elif isinstance(step, Link):
+            landed.append(os.path.join(step.dir, step.link))
+    out = []
+    for role in layout.roles:
+        if len(role.split(".")) != 2 or not role.endswith(".model_dir"):
+            continue
+        value = ROLES[role][0](suite)[1]
+        for folder in value.split("|") if value not in ("", "null") else ():
+            norm = os.path.normpath(folder)
+            if not any(norm == os.path.normpath(to) or norm.startswith(os.path.normpath(to) + os.sep) for to in landed):
+                out.append((mode, folder))
     return out
 
 

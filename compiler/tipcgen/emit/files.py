@@ -11,6 +11,7 @@ from typing import Optional
 import jinja2
 
 from tipcgen.dialects import Layout, get_layout
+from tipcgen.emit.chain_docs import chain_doc_files
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
 from tipcgen.lower.configview import ABSENT
@@ -171,6 +172,7 @@ def build_files(spec: Spec, lang: str = "zh", results: Optional[list[dict]] = No
     files.update(chain_scripts([spec], text_banner))
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context([spec], layout, text_banner))
     files.update(doc_files(spec, lang, text_banner, results))
+    files.update(chain_doc_files(spec, lang, text_banner, spec_label(spec.source)))
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}
 
 

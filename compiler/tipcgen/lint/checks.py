@@ -73,10 +73,38 @@ def _layout_checks(
     findings += _model_name(by_role, numbers, path)
     findings += _benchmark_params(lines, len(rows), numbers, path)
     findings += _runner_refuses(lines, layout, by_role, numbers, path)
+    findings += _onnx_opset(by_role, numbers, path)
     from tipcgen.lint.effects import with_effects
 
     index = {n: i for i, n in enumerate(numbers[: len(lines)])}
     return with_effects(findings, lines, layout, by_role, index, runner)
+
+
+# The opsets paddle2onnx 2.x converts to ("The Opset Version must be between 7 and 21").
+ONNX_OPSETS = range(7, 22)
+
+
+def _onnx_opset(by_role: dict, numbers: list, path: str) -> list[Finding]:
+    """paddle2onnx's `--opset_version`: a whole number it converts to (null: its default)."""
+    hit = by_role.get("p2o.opset")
+    if hit is None:
+        return []
+    i, line = hit
+    value = split_line(line)[1].split(":", 1)[0]  # (the script keeps a value up to its next colon)
+    if value == "null" or (value.isdigit() and int(value) in ONNX_OPSETS):
+        return []
+    return [
+        Finding(
+            "TIPC026",
+            ERROR,
+            path,
+            numbers[i],
+            f"--opset_version {value!r} is not an opset paddle2onnx converts to"
+            f" ({ONNX_OPSETS[0]} to {ONNX_OPSETS[-1]})",
+            "give a whole number in that range (11 suits most deployments), or null for paddle2onnx's default",
+            "p2o.opset",
+        )
+    ]
 
 
 def _runner_refuses(lines: list, layout: Layout, by_role: dict, numbers: list, path: str) -> list[Finding]:

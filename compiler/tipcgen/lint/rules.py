@@ -130,6 +130,25 @@ RULES = {
             "a config the runner refuses before running anything (a model_name or log name leaving "
             "test_tipc/output/, lists multiplying past the step limit)",
         ),
+        Rule(
+            "TIPC026",
+            "onnx-opset",
+            ERROR,
+            "a paddle2onnx `--opset_version` the converter refuses (paddle2onnx 2.x converts to opsets 7 to 21)",
+        ),
+        Rule(
+            "TIPC027",
+            "chain-model-unprepared",
+            WARNING,
+            "another chain's suite reads a model folder that no prepare step of its mode provides",
+        ),
+        Rule(
+            "TIPC028",
+            "chain-model-url-differs",
+            WARNING,
+            "suites of one model name different inference model URLs (`infer_model_url`): its chains test"
+            " different models",
+        ),
     ]
 }
 
