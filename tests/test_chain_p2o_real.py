@@ -1,5 +1,5 @@
 """The paddle2onnx chain for real: examples/tiny_rec's paddle2onnx config (specs/tiny_rec.yml,
-`other_configs`) run by the generated test_tipc/test_paddle2onnx.sh and by `tipcgen run`.
+a typed `paddle2onnx` suite) run by the generated test_tipc/test_paddle2onnx.sh and by `tipcgen run`.
 
 No mocks. A module fixture copies the example to a scratch "model repo", lays the test_tipc/
 that `tipcgen build specs/tiny_rec.yml` writes into it, makes the data, trains (12 epochs, so the
@@ -216,7 +216,9 @@ def test_the_example_config_is_faithful_to_the_real_script(corpus, tmp_path):
         pytest.skip(f"the upstream scripts are not at {upstream}")
     spec = load_spec(str(REPO / "specs" / "tiny_rec.yml"))
     config = tmp_path / Path(CONFIG).name
-    config.write_text(spec.other_configs[config.name].text())
+    from tipcgen.emit.files import config_files
+
+    config.write_text(config_files(spec)[CONFIG])
     explained = {}
     for fail in (None, "to_onnx", "predict_rec"):
         d = compare(config, "PaddleClas", MODE, fail=fail, upstream=upstream, chain="paddleclas_paddle2onnx")

@@ -39,7 +39,7 @@ def test_a_repo_build_writes_one_runner_one_prepare_and_every_models_configs(tmp
     assert [p for p in tree if p.endswith(".sh")] == [
         "test_tipc/common_func.sh",
         "test_tipc/prepare.sh",
-        "test_tipc/test_paddle2onnx.sh",  # tiny_rec's paddle2onnx config (other_configs)
+        "test_tipc/test_paddle2onnx.sh",  # tiny_rec's paddle2onnx suite
         "test_tipc/test_train_inference_python.sh",
     ]
     models = sorted({p.split("/")[2] for p in tree if p.startswith("test_tipc/configs/")})
