@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,12 @@ def test_lint_knows_the_chain_opset_and_the_model_it_needs(tmp_path):
     spec.write_text(second)
     res = invoke_in(tmp_path, "lint", str(spec))
     assert "TIPC028 chain-model-url-differs: model 'ToyNet' names 2 inference models" in res.output, res.output
+
+
+def test_doctor_reads_a_chain_config_by_its_own_table(tmp_path):
+    path = _write(tmp_path, "toy", TOY.replace("python:python3.7", f"python:{sys.executable}"))
+    res = invoke_in(tmp_path, "doctor", str(path), "--mode", MODE, "--json", "--skip", "python")
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output)
+    states = {c["name"]: c["verdict"] for c in report["checks"]}
+    assert report["mode"] == MODE and states["digest"] == "ok" and states["node"] == "skip", report

@@ -26,8 +26,10 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
 
         if suite is not None:
             raise UsageError("--suite chooses a suite of a spec; a legacy CONFIG is one suite")
+        from tipcgen.dialects.chains import chain_of_text
+
         text = read_text(source)
-        view = ConfigView.parse(text, detect_text(text, source))
+        view = ConfigView.parse(text, chain_of_text(text) or detect_text(text, source))
         return Target(source, mode, plan, view.value("python"), view.value("gpu_list"), text.encode(), source)
 
     from tipcgen.check.spec import load_spec, pick_suite
@@ -36,7 +38,7 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
     spec = load_spec(source)
     name = pick_suite(spec, suite, source)
     text = config_files(spec)[f"test_tipc/configs/{spec.model}/{spec.suites[name].file}"]
-    view = ConfigView.parse(text, get_layout(spec.suite_layout(name)))
+    view = ConfigView.parse(text, get_layout(spec.suites[name].layout or spec.layout))
     command = f"tipcgen prepare {source} --mode {mode}" + (f" --suite {suite}" if suite else "")
     return Target(
         f"{source} [suite {name}]", mode, plan, view.value("python"), view.value("gpu_list"), text.encode(),
