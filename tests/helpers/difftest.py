@@ -15,7 +15,8 @@ from conftest import RECORDER
 from tipcgen.dialects import any_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.plan.planner import plan_config
+from tipcgen.migrate.oracle import nested_recorder
+from tipcgen.plan.planner import plan_config, runner_for
 from tipcgen.plan.steps import skip_reason
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
@@ -73,6 +74,12 @@ class Harness:
         work = self.root / f"w{n}"
         work.mkdir()
         (work / "deploy").mkdir()  # a checkout's directories a runner may run steps from
+        # A chain that runs another runner script (dy2static: test_train_inference_python.sh) finds
+        # a recorder there, which also records the config it is given.
+        nested = getattr(runner_for(any_layout(case.layout), case.runner), "ORACLE_NESTED", ())
+        for name in nested:
+            (work / "test_tipc").mkdir(exist_ok=True)
+            (work / "test_tipc" / name).write_text(nested_recorder(RECORDER))
         record = work / "record.bin"
         env = {
             k: v
@@ -108,7 +115,7 @@ class Harness:
                     root=str(work),
                 )
             except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
-                return _compare_refused(case, exc, proc, _records(record, work), work)
+                return _compare_refused(case, exc, proc, _records(record, work), work, bool(nested))
             return _compare(case, plan, proc, _records(record, work), work)
         finally:
             shutil.rmtree(work, ignore_errors=True)
@@ -127,13 +134,26 @@ def _records(path: Path, work: Path) -> list:
 
 
 def _run_argv(argv: tuple) -> tuple:
-    """The interpreter's argv of a step: a leading `timeout DURATION` runs the rest."""
+    """The interpreter's argv of a step: a leading `timeout DURATION` runs the rest, `bash X.sh`
+    runs X.sh (a nested runner, recorded under its path)."""
+    if len(argv) > 1 and argv[0] == "bash" and argv[1].endswith(".sh"):
+        return tuple(argv[1:])
     return tuple(argv[2:]) if len(argv) > 2 and argv[0] == "timeout" else tuple(argv)
 
 
-def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path) -> Optional[str]:
-    """The plan refused the config: the bash must exit 2 before running or writing anything."""
-    if proc.returncode != 2 or records or (work / "test_tipc").exists():
+def _step_argv(step) -> tuple:
+    """What the recorder sees of a step: its argv, then the text of each file it writes first
+    (the nested runner's recorder records the config it reads)."""
+    return _run_argv(step.argv) + tuple(text for _path, text in step.files)
+
+
+def _compare_refused(
+    case: Case, exc: Exception, proc, records: list, work: Path, nested: bool = False
+) -> Optional[str]:
+    """The plan refused the config: the bash must exit 2 before running or writing anything
+    (beside the nested runners' recorders this harness put in test_tipc/)."""
+    wrote = (work / "test_tipc" / "output").exists() if nested else (work / "test_tipc").exists()
+    if proc.returncode != 2 or records or wrote:
         return (
             f"{case}: plan refuses ({exc}) but bash exited {proc.returncode} after running "
             f"{len(records)} commands: {proc.stderr[-500:]}"
@@ -143,6 +163,11 @@ def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path
     return None
 
 
+def _nested(program: str) -> bool:
+    """A nested runner script the harness stands a recorder in for (test_tipc/<name>.sh)."""
+    return program.startswith("test_tipc/") and program.endswith(".sh")
+
+
 def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]:
     ran, failed, lines = [], set(), []
     for step in plan.steps:
@@ -150,18 +175,19 @@ def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]
         if reason:
             lines.append(plan.status_line(step, False, skipped=reason))
             continue
-        argv = _run_argv(step.argv) if step.argv is not None else None
+        argv = _step_argv(step) if step.argv is not None else None
         ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
-        if argv and argv[0] not in RECORDED:
+        if argv and argv[0] not in RECORDED and not _nested(argv[0]):
             ok = False  # the interpreter named by the config is not on PATH
         ran.append(step)
         if not ok:
             failed.add(step.index)
-        lines.append(plan.status_line(step, ok))
+        if step.writes_status:
+            lines.append(plan.status_line(step, ok))
     want = [
-        (s.cuda_visible_devices, s.cwd or ".", list(_run_argv(s.argv)[1:]))
+        (s.cuda_visible_devices, s.cwd or ".", list(_step_argv(s)[1:]))
         for s in ran
-        if s.argv and _run_argv(s.argv)[0] in RECORDED
+        if s.argv and (_run_argv(s.argv)[0] in RECORDED or _nested(_run_argv(s.argv)[0]))
     ]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):

@@ -96,6 +96,8 @@ class Dialect:
     # The script this dialect's runner is (another chain's: its own name) and the status log it writes.
     script: str = "test_train_inference_python.sh"
     status_log: str = "results_python.log"
+    # Files the build emits beside the chain's script: (name under test_tipc/, template).
+    extra_files: tuple = ()
 
 
 @dataclass(frozen=True)

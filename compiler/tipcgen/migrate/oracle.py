@@ -108,6 +108,17 @@ fi
 exit 0
 """
 
+
+def nested_recorder(recorder: str) -> str:
+    """A recorder standing in for a nested runner script (`bash test_tipc/X.sh CONFIG ...`): the
+    text of its config argument, read when it runs, is recorded (and failed on) as one more
+    argument, so two runs on one rewritten file tell apart."""
+    head = "#!/usr/bin/env bash\n"
+    assert recorder.startswith(head)
+    prefix = 'if [[ -f ${1:-} ]]; then\n    tipc_text=$(cat -- "$1"; printf x)\n    set -- "$@" "${tipc_text%x}"\nfi\n'
+    return head + prefix + recorder[len(head) :]
+
+
 SHIMS = {
     "sleep": "#!/bin/sh\nexit 0\n",
     "nvidia-smi": "#!/bin/sh\necho 'nvidia-smi: neutralised by the upstream oracle' >&2\nexit 1\n",

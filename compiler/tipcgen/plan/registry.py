@@ -9,6 +9,7 @@ from tipcgen.plan.runners import (
     ocr,
     ocr_head,
     paddleclas,
+    paddleclas_dy2static,
     paddleclas_paddle2onnx,
     paddledetection,
     paddleseg,
@@ -25,4 +26,5 @@ RUNNERS: dict[str, Runner] = {
     "paddledetection": paddledetection,
     # the other chains (dialects/chains.py)
     "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
+    "paddleclas_dy2static": paddleclas_dy2static,
 }
