@@ -135,9 +135,10 @@ def test_generated_script_does_what_the_plan_says(tmp_path):
     cases = []
     for name, text in VARIANTS.items():
         path = str(_write(tmp_path, name, text))
-        cases += [Case(path, LAYOUT, MODE), Case(path, LAYOUT, MODE, fail="trainer:to_static_train")]
+        cases.append(Case(path, LAYOUT, MODE))
     path = str(_write(tmp_path, "toy", TOY))
     cases += [
+        Case(path, LAYOUT, MODE, fail="trainer:to_static_train"),  # the to_static runs fail
         Case(path, LAYOUT, MODE, fail="trainer:norm_train"),  # base_train's dygraph run fails
         Case(path, LAYOUT, MODE, fail="compare_loss"),  # the comparisons fail
     ]

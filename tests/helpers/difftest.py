@@ -39,11 +39,13 @@ class Case:
 
 
 class Harness:
-    def __init__(self, root: Path, workers: int = 2):
+    def __init__(self, root: Path, workers: int = 2, tools: tuple = ()):
+        """`tools`: more programs to record (a chain's: Lite's adb and sed)."""
         self.root = root
         self.bin = root / "bin"
         self.bin.mkdir(parents=True, exist_ok=True)
-        for name in RECORDED:
+        self.recorded = RECORDED + tuple(tools)
+        for name in self.recorded:
             path = self.bin / name
             path.write_text(RECORDER)
             path.chmod(0o755)
@@ -80,6 +82,10 @@ class Harness:
         for name in nested:
             (work / "test_tipc").mkdir(exist_ok=True)
             (work / "test_tipc" / name).write_text(nested_recorder(RECORDER))
+        module = runner_for(any_layout(case.layout), case.runner)
+        for rel, text in getattr(module, "ORACLE_CHECKOUT", {}).items():  # what a checkout holds
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_text(text)
         record = work / "record.bin"
         env = {
             k: v
@@ -116,7 +122,7 @@ class Harness:
                 )
             except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
                 return _compare_refused(case, exc, proc, _records(record, work), work, bool(nested))
-            return _compare(case, plan, proc, _records(record, work), work)
+            return _compare(case, plan, proc, _records(record, work), work, self.recorded)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -168,7 +174,7 @@ def _nested(program: str) -> bool:
     return program.startswith("test_tipc/") and program.endswith(".sh")
 
 
-def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]:
+def _compare(case: Case, plan, proc, records: list, work: Path, recorded: tuple = RECORDED) -> Optional[str]:
     ran, failed, lines = [], set(), []
     for step in plan.steps:
         reason = skip_reason(step, failed)
@@ -177,7 +183,7 @@ def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]
             continue
         argv = _step_argv(step) if step.argv is not None else None
         ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
-        if argv and argv[0] not in RECORDED and not _nested(argv[0]):
+        if argv and argv[0] not in recorded and not _nested(argv[0]):
             ok = False  # the interpreter named by the config is not on PATH
         ran.append(step)
         if not ok:
@@ -187,7 +193,7 @@ def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]
     want = [
         (s.cuda_visible_devices, s.cwd or ".", list(_step_argv(s)[1:]))
         for s in ran
-        if s.argv and (_run_argv(s.argv)[0] in RECORDED or _nested(_run_argv(s.argv)[0]))
+        if s.argv and (_run_argv(s.argv)[0] in recorded or _nested(_run_argv(s.argv)[0]))
     ]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):

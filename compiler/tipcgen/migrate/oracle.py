@@ -261,6 +261,9 @@ def run_upstream(
     script: str = "test_train_inference_python.sh",
     status_name: str = "results_python.log",
     nested: tuple = (),
+    tools: tuple = (),
+    checkout: Optional[dict] = None,
+    log_dirs: tuple = ("test_tipc/output",),
 ) -> UpstreamRun:
     """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
 
@@ -270,7 +273,10 @@ def run_upstream(
     "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them); `script` and
     `status_name`: another chain's script and the status log it writes (its layout's Dialect);
     `nested`: scripts of test_tipc/ that script runs with `bash` (dy2static: the train runner),
-    replaced by a recorder that also records the config it is given (`nested_recorder`).
+    replaced by a recorder that also records the config it is given (`nested_recorder`);
+    `tools`: more programs recorded like the interpreter (Lite: adb, sed); `checkout`: files of a
+    model repo's checkout the script reads ({path: text}, e.g. deploy/lite/config.txt);
+    `log_dirs`: where the script writes its logs (relative to the repo root).
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -281,6 +287,11 @@ def run_upstream(
         root, config_arg = _stage(scratch, repo_dir, config, repo, mode)
         for name in nested:
             _write_exe(root / "test_tipc" / name, nested_recorder(RECORDER))
+        for name in tools:
+            _write_exe(scratch / "bin" / name, RECORDER)
+        for rel, text in (checkout or {}).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
         record = scratch / "record.bin"
         env = {
             k: v
@@ -320,13 +331,13 @@ def run_upstream(
         )  # fmt: skip
         run.commands = _records(record, root)
         created = sorted(_snapshot(root) - before)
-        output = root / "test_tipc" / "output"
+        outputs = [root / d for d in log_dirs]
         for path in created:
             rel = "./" + path.relative_to(root).as_posix()
             if path.name == status_name:
                 run.status_logs.append(rel)
                 run.status_lines.extend(path.read_bytes().decode("utf-8", "replace").splitlines())
-            elif path.is_relative_to(output):
+            elif any(path.is_relative_to(output) for output in outputs):
                 run.logs.append(rel)
             else:
                 run.stray.append(rel)
@@ -735,8 +746,15 @@ def compare(
         from tipcgen.plan.planner import runner_for
 
         dialect = any_layout(chain).dialect
-        nested = getattr(runner_for(any_layout(chain)), "ORACLE_NESTED", ())
-        scripts = {"script": dialect.script, "status_name": dialect.status_log, "nested": nested}
+        module = runner_for(any_layout(chain))
+        scripts = {
+            "script": dialect.script,
+            "status_name": dialect.status_log,
+            "nested": getattr(module, "ORACLE_NESTED", ()),
+            "tools": getattr(module, "ORACLE_TOOLS", ()),
+            "checkout": getattr(module, "ORACLE_CHECKOUT", None),
+            "log_dirs": getattr(module, "ORACLE_LOG_DIRS", ("test_tipc/output",)),
+        }
         layout, runner = chain, None
     if run is None:
         if upstream is None:

@@ -10,6 +10,7 @@ from tipcgen.plan.runners import (
     ocr_head,
     paddleclas,
     paddleclas_dy2static,
+    paddleclas_lite_arm,
     paddleclas_paddle2onnx,
     paddledetection,
     paddleseg,
@@ -27,4 +28,5 @@ RUNNERS: dict[str, Runner] = {
     # the other chains (dialects/chains.py)
     "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
     "paddleclas_dy2static": paddleclas_dy2static,
+    "paddleclas_lite_arm": paddleclas_lite_arm,
 }
