@@ -347,6 +347,25 @@ def run_upstream(
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+def chain_run_options(chain: str) -> dict:
+    """run_upstream's options for a chain layout's script: the script and status log its dialect
+    names, and what its runner asks the harness for (ORACLE_NESTED, ORACLE_TOOLS, ORACLE_CHECKOUT,
+    ORACLE_LOG_DIRS; none: the train runners' defaults)."""
+    from tipcgen.dialects import any_layout
+    from tipcgen.plan.planner import runner_for
+
+    layout = any_layout(chain)
+    module = runner_for(layout)
+    return {
+        "script": layout.dialect.script,
+        "status_name": layout.dialect.status_log,
+        "nested": getattr(module, "ORACLE_NESTED", ()),
+        "tools": getattr(module, "ORACLE_TOOLS", ()),
+        "checkout": getattr(module, "ORACLE_CHECKOUT", None),
+        "log_dirs": getattr(module, "ORACLE_LOG_DIRS", ("test_tipc/output",)),
+    }
+
+
 # ---- comparing with our Plan
 
 
@@ -742,19 +761,7 @@ def compare(
     runner = runner if runner is not None else RUNNERS.get(repo)
     scripts: dict = {}
     if chain is not None:  # its own script and status log (the chain layout's dialect names them)
-        from tipcgen.dialects import any_layout
-        from tipcgen.plan.planner import runner_for
-
-        dialect = any_layout(chain).dialect
-        module = runner_for(any_layout(chain))
-        scripts = {
-            "script": dialect.script,
-            "status_name": dialect.status_log,
-            "nested": getattr(module, "ORACLE_NESTED", ()),
-            "tools": getattr(module, "ORACLE_TOOLS", ()),
-            "checkout": getattr(module, "ORACLE_CHECKOUT", None),
-            "log_dirs": getattr(module, "ORACLE_LOG_DIRS", ("test_tipc/output",)),
-        }
+        scripts = chain_run_options(chain)
         layout, runner = chain, None
     if run is None:
         if upstream is None:
