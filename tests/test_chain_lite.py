@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -187,24 +188,27 @@ def test_every_paddleclas_lite_config_is_faithful_to_the_real_script(corpus, tmp
     table = {"runs": 0, "identical": 0, "faithful": 0, "status lines equal with the model": 0}
     deviations: dict = {}
     unexplained = []
-    for config in configs:
-        for fail in (None, "LD_LIBRARY_PATH", "push"):
-            d = compare(config, "PaddleClas", MODE, fail=fail, upstream=upstream, chain=LAYOUT)
-            table["runs"] += 1
-            table["identical"] += not d.differences
-            table["faithful"] += d.faithful
-            assert "missing `]'" in d.upstream.stderr  # upstream's Linux test, broken on every run
-            plan = d.plan
-            want = [plan.status_line(s, not (fail == "LD_LIBRARY_PATH")) for s in plan.steps if s.writes_status]
-            got = [
-                line.replace(d.upstream.root, ".").replace("command -  - ", f"command - {plan.model_name} - ")
-                for line in d.upstream.status_lines
-            ]
-            table["status lines equal with the model"] += got == [f"\x1b[33m {line}\x1b[0m" for line in want]
-            for name in d.explained_by():
-                deviations[name] = deviations.get(name, 0) + 1
-            if not d.faithful:
-                unexplained.append(f"{config.name} fail={fail}: {[x.detail for x in d.unexplained()]}")
+    runs = [(c, fail) for c in configs for fail in (None, "LD_LIBRARY_PATH", "push")]
+    with ThreadPoolExecutor(2) as pool:  # each run has a scratch repo of its own
+        diffs = list(
+            pool.map(lambda r: compare(r[0], "PaddleClas", MODE, fail=r[1], upstream=upstream, chain=LAYOUT), runs)
+        )
+    for (config, fail), d in zip(runs, diffs):
+        table["runs"] += 1
+        table["identical"] += not d.differences
+        table["faithful"] += d.faithful
+        assert "missing `]'" in d.upstream.stderr  # upstream's Linux test, broken on every run
+        plan = d.plan
+        want = [plan.status_line(s, not (fail == "LD_LIBRARY_PATH")) for s in plan.steps if s.writes_status]
+        got = [
+            line.replace(d.upstream.root, ".").replace("command -  - ", f"command - {plan.model_name} - ")
+            for line in d.upstream.status_lines
+        ]
+        table["status lines equal with the model"] += got == [f"\x1b[33m {line}\x1b[0m" for line in want]
+        for name in d.explained_by():
+            deviations[name] = deviations.get(name, 0) + 1
+        if not d.faithful:
+            unexplained.append(f"{config.name} fail={fail}: {[x.detail for x in d.unexplained()]}")
     print("lite oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
     assert not unexplained, "\n".join(unexplained[:5])
     assert table["status lines equal with the model"] == table["runs"]
