@@ -40,8 +40,10 @@ def test_a_repo_build_writes_one_runner_one_prepare_and_every_models_configs(tmp
         "test_tipc/common_func.sh",
         "test_tipc/prepare.sh",
         "test_tipc/test_paddle2onnx.sh",  # tiny_rec's paddle2onnx suite
+        "test_tipc/test_train_dy2static_python.sh",  # tiny_rec's spec carries a dy2static config
         "test_tipc/test_train_inference_python.sh",
     ]
+    assert "test_tipc/compare_loss.py" in tree  # what that chain script runs
     models = sorted({p.split("/")[2] for p in tree if p.startswith("test_tipc/configs/")})
     assert models == ["ch_PP-OCRv3_rec", "tiny_rec"]
     assert {p.split("/")[2] for p in tree if p.startswith("test_tipc/docs/")} == set(models)

@@ -15,7 +15,8 @@ from conftest import RECORDER
 from tipcgen.dialects import any_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
-from tipcgen.plan.planner import plan_config
+from tipcgen.migrate.oracle import nested_recorder
+from tipcgen.plan.planner import plan_config, runner_for
 from tipcgen.plan.steps import SILENT_KINDS, skip_reason
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
@@ -27,8 +28,8 @@ RECORDED = PYTHONS + TOOLS
 BUILT = ("./deploy/cpp/build/clas_system", "./deploy/cpp_shitu/build/pp_shitu")
 
 
-def _recorded(argv0: str) -> bool:
-    return argv0 in RECORDED or argv0 in BUILT
+def _recorded(argv0: str, recorded: tuple = RECORDED) -> bool:
+    return argv0 in recorded or argv0 in BUILT
 
 
 @dataclass(frozen=True)
@@ -45,11 +46,13 @@ class Case:
 
 
 class Harness:
-    def __init__(self, root: Path, workers: int = 2):
+    def __init__(self, root: Path, workers: int = 2, tools: tuple = ()):
+        """`tools`: more programs to record (a chain's: Lite's adb and sed)."""
         self.root = root
         self.bin = root / "bin"
         self.bin.mkdir(parents=True, exist_ok=True)
-        for name in RECORDED:
+        self.recorded = RECORDED + tuple(tools)
+        for name in self.recorded:
             path = self.bin / name
             path.write_text(RECORDER)
             path.chmod(0o755)
@@ -85,6 +88,16 @@ class Harness:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(RECORDER)
             path.chmod(0o755)
+        # A chain that runs another runner script (dy2static: test_train_inference_python.sh) finds
+        # a recorder there, which also records the config it is given.
+        nested = getattr(runner_for(any_layout(case.layout), case.runner), "ORACLE_NESTED", ())
+        for name in nested:
+            (work / "test_tipc").mkdir(exist_ok=True)
+            (work / "test_tipc" / name).write_text(nested_recorder(RECORDER))
+        module = runner_for(any_layout(case.layout), case.runner)
+        for rel, text in getattr(module, "ORACLE_CHECKOUT", {}).items():  # what a checkout holds
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            (work / rel).write_text(text)
         record = work / "record.bin"
         env = {
             k: v
@@ -120,8 +133,8 @@ class Harness:
                     root=str(work),
                 )
             except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
-                return _compare_refused(case, exc, proc, _records(record, work), work)
-            return _compare(case, plan, proc, _records(record, work), work)
+                return _compare_refused(case, exc, proc, _records(record, work), work, bool(nested))
+            return _compare(case, plan, proc, _records(record, work), work, self.recorded)
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -139,13 +152,26 @@ def _records(path: Path, work: Path) -> list:
 
 
 def _run_argv(argv: tuple) -> tuple:
-    """The interpreter's argv of a step: a leading `timeout DURATION` runs the rest."""
+    """The interpreter's argv of a step: a leading `timeout DURATION` runs the rest, `bash X.sh`
+    runs X.sh (a nested runner, recorded under its path)."""
+    if len(argv) > 1 and argv[0] == "bash" and argv[1].endswith(".sh"):
+        return tuple(argv[1:])
     return tuple(argv[2:]) if len(argv) > 2 and argv[0] == "timeout" else tuple(argv)
 
 
-def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path) -> Optional[str]:
-    """The plan refused the config: the bash must exit 2 before running or writing anything."""
-    if proc.returncode != 2 or records or (work / "test_tipc").exists():
+def _step_argv(step) -> tuple:
+    """What the recorder sees of a step: its argv, then the text of each file it writes first
+    (the nested runner's recorder records the config it reads)."""
+    return _run_argv(step.argv) + tuple(text for _path, text in step.files)
+
+
+def _compare_refused(
+    case: Case, exc: Exception, proc, records: list, work: Path, nested: bool = False
+) -> Optional[str]:
+    """The plan refused the config: the bash must exit 2 before running or writing anything
+    (beside the nested runners' recorders this harness put in test_tipc/)."""
+    wrote = (work / "test_tipc" / "output").exists() if nested else (work / "test_tipc").exists()
+    if proc.returncode != 2 or records or wrote:
         return (
             f"{case}: plan refuses ({exc}) but bash exited {proc.returncode} after running "
             f"{len(records)} commands: {proc.stderr[-500:]}"
@@ -155,26 +181,31 @@ def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path
     return None
 
 
-def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]:
+def _nested(program: str) -> bool:
+    """A nested runner script the harness stands a recorder in for (test_tipc/<name>.sh)."""
+    return program.startswith("test_tipc/") and program.endswith(".sh")
+
+
+def _compare(case: Case, plan, proc, records: list, work: Path, recorded: tuple = RECORDED) -> Optional[str]:
     ran, failed, lines = [], set(), []
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
             lines.append(plan.status_line(step, False, skipped=reason))
             continue
-        argv = _run_argv(step.argv) if step.argv is not None else None
+        argv = _step_argv(step) if step.argv is not None else None
         ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
-        if argv and not _recorded(argv[0]):
+        if argv and not _recorded(argv[0], recorded) and not _nested(argv[0]):
             ok = False  # the interpreter named by the config is not on PATH
         ran.append(step)
         if not ok:
             failed.add(step.index)
-        if step.kind not in SILENT_KINDS:
+        if step.kind not in SILENT_KINDS and step.writes_status:
             lines.append(plan.status_line(step, ok))
     want = [
-        (s.cuda_visible_devices, s.cwd or ".", list(_run_argv(s.argv)[1:]))
+        (s.cuda_visible_devices, s.cwd or ".", list(_step_argv(s)[1:]))
         for s in ran
-        if s.argv and _recorded(_run_argv(s.argv)[0])
+        if s.argv and (_recorded(_run_argv(s.argv)[0], recorded) or _nested(_run_argv(s.argv)[0]))
     ]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):

@@ -98,6 +98,8 @@ class Dialect:
     status_log: str = "results_python.log"
     # Another chain's script that also takes a GPUID after its optional MODE (CONFIG [MODE] [GPUID]).
     gpuid_arg: bool = False
+    # Files the build emits beside the chain's script: (name under test_tipc/, template).
+    extra_files: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -190,10 +190,12 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
             layout = chain_of_text(raw.text())
             if layout is not None:
                 chains[layout.name] = layout
-    return {
-        f"test_tipc/{layout.dialect.script}": runner_script(layout, text_banner)[0]
-        for _name, layout in sorted(chains.items())
-    }
+    files = {}
+    for _name, layout in sorted(chains.items()):
+        files[f"test_tipc/{layout.dialect.script}"] = runner_script(layout, text_banner)[0]
+        for name, template in layout.dialect.extra_files:  # what the script runs besides the repo's code
+            files[f"test_tipc/{name}"] = render(template, banner=text_banner)
+    return files
 
 
 def shared_scripts(

@@ -119,6 +119,17 @@ fi
 exit 0
 """
 
+
+def nested_recorder(recorder: str) -> str:
+    """A recorder standing in for a nested runner script (`bash test_tipc/X.sh CONFIG ...`): the
+    text of its config argument, read when it runs, is recorded (and failed on) as one more
+    argument, so two runs on one rewritten file tell apart."""
+    head = "#!/usr/bin/env bash\n"
+    assert recorder.startswith(head)
+    prefix = 'if [[ -f ${1:-} ]]; then\n    tipc_text=$(cat -- "$1"; printf x)\n    set -- "$@" "${tipc_text%x}"\nfi\n'
+    return head + prefix + recorder[len(head) :]
+
+
 SHIMS = {
     "sleep": "#!/bin/sh\nexit 0\n",
     "nvidia-smi": "#!/bin/sh\necho 'nvidia-smi: neutralised by the upstream oracle' >&2\nexit 1\n",
@@ -292,6 +303,10 @@ def run_upstream(
     repo: Optional[str] = None,
     script: str = "test_train_inference_python.sh",
     status_name: str = "results_python.log",
+    nested: tuple = (),
+    tools: tuple = (),
+    checkout: Optional[dict] = None,
+    log_dirs: tuple = ("test_tipc/output",),
 ) -> UpstreamRun:
     """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
 
@@ -299,7 +314,12 @@ def run_upstream(
     `cuda`: CUDA_VISIBLE_DEVICES the script starts with (None: unset); `keep`: leave the scratch
     directory (UpstreamRun.root's parent) for inspection; `repo`: the family it belongs to (e.g.
     "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them); `script` and
-    `status_name`: another chain's script and the status log it writes (its layout's Dialect).
+    `status_name`: another chain's script and the status log it writes (its layout's Dialect);
+    `nested`: scripts of test_tipc/ that script runs with `bash` (dy2static: the train runner),
+    replaced by a recorder that also records the config it is given (`nested_recorder`);
+    `tools`: more programs recorded like the interpreter (Lite: adb, sed); `checkout`: files of a
+    model repo's checkout the script reads ({path: text}, e.g. deploy/lite/config.txt);
+    `log_dirs`: where the script writes its logs (relative to the repo root).
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -308,6 +328,13 @@ def run_upstream(
     scratch = Path(tempfile.mkdtemp(prefix="tipc-upstream-")) if scratch is None else Path(scratch)
     try:
         root, config_arg = _stage(scratch, repo_dir, config, repo, mode, script)
+        for name in nested:
+            _write_exe(root / "test_tipc" / name, nested_recorder(RECORDER))
+        for name in tools:
+            _write_exe(scratch / "bin" / name, RECORDER)
+        for rel, text in (checkout or {}).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
         record = scratch / "record.bin"
         env = {
             k: v
@@ -347,13 +374,13 @@ def run_upstream(
         )  # fmt: skip
         run.commands = _records(record, root)
         created = sorted(_snapshot(root) - before)
-        output = root / "test_tipc" / "output"
+        outputs = [root / d for d in log_dirs]
         for path in created:
             rel = "./" + path.relative_to(root).as_posix()
             if path.name == status_name:
                 run.status_logs.append(rel)
                 run.status_lines.extend(path.read_bytes().decode("utf-8", "replace").splitlines())
-            elif path.is_relative_to(output):
+            elif any(path.is_relative_to(output) for output in outputs):
                 run.logs.append(rel)
             else:
                 run.stray.append(rel)
@@ -361,6 +388,25 @@ def run_upstream(
     finally:
         if made and not keep:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def chain_run_options(chain: str) -> dict:
+    """run_upstream's options for a chain layout's script: the script and status log its dialect
+    names, and what its runner asks the harness for (ORACLE_NESTED, ORACLE_TOOLS, ORACLE_CHECKOUT,
+    ORACLE_LOG_DIRS; none: the train runners' defaults)."""
+    from tipcgen.dialects import any_layout
+    from tipcgen.plan.planner import runner_for
+
+    layout = any_layout(chain)
+    module = runner_for(layout)
+    return {
+        "script": layout.dialect.script,
+        "status_name": layout.dialect.status_log,
+        "nested": getattr(module, "ORACLE_NESTED", ()),
+        "tools": getattr(module, "ORACLE_TOOLS", ()),
+        "checkout": getattr(module, "ORACLE_CHECKOUT", None),
+        "log_dirs": getattr(module, "ORACLE_LOG_DIRS", ("test_tipc/output",)),
+    }
 
 
 # ---- comparing with our Plan
@@ -498,13 +544,18 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
             if step.log:
                 logs.append(step.log)
             continue
-        ok = bool(step.argv) and not (fail and any(fail in a for a in step.argv[1:]))  # as the recorder
+        # as the recorder (a nested runner's also fails on the config it is given)
+        seen = step.argv[1:] if step.argv else ()
+        if step.argv and step.argv[0] == "bash":
+            seen = _recorded_argv(step.argv, step.files)[1:]
+        ok = bool(step.argv) and not (fail and any(fail in a for a in seen))
         ran.append((step, ok))
         if not ok:
             failed.add(step.index)
         if step.log:
             logs.append(step.log)
-        if step.kind not in SILENT_KINDS:
+        logs.extend(path for path, _text in step.files)
+        if step.kind not in SILENT_KINDS and step.writes_status:
             lines.append(plan.status_line(step, ok))
     return ran, lines, logs
 
@@ -532,7 +583,9 @@ def _brief(tokens: list, n: int = 4) -> str:
 
 
 def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
-    want = [(_recorded_argv(step.argv), step.cuda_visible_devices, step.cwd or ".", step) for step, _ok in ran]
+    want = [
+        (_recorded_argv(step.argv, step.files), step.cuda_visible_devices, step.cwd or ".", step) for step, _ok in ran
+    ]
     got = [(tuple(norm.text(a, "argv") for a in c.argv), c.cuda_visible_devices, c.cwd) for c in up]
     for i, (g, w) in enumerate(zip(got, want)):
         argv_u, cvd_u, cwd_u = g
@@ -592,9 +645,13 @@ def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
     return None
 
 
-def _recorded_argv(argv: tuple) -> tuple:
+def _recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
     """What the recorder sees of a step's argv: a leading `timeout DURATION` (PaddleDetection's
-    `timeout 5m`) runs the rest, as the harness's timeout shim does."""
+    `timeout 5m`) runs the rest, as the harness's timeout shim does; `bash test_tipc/X.sh ARGS`
+    is X.sh's recorder (`nested_recorder`): its name, ARGS, then the text of the files the step
+    writes first (the config it reads)."""
+    if len(argv) > 1 and argv[0] == "bash" and argv[1].endswith(".sh"):
+        return (argv[1].rsplit("/", 1)[-1], *argv[2:], *(text for _path, text in files))
     if len(argv) > 2 and argv[0] == "timeout":
         return tuple(argv[2:])
     if argv and "/" in argv[0] and argv[0].rsplit("/", 1)[1] in BUILT:  # a built demo, by its name
@@ -693,12 +750,13 @@ def _compare_status(run: UpstreamRun, plan, lines: list, norm: _Norm) -> list:  
         add("other", f"status: other line {shape[:60]!r}", f"upstream also writes {other[:2]!r}")
     want = [f"\x1b[33m {line}\x1b[0m" for line in lines]
     env = KNOWN_ENVIRONMENT.get(run.repo)
+    writers = [s for s in plan.steps if s.writes_status]  # the step of each status line
     for i, ((g, pu), w) in enumerate(zip(parsed, want)):
         if g == w:
             continue
         pw = _split_status(w, plan.model_name)
         assert pw is not None
-        step = plan.steps[i] if i < len(plan.steps) else None
+        step = writers[i] if i < len(writers) else None
         kind = step.kind if step else "?"
         if pu[0] != pw[0]:
             why = f" (env: {env})" if env and kind == "train" else ""
@@ -752,10 +810,7 @@ def compare(
     runner = runner if runner is not None else RUNNERS.get(repo)
     scripts: dict = {}
     if chain is not None:  # its own script and status log (the chain layout's dialect names them)
-        from tipcgen.dialects import any_layout
-
-        dialect = any_layout(chain).dialect
-        scripts = {"script": dialect.script, "status_name": dialect.status_log}
+        scripts = chain_run_options(chain)
         layout, runner = chain, None
     if run is None:
         if upstream is None:
@@ -780,8 +835,11 @@ def compare(
     diff.plan = plan
     norm = _Norm(run.root, plan.model_name, mode)
     ran, lines, logs = _expected(plan, fail)
-    first = _compare_commands(run.commands, ran, norm)
-    cwd = None if first and "runs it from" in first.category else _compare_cwd(run.commands, ran)
+    commands, replaced = _replaced(run.commands, ran, layout, runner)
+    ran = replaced["ran"]
+    first = _compare_commands(commands, ran, norm)
+    cwd = None if first and "runs it from" in first.category else _compare_cwd(commands, ran)
+    diff.differences.extend(replaced["differences"])
     for found in (first, cwd, _compare_logs(run.logs, logs, norm)):
         if found:
             diff.differences.append(found)
@@ -807,6 +865,27 @@ def _build_commands(run: UpstreamRun, script: str) -> Optional[Difference]:
         f"build: upstream builds the demo first ({names})",
         f"upstream runs {len(built)} build commands first: " + "; ".join(" ".join(c.argv) for c in built[:4]),
     )
+
+
+def _replaced(commands: list, ran: list, layout: str, runner: Optional[str]) -> tuple[list, dict]:
+    """Commands a runner's deliberate replacement of upstream's stand for (its ORACLE_REPLACED:
+    (label, upstream pattern, plan pattern), e.g. dy2static's loss comparison) taken out of both
+    sides before the commands are compared, with one Difference (the label) where they were."""
+    from tipcgen.dialects import any_layout
+    from tipcgen.plan.planner import runner_for
+
+    out: dict = {"ran": list(ran), "differences": []}
+    for label, up_pattern, plan_pattern in getattr(runner_for(any_layout(layout), runner), "ORACLE_REPLACED", ()):
+        up = [c for c in commands if re.search(up_pattern, " ".join(c.argv))]
+        ours = [x for x in out["ran"] if x[0].argv and re.search(plan_pattern, " ".join(x[0].argv))]
+        if not up and not ours:
+            continue
+        commands = [c for c in commands if c not in up]
+        out["ran"] = [x for x in out["ran"] if x not in ours]
+        out["differences"].append(
+            Difference("commands", label, f"{label}: upstream runs {len(up)} such commands, the plan {len(ours)}")
+        )
+    return commands, out
 
 
 # ---- the corpus

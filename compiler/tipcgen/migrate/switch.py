@@ -168,7 +168,7 @@ def _compare_chain_configs(
 ) -> None:
     from tipcgen.dialects import get_layout
     from tipcgen.dialects.chains import chain_of_text
-    from tipcgen.migrate.oracle import compare, family_of, run_upstream
+    from tipcgen.migrate.oracle import chain_run_options, compare, family_of, run_upstream
     from tipcgen.plan.planner import runner_for
 
     family = family_of(m.layout, m.runner)
@@ -183,16 +183,14 @@ def _compare_chain_configs(
             if layout is None or source is None:
                 continue
             module = runner_for(layout)
-            script, status_name = layout.dialect.script, layout.dialect.status_log
+            script = layout.dialect.script
             for dev in module.DEVIATIONS:
                 m.deviations[f"{script}: {dev.name}"] = f"{dev.what} ({dev.why})"
             mode, rel = module.MODES[0], _rel(m.root, source)
             if not (tipc / script).is_file():
                 m.chain_rows.append(Row(rel, mode, "new", f"the repo has no {script}", "not compared", "", script))
                 continue
-            run = run_upstream(
-                tipc, Path(source), mode, timeout=timeout, repo=family, script=script, status_name=status_name
-            )
+            run = run_upstream(tipc, Path(source), mode, timeout=timeout, repo=family, **chain_run_options(layout.name))
             diff = compare(Path(source), family, mode, run=run, chain=layout.name, timeout=timeout)
             if diff.identical:
                 verdict, detail = "identical", ""

@@ -150,6 +150,8 @@ class Builder:
         status_path: Optional[str] = None,
         cwd: Optional[str] = None,
         output: str = "log",
+        files: tuple = (),
+        writes_status: bool = True,
     ) -> int:
         """Add a step running `command` (split as bash would); `shown` is the status line's
         command text (default: the command and its redirect, as the OCR family shows it)."""
@@ -161,7 +163,7 @@ class Builder:
             shown = command + (f" > {log} 2>&1 " if log else "")
         step = Step(
             idx, kind, shown, tuple(argv) if argv is not None else None, log, self.cvd, *run,
-            status_path=status_path, cwd=cwd, output=output,
+            status_path=status_path, cwd=cwd, output=output, files=files, writes_status=writes_status,
         )  # fmt: skip
         self.steps.append(step)
         return idx

@@ -10,6 +10,8 @@ from tipcgen.plan.runners import (
     ocr_head,
     paddleclas,
     paddleclas_cpp_infer,
+    paddleclas_dy2static,
+    paddleclas_lite_arm,
     paddleclas_paddle2onnx,
     paddledetection,
     paddleseg,
@@ -27,4 +29,6 @@ RUNNERS: dict[str, Runner] = {
     # the other chains (dialects/chains.py)
     "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
     "paddleclas_cpp_infer": paddleclas_cpp_infer,
+    "paddleclas_dy2static": paddleclas_dy2static,
+    "paddleclas_lite_arm": paddleclas_lite_arm,
 }

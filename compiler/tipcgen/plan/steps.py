@@ -42,6 +42,11 @@ class Step:
     timeout: Optional[int] = None
     # Seconds a train step's logs may stay unchanged before it counts as stalled (None: no watchdog).
     stall: Optional[int] = None
+    # Files the step writes before it runs: ((path relative to the repo root, text), ...) (the
+    # dy2static chain's per-run train configs).
+    files: tuple = ()
+    # False: the step appends no status line of its own (a nested runner writes its own).
+    writes_status: bool = True
 
     def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None, fmt: str = STATUS_BANG) -> str:
         """The line results_python.log gets; `skipped` is the reason a step did not run."""
@@ -75,4 +80,9 @@ class Plan:
         return step.status_line(self.model_name, ok, skipped, self.status_format)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+        data = asdict(self)
+        for step in data["steps"]:  # fields only some chains use: shown when they say something
+            for name, default in (("files", ()), ("writes_status", True)):
+                if step[name] == default:
+                    del step[name]
+        return json.dumps(data, indent=2, ensure_ascii=False)

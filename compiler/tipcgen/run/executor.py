@@ -380,11 +380,16 @@ def _execute(step: Step, cwd: str, bounds: Bounds, grace: float, env: dict) -> t
         return FAILED, None, "cannot split the command (a quote is not closed)"
     if not step.argv:
         return FAILED, 127, "empty command"
-    root = os.path.realpath(cwd)
+    root, top = os.path.realpath(cwd), cwd
     cwd = os.path.join(cwd, step.cwd) if step.cwd else cwd
     why = _writable(os.path.join(cwd, "."), root, f"the step's files in {step.cwd}") if step.cwd else None
     if why is None and step.log:
         why = _writable(os.path.join(cwd, step.log), root, "the log")
+    for path, text in step.files:  # what the step reads, written first (as the bash does)
+        why = why or _writable(os.path.join(top, path), root, "the step's config")
+        if why is None:
+            with open(os.path.join(top, path), "wb") as fh:
+                fh.write(text.encode("utf-8", "surrogateescape"))
     if why:
         return FAILED, 2, f"tipc: {why}"
     out, why = _open_log(cwd, step.log)
@@ -475,7 +480,7 @@ def run_plan(
             result = StepResult(step, status, code, seconds, why, line, limit=bounds.describe())
             if result.counts_as_failed:
                 failed.add(step.index)
-        if result.status_line:  # a silent step (SILENT_KINDS) writes none, as upstream's
+        if result.status_line and step.writes_status:  # a silent step (SILENT_KINDS) writes none, as upstream's
             with open(status_path, "a", encoding="utf-8") as fh:
                 fh.write(status_record(result.status_line))
         results.append(result)

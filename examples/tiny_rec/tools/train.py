@@ -121,6 +121,11 @@ def main():
         log.info("loaded pretrained weights from %s", pre)
 
     model = paddle.DataParallel(net) if world > 1 else net
+    if g.get("to_static"):
+        # Dynamic-to-static training (TIPC's dy2static chain): the same layer run as a static
+        # program; its losses must match the dygraph run's.
+        model = paddle.jit.to_static(model)
+        log.info("to_static: training through paddle.jit.to_static")
     model.train()
 
     epoch_num = int(g.get("epoch_num", 3))

