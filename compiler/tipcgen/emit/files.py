@@ -182,8 +182,8 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
 
     chains = {}
     for spec in specs:
-        for raw in spec.other_configs.values():
-            layout = chain_of_text(raw.text())
+        for file, raw in spec.other_configs.items():
+            layout = chain_of_text(raw.text(), file)
             if layout is not None:
                 chains[layout.name] = layout
     return {

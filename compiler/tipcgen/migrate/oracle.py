@@ -90,6 +90,27 @@ KNOWN_ENVIRONMENT = {
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 # Programs other chains' scripts run besides the interpreter, recorded the same way.
 TOOLS = ("paddle2onnx",)
+# Programs a chain's script runs without a status line (the serving chains' sed/cp edits of the
+# converted configs), recorded too when that script runs: the Plan's quiet steps are held to them.
+CHAIN_TOOLS: dict[str, tuple] = {
+    "test_serving_infer_python.sh": ("sed", "cp"),
+    "test_serving_infer_cpp.sh": ("sed", "cp"),
+}
+# `sleep` for the scripts that start a server in the background (`nohup ... &`, then `sleep`):
+# it returns once the script's other children (the backgrounded recorder) have ended, at most
+# after 5 s, so the server's command is recorded before its clients', as the real sleep orders them.
+_SLEEP_AFTER_BACKGROUND = r"""#!/usr/bin/env bash
+for _ in $(seq 500); do
+    others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
+    [[ -z ${others//[[:space:]]/} ]] && exit 0
+    /bin/sleep 0.01
+done
+exit 0
+"""
+CHAIN_SHIMS: dict[str, dict] = {
+    "test_serving_infer_python.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
+    "test_serving_infer_cpp.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
+}
 
 # The recorder of tests/conftest.py, plus its own name (argv[0]) and a chosen failure code.
 RECORDER = r"""#!/usr/bin/env bash
@@ -188,18 +209,28 @@ def _write_exe(path: Path, text: str) -> None:
     path.chmod(0o755)
 
 
-def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) -> tuple[Path, str]:
-    """Lay out bin/ and repo/; -> (repo root, the config argument of the script)."""
+def _stage(
+    scratch: Path,
+    repo_dir: Path,
+    config: Path,
+    repo: str,
+    mode: str,
+    tools: tuple = (),
+    dirs: tuple = (),
+    shims: Optional[dict] = None,
+) -> tuple[Path, str]:
+    """Lay out bin/ and repo/ (with `dirs`, relative to it); `tools`: more programs to record ->
+    (repo root, the config argument of the script)."""
     text = config.read_bytes().decode("utf-8", "replace")
     python = _config_python(text)
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
-    names = set(PYTHONS) | set(TOOLS)
+    names = set(PYTHONS) | set(TOOLS) | set(tools)
     if python and "/" not in python:
         names.add(python)
     for name in names:
         _write_exe(bin_dir / name, RECORDER)
-    for name, body in SHIMS.items():
+    for name, body in {**SHIMS, **(shims or {})}.items():
         _write_exe(bin_dir / name, body)
     root = scratch / "repo"
     # the scripts and what they source; not a real repo's outputs or configs
@@ -208,6 +239,10 @@ def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) ->
     conf_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(config, conf_dir / config.name)
     (root / "deploy").mkdir()
+    for d in dirs:  # where a chain's script `cd`s (the serving chains' serving_dir)
+        where = (root / d).resolve()
+        if where.is_relative_to(root.resolve()):
+            where.mkdir(parents=True, exist_ok=True)
     if corpus_name(repo) == "PaddleDetection":  # its script `cd`s here (and back) for DINO's op
         (root / "ppdet" / "modeling" / "transformers" / "ext_op").mkdir(parents=True)
     if corpus_name(repo) == "PaddleClas" and mode == "whole_infer":
@@ -249,6 +284,7 @@ def run_upstream(
     repo: Optional[str] = None,
     script: str = "test_train_inference_python.sh",
     status_name: str = "results_python.log",
+    dirs: tuple = (),
 ) -> UpstreamRun:
     """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
 
@@ -256,7 +292,8 @@ def run_upstream(
     `cuda`: CUDA_VISIBLE_DEVICES the script starts with (None: unset); `keep`: leave the scratch
     directory (UpstreamRun.root's parent) for inspection; `repo`: the family it belongs to (e.g.
     "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them); `script` and
-    `status_name`: another chain's script and the status log it writes (its layout's Dialect).
+    `status_name`: another chain's script and the status log it writes (its layout's Dialect),
+    `dirs`: directories (relative to the repo root) a checkout has and the script `cd`s to.
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -264,7 +301,9 @@ def run_upstream(
     made = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="tipc-upstream-")) if scratch is None else Path(scratch)
     try:
-        root, config_arg = _stage(scratch, repo_dir, config, repo, mode)
+        root, config_arg = _stage(
+            scratch, repo_dir, config, repo, mode, CHAIN_TOOLS.get(script, ()), dirs, CHAIN_SHIMS.get(script)
+        )
         record = scratch / "record.bin"
         env = {
             k: v
@@ -455,6 +494,8 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
             continue
         ok = bool(step.argv) and not (fail and any(fail in a for a in step.argv[1:]))  # as the recorder
         ran.append((step, ok))
+        if step.quiet:  # no status line, and its failure fails nothing (a service's stop, an edit)
+            continue
         if not ok:
             failed.add(step.index)
         if step.log:
@@ -645,12 +686,13 @@ def _compare_status(run: UpstreamRun, plan, lines: list, norm: _Norm) -> list:  
         add("other", f"status: other line {shape[:60]!r}", f"upstream also writes {other[:2]!r}")
     want = [f"\x1b[33m {line}\x1b[0m" for line in lines]
     env = KNOWN_ENVIRONMENT.get(run.repo)
+    steps = [s for s in plan.steps if not s.quiet]  # the steps that write a status line
     for i, ((g, pu), w) in enumerate(zip(parsed, want)):
         if g == w:
             continue
         pw = _split_status(w, plan.model_name)
         assert pw is not None
-        step = plan.steps[i] if i < len(plan.steps) else None
+        step = steps[i] if i < len(steps) else None
         kind = step.kind if step else "?"
         if pu[0] != pw[0]:
             why = f" (env: {env})" if env and kind == "train" else ""
@@ -712,6 +754,8 @@ def compare(
     if run is None:
         if upstream is None:
             raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
+        if chain is not None:  # the directories its steps run in: a checkout has them
+            scripts["dirs"] = _step_dirs(config, mode, gpuid)
         run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, **scripts)
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     if run.timed_out:
@@ -727,6 +771,7 @@ def compare(
         diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
         return diff
     diff.plan = plan
+    plan = _resolved(plan, run.root)
     norm = _Norm(run.root, plan.model_name, mode)
     ran, lines, logs = _expected(plan, fail)
     first = _compare_commands(run.commands, ran, norm)
@@ -740,6 +785,30 @@ def compare(
     if run.stray:
         diff.notes.append(f"upstream also created {run.stray[:3]}")
     return diff
+
+
+def _step_dirs(config, mode: str, gpuid: Optional[str]) -> tuple:
+    """The directories a chain config's planned steps run in (none when the plan refuses it)."""
+    from tipcgen.check.source import plan_source
+    from tipcgen.errors import UsageError
+
+    try:
+        plan = plan_source(str(config), mode, gpuid=gpuid)
+    except UsageError:
+        return ()
+    return tuple(sorted({s.cwd for s in plan.steps if s.cwd}))
+
+
+def _resolved(plan, root: str):
+    """`plan` with its steps' run-time parts (Step.fills, Step.globs) as they were in `root`, the
+    scratch repo (no converted model there: empty feed variables, unmatched globs)."""
+    if not any(s.fills or s.globs for s in plan.steps):
+        return plan
+    from dataclasses import replace
+
+    from tipcgen.plan.steps import runtime_argv
+
+    return replace(plan, steps=tuple(replace(s, argv=runtime_argv(s, root)) for s in plan.steps))
 
 
 # ---- the corpus

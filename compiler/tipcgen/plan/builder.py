@@ -150,6 +150,11 @@ class Builder:
         status_path: Optional[str] = None,
         cwd: Optional[str] = None,
         output: str = "log",
+        service: str = "",
+        warmup: int = 0,
+        quiet: bool = False,
+        fills: tuple = (),
+        globs: bool = False,
     ) -> int:
         """Add a step running `command` (split as bash would); `shown` is the status line's
         command text (default: the command and its redirect, as the OCR family shows it)."""
@@ -161,7 +166,8 @@ class Builder:
             shown = command + (f" > {log} 2>&1 " if log else "")
         step = Step(
             idx, kind, shown, tuple(argv) if argv is not None else None, log, self.cvd, *run,
-            status_path=status_path, cwd=cwd, output=output,
+            status_path=status_path, cwd=cwd, output=output, service=service, warmup=warmup,
+            quiet=quiet, fills=fills, globs=globs,
         )  # fmt: skip
         self.steps.append(step)
         return idx

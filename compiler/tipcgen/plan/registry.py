@@ -10,6 +10,8 @@ from tipcgen.plan.runners import (
     ocr_head,
     paddleclas,
     paddleclas_paddle2onnx,
+    paddleclas_serving_cpp,
+    paddleclas_serving_python,
     paddledetection,
     paddleseg,
     paddlevideo,
@@ -25,4 +27,6 @@ RUNNERS: dict[str, Runner] = {
     "paddledetection": paddledetection,
     # the other chains (dialects/chains.py)
     "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
+    "paddleclas_serving_python": paddleclas_serving_python,
+    "paddleclas_serving_cpp": paddleclas_serving_cpp,
 }

@@ -38,6 +38,22 @@ class Step:
     timeout: Optional[int] = None
     # Seconds a train step's logs may stay unchanged before it counts as stalled (None: no watchdog).
     stall: Optional[int] = None
+    # A background service (the serving chains' servers): "start" runs the command in the
+    # background and waits up to `warmup` seconds, its status being whether it is still up (or
+    # ended well) by then; "stop" runs the service's own stop command, then stops what is left of
+    # the last started service's process group.
+    service: str = ""
+    warmup: int = 0
+    # No status line, and its failure fails nothing: what upstream runs without status_check (a
+    # service's stop command, the serving chains' edits of their config files).
+    quiet: bool = False
+    # Text the argv takes from files at run time (the serving chains read a converted model's
+    # feed variable): (placeholder, file relative to the repo root, line index); the placeholder
+    # becomes that line's value, as func_parser_value cuts it ("" when the file is absent).
+    fills: tuple = ()
+    # Its argv words with `*` are globbed at run time, in its cwd (upstream's eval globs them);
+    # a word matching nothing stays as it is.
+    globs: bool = False
 
     def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None, fmt: str = STATUS_BANG) -> str:
         """The line results_python.log gets; `skipped` is the reason a step did not run."""
@@ -71,4 +87,45 @@ class Plan:
         return step.status_line(self.model_name, ok, skipped, self.status_format)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+        data = asdict(self)
+        for step in data["steps"]:
+            # Fields the service steps added: omitted at their defaults, so the plans of the runners
+            # that have no services read as before.
+            for name, default in _SERVICE_DEFAULTS.items():
+                if step.get(name) == default:
+                    del step[name]
+        return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+_SERVICE_DEFAULTS = {"service": "", "warmup": 0, "quiet": False, "fills": [], "globs": False}
+
+
+def runtime_argv(step: Step, root: str) -> Optional[tuple]:
+    """The argv a step runs with, its run-time parts (`fills`, `globs`) resolved in `root` (the
+    repo root the step's cwd is relative to). What the comparers hold a recorded command to."""
+    import glob
+    import os
+
+    if step.argv is None:
+        return None
+    where = os.path.join(root, step.cwd or ".")
+    argv = list(step.argv)
+    for placeholder, path, index in step.fills:
+        value = ""
+        try:
+            with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+                # upstream: awk's first three lines, split on newlines (empty ones vanish)
+                lines = [line for line in fh.read().split("\n")[:3] if line]
+            if index < len(lines):
+                parts = lines[index].split(":")
+                value = parts[1] if len(parts) > 1 else ""
+        except OSError:
+            pass
+        argv = [a.replace(placeholder, value) for a in argv]
+    if step.globs:
+        out: list = []
+        for a in argv:
+            hits = sorted(glob.glob(a, root_dir=where)) if "*" in a else []
+            out += hits or [a]
+        argv = out
+    return tuple(argv)
