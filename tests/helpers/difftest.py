@@ -16,7 +16,7 @@ from tipcgen.dialects import any_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
 from tipcgen.plan.planner import plan_config
-from tipcgen.plan.steps import skip_reason
+from tipcgen.plan.steps import runtime_argv, skip_reason
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 # Other programs a chain's steps run (test_paddle2onnx.sh's converter), recorded the same way.
@@ -38,11 +38,15 @@ class Case:
 
 
 class Harness:
-    def __init__(self, root: Path, workers: int = 2):
+    """`tools`: more programs to record (the serving chains' sed/cp edits); only for scripts
+    that run them as steps (the train runners' scripts use sed themselves)."""
+
+    def __init__(self, root: Path, workers: int = 2, tools: tuple = ()):
         self.root = root
         self.bin = root / "bin"
         self.bin.mkdir(parents=True, exist_ok=True)
-        for name in RECORDED:
+        self.recorded = RECORDED + tuple(tools)
+        for name in self.recorded:
             path = self.bin / name
             path.write_text(RECORDER)
             path.chmod(0o755)
@@ -92,9 +96,10 @@ class Harness:
             [case.gpuid] if case.gpuid else []
         )
         try:
-            proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=120)
             with open(case.config, "rb") as fh:
                 text = fh.read().decode("utf-8")
+            dirs_for(text, case, work)
+            proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=120)
             try:
                 plan = plan_config(
                     text,
@@ -109,9 +114,20 @@ class Harness:
                 )
             except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
                 return _compare_refused(case, exc, proc, _records(record, work), work)
-            return _compare(case, plan, proc, _records(record, work), work)
+            return _compare(case, plan, proc, _records(record, work), work, self.recorded)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def dirs_for(text: str, case: Case, work: Path) -> None:
+    """The directories a checkout has where the plan's steps run (the serving chains `cd` there)."""
+    try:
+        plan = plan_config(text, any_layout(case.layout), case.mode, gpuid=case.gpuid, runner=case.runner)
+    except UsageError:
+        return
+    for step in plan.steps:
+        if step.cwd and not os.path.isabs(step.cwd) and not step.cwd.startswith(".."):
+            (work / step.cwd).mkdir(parents=True, exist_ok=True)
 
 
 def _records(path: Path, work: Path) -> list:
@@ -143,26 +159,25 @@ def _compare_refused(case: Case, exc: Exception, proc, records: list, work: Path
     return None
 
 
-def _compare(case: Case, plan, proc, records: list, work: Path) -> Optional[str]:
+def _compare(case: Case, plan, proc, records: list, work: Path, recorded: tuple = RECORDED) -> Optional[str]:
     ran, failed, lines = [], set(), []
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
             lines.append(plan.status_line(step, False, skipped=reason))
             continue
-        argv = _run_argv(step.argv) if step.argv is not None else None
+        resolved = runtime_argv(step, str(work))  # its run-time parts as the run left them
+        argv = _run_argv(resolved) if resolved is not None else None
         ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
-        if argv and argv[0] not in RECORDED:
+        if argv and argv[0] not in recorded:
             ok = False  # the interpreter named by the config is not on PATH
-        ran.append(step)
+        ran.append((step, argv))
+        if step.quiet:  # no status line; its failure fails nothing
+            continue
         if not ok:
             failed.add(step.index)
         lines.append(plan.status_line(step, ok))
-    want = [
-        (s.cuda_visible_devices, s.cwd or ".", list(_run_argv(s.argv)[1:]))
-        for s in ran
-        if s.argv and _run_argv(s.argv)[0] in RECORDED
-    ]
+    want = [(s.cuda_visible_devices, s.cwd or ".", list(argv[1:])) for s, argv in ran if argv and argv[0] in recorded]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):
             if a != b:

@@ -97,7 +97,7 @@ class Plan:
         return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-_SERVICE_DEFAULTS = {"service": "", "warmup": 0, "quiet": False, "fills": [], "globs": False}
+_SERVICE_DEFAULTS = {"service": "", "warmup": 0, "quiet": False, "fills": (), "globs": False}
 
 
 def runtime_argv(step: Step, root: str) -> Optional[tuple]:

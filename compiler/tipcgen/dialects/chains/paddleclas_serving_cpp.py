@@ -24,7 +24,6 @@ def _cpp(reads: tuple):
     # only the device list is looped over
     return replace(
         _dialect("paddleclas_serving_cpp", SCRIPT, "results_cpp_serving.log", reads),
-        log_name_roles=(),
         matrix_roles=("serving.use_gpu",),
     )
 

@@ -134,8 +134,8 @@ def _dialect(runner: str, script: str, status_log: str, reads: tuple) -> Dialect
         script=script,
         status_log=status_log,
         reads=reads,
-        # the client's name (up to `_client`) names its log files
-        log_name_roles=("serving.client",),
+        # The client's name (up to `_client`) names log files, but which line holds it depends on
+        # the table: the runner and the script check it (runner_lib's check reads the main table).
         matrix_roles=("serving.use_gpu", "serving.client"),
     )
 

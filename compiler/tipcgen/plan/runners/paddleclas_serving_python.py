@@ -154,6 +154,12 @@ def plan(b: Builder) -> None:
         raise UsageError(
             f"{b.source}: web_service:null is a C++ serving config: run it with test_tipc/test_serving_infer_cpp.sh"
         )
+    client = v.value("serving.client")
+    if "/" in client:
+        raise UsageError(
+            f"{b.source}: serving.client (`{v.key('serving.client')}:{client}`) holds a `/`, but its items name "
+            f"log files in test_tipc/output/{v.value('model_name')}/"
+        )
     if v.layout.index("serving.cls.model_dir") is not None:
         _plan_shitu(b)
     else:
