@@ -79,6 +79,12 @@ DEVIATIONS = (
         ),
     ),
     Deviation(
+        "serving-mode-checked",
+        "MODE (2nd argument, default serving_infer) must be serving_infer",
+        "upstream takes any MODE as the name of the logs' folder, a missing one too (the logs then go "
+        "straight into test_tipc/output/<model_name>/)",
+    ),
+    Deviation(
         "serving-refuses-cpp-config",
         "a C++ serving config (`web_service:null`) is refused with exit 2",
         "upstream starts `python null` as the web service",
