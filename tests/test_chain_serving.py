@@ -362,3 +362,88 @@ def test_every_paddleclas_serving_config_is_faithful_to_the_real_scripts(corpus,
     cases = [Case(str(p), name, MODE, fail=f) for name, p in sample.items() for f in (None, "--port")]
     mismatches = Harness(tmp_path / "h", tools=("sed", "cp")).run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
+
+
+# A live stand-in for Paddle Serving's web service (none is installed here): an HTTP server on
+# the port in TIPC_TEST_PORT, its pid to server.pid; the client asks it for a prediction.
+WEB_SERVICE = """import http.server, os, socketserver
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b'{"err_no": 0, "value": ["daisy"]}')
+    def preprocess(self, input_imgs):
+        return {"image": input_imgs}
+open(os.environ["TIPC_TEST_DIR"] + "/server.pid", "w").write(str(os.getpid()))
+socketserver.TCPServer.allow_reuse_address = True
+socketserver.TCPServer(("127.0.0.1", int(os.environ["TIPC_TEST_PORT"])), Handler).serve_forever()
+"""
+CLIENT = """import os, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/prediction" % os.environ["TIPC_TEST_PORT"], timeout=5).read().decode())
+"""
+PROTOTXT = 'feed_var {\n  name: "x"\n  alias_name: "x"\n}\nfetch_var {\n  name: "out"\n  alias_name: "softmax"\n  is_lod_tensor: false\n}\n'
+
+
+def _live_repo(root: Path, scripts: dict) -> Path:
+    """A checkout for the Python serving script with a live stand-in web service and client."""
+    tipc = root / "test_tipc"
+    (tipc / "configs" / "Toy").mkdir(parents=True)
+    for name, text in scripts.items():
+        (tipc / name).write_text(text)
+    text = CLS.replace("python:python3.7", "python:python3").replace("--use_gpu:0|null", "--use_gpu:null")
+    (tipc / "configs" / "Toy" / "ToyNet_serving_python_linux_gpu_cpu.txt").write_text(text + "\n")
+    serving = root / "deploy" / "paddleserving"
+    (serving / "ToyNet_serving").mkdir(parents=True)
+    (serving / "ToyNet_serving" / "serving_server_conf.prototxt").write_text(PROTOTXT)
+    (serving / "classification_web_service.py").write_text(WEB_SERVICE)
+    (serving / "pipeline_http_client.py").write_text(CLIENT)
+    lines = [f"line{i}" for i in range(1, 29)]
+    lines[20], lines[23], lines[26] = "model_config: old", "device_type: 1", 'devices: "0"'
+    (serving / "config.yml").write_text("\n".join(lines) + "\n")
+    return root
+
+
+@pytest.mark.corpus
+def test_a_live_server_run_edits_and_reports_as_the_real_script_and_is_stopped(corpus, tmp_path):
+    """Our script and upstream's on one checkout with a live stand-in server: the same edits of
+    the configs (real sed), the same status lines; ours leaves no server behind, upstream's
+    (whose `paddle_serving_server.serve stop` cannot run here) does, and is stopped here."""
+    import socket
+
+    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream")) / "PaddleClas"
+    if not (upstream / "test_serving_infer_python.sh").is_file():
+        pytest.skip(f"the upstream scripts are not at {upstream}")
+    from tipcgen.emit.files import runner_script
+
+    ours, common = runner_script(PADDLECLAS_SERVING_PYTHON, "test")
+    real = {n: (upstream / n).read_text() for n in ("test_serving_infer_python.sh", "common_func.sh")}
+    results = {}
+    for side, scripts in (
+        ("ours", {"test_serving_infer_python.sh": ours, "common_func.sh": common}),
+        ("upstream", real),
+    ):
+        root = _live_repo(tmp_path / side, scripts)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        env = dict(os.environ, TIPC_TEST_DIR=str(root), TIPC_TEST_PORT=str(port), TIPC_SERVE_WARMUP="1")
+        if side == "upstream":  # its fixed `sleep 5s` (warm-up, pauses) made 1 s, our warm-up's length
+            (tmp_path / "bin").mkdir(exist_ok=True)
+            (tmp_path / "bin" / "sleep").write_text("#!/bin/sh\nexec /bin/sleep 1\n")
+            (tmp_path / "bin" / "sleep").chmod(0o755)
+            env["PATH"] = f"{tmp_path / 'bin'}:{env['PATH']}"
+        args = ["bash", "test_tipc/test_serving_infer_python.sh", "test_tipc/configs/Toy/ToyNet_serving_python_linux_gpu_cpu.txt", MODE]  # fmt: skip
+        run = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        pid = int((root / "server.pid").read_text())
+        left = _alive(pid)
+        if left:
+            os.kill(pid, 15)  # upstream's server, started by this test
+        status = (root / "test_tipc/output/ToyNet/serving_infer/results_serving.log").read_text()
+        edits = {p.name: p.read_text() for p in (root / "deploy").rglob("*") if p.is_file()}
+        results[side] = (status.replace(str(root), "ROOT"), edits, left, run.stdout)
+    assert results["ours"][1] == results["upstream"][1]  # the same edits
+    assert '{ "x": input_imgs}' in results["ours"][1]["classification_web_service.py"]
+    assert results["ours"][0] == results["upstream"][0]  # the same status lines
+    assert "Run successfully with command - ToyNet - python3 pipeline_http_client.py" in results["ours"][0]
+    assert '"daisy"' in results["ours"][3]  # the client reached the live server
+    assert (results["ours"][2], results["upstream"][2]) == (False, True)
