@@ -54,9 +54,11 @@ def test_migrate_reports_every_config_and_mode_then_applies_one_checked_tree(tmp
     assert len(rows) == len(configs) * len(MODES) and configs, report
     assert "CHANGED |" not in "".join(r.split("|", 3)[3] for r in rows), report
     assert "| CHANGED | 0 | 0 |" in report and "Migration: ready." in report
-    if repo == "PaddleClas":  # PP-ShiTu's paddle2onnx configs: run by the repo's test_paddle2onnx.sh and ours
-        assert "2 config(s) of other chains that the generated tree now runs" in report and ": 2 identical." in report
-        assert "- replaced: `test_tipc/test_paddle2onnx.sh` (compared above: Other chains)" in report
+    if repo == "PaddleClas":  # PP-ShiTu's paddle2onnx and serving configs: run by the repo's scripts and ours
+        assert "8 config(s) of other chains that the generated tree now runs" in report, report
+        assert ": 4 faithful, 4 identical." in report  # the serving deviations: its GPU logs' names
+        for script in ("test_paddle2onnx.sh", "test_serving_infer_python.sh", "test_serving_infer_cpp.sh"):
+            assert f"- replaced: `test_tipc/{script}` (compared above: Other chains)" in report
         # what the generated prepare.sh does not carry is named, not dropped silently
         assert "`cpp_infer`, `paddle2onnx_infer`, `serving_infer`" in report
     # apply: one runner, one prepare.sh, the specs, and check agrees

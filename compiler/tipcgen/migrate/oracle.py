@@ -755,7 +755,7 @@ def compare(
         if upstream is None:
             raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
         if chain is not None:  # the directories its steps run in: a checkout has them
-            scripts["dirs"] = _step_dirs(config, mode, gpuid)
+            scripts["dirs"] = step_dirs(config, mode, gpuid)
         run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, **scripts)
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     if run.timed_out:
@@ -787,7 +787,7 @@ def compare(
     return diff
 
 
-def _step_dirs(config, mode: str, gpuid: Optional[str]) -> tuple:
+def step_dirs(config, mode: str, gpuid: Optional[str]) -> tuple:
     """The directories a chain config's planned steps run in (none when the plan refuses it)."""
     from tipcgen.check.source import plan_source
     from tipcgen.errors import UsageError

@@ -149,7 +149,7 @@ def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> No
     """Each config of another chain that tipcgen now runs (its script is in the new tree), against
     the repo's own script for that chain."""
     from tipcgen.dialects.chains import chain_of_text
-    from tipcgen.migrate.oracle import compare, family_of, run_upstream
+    from tipcgen.migrate.oracle import compare, family_of, run_upstream, step_dirs
     from tipcgen.plan.planner import runner_for
 
     family = family_of(m.layout, m.runner)
@@ -167,9 +167,11 @@ def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> No
             if not (tipc / script).is_file():
                 m.chain_rows.append(Row(rel, mode, "new", f"the repo has no {script}", "not compared", "", script))
                 continue
+            # a checkout has the directories the script `cd`s to; the scratch copy gets them too
             run = run_upstream(
-                tipc, Path(source), mode, timeout=timeout, repo=family, script=script, status_name=status_name
-            )
+                tipc, Path(source), mode, timeout=timeout, repo=family, script=script, status_name=status_name,
+                dirs=step_dirs(source, mode, None),
+            )  # fmt: skip
             diff = compare(Path(source), family, mode, run=run, chain=layout.name, timeout=timeout)
             if diff.identical:
                 verdict, detail = "identical", ""
