@@ -54,12 +54,12 @@ def test_migrate_reports_every_config_and_mode_then_applies_one_checked_tree(tmp
     assert len(rows) == len(configs) * len(MODES) and configs, report
     assert "CHANGED |" not in "".join(r.split("|", 3)[3] for r in rows), report
     assert "| CHANGED | 0 | 0 |" in report and "Migration: ready." in report
-    if repo == "PaddleClas":  # PP-ShiTu's paddle2onnx and C++ configs: run by the repo's chain scripts and ours
-        assert "5 config(s) of other chains that the generated tree now runs" in report, report
-        assert ": 3 faithful, 2 identical." in report  # the C++ ones differ by the demo build only
+    if repo == "PaddleClas":  # PP-ShiTu's paddle2onnx, C++ and serving configs: the repo's scripts and ours
+        assert "11 config(s) of other chains that the generated tree now runs" in report, report
+        assert ": 7 faithful, 4 identical;" in report  # C++: the demo build; serving: its GPU logs' names
         assert report.count("| cpp_infer | faithful (test_inference_cpp.sh: no-demo-build) |") == 3
-        assert "- replaced: `test_tipc/test_paddle2onnx.sh` (compared above: Other chains)" in report
-        assert "- replaced: `test_tipc/test_inference_cpp.sh` (compared above: Other chains)" in report
+        for script in ("test_paddle2onnx.sh", "test_inference_cpp.sh", "test_serving_infer_python.sh"):
+            assert f"- replaced: `test_tipc/{script}` (compared above: Other chains)" in report
         # what the generated prepare.sh does not carry is named, not dropped silently
         assert "`cpp_infer`, `paddle2onnx_infer`, `serving_infer`" in report
     # apply: one runner, one prepare.sh, the specs, and check agrees

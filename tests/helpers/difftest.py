@@ -17,7 +17,7 @@ from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
 from tipcgen.migrate.oracle import nested_recorder
 from tipcgen.plan.planner import plan_config, runner_for
-from tipcgen.plan.steps import SILENT_KINDS, skip_reason
+from tipcgen.plan.steps import runtime_argv, skip_reason
 
 PYTHONS = ("python", "python3", "python3.7", "python3.10")
 # Other programs a chain's steps run (test_paddle2onnx.sh's converter), recorded the same way.
@@ -46,8 +46,10 @@ class Case:
 
 
 class Harness:
+    """`tools`: more programs to record (a chain's: Lite's adb and sed, the serving chains' sed/cp
+    edits); only for scripts that run them as steps (the train runners' scripts use sed themselves)."""
+
     def __init__(self, root: Path, workers: int = 2, tools: tuple = ()):
-        """`tools`: more programs to record (a chain's: Lite's adb and sed)."""
         self.root = root
         self.bin = root / "bin"
         self.bin.mkdir(parents=True, exist_ok=True)
@@ -117,9 +119,10 @@ class Harness:
             [case.gpuid] if case.gpuid else []
         )
         try:
-            proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=120)
             with open(case.config, "rb") as fh:
                 text = fh.read().decode("utf-8")
+            dirs_for(text, case, work)
+            proc = subprocess.run(args, cwd=work, env=env, capture_output=True, text=True, timeout=120)
             try:
                 plan = plan_config(
                     text,
@@ -137,6 +140,17 @@ class Harness:
             return _compare(case, plan, proc, _records(record, work), work, self.recorded)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def dirs_for(text: str, case: Case, work: Path) -> None:
+    """The directories a checkout has where the plan's steps run (the serving chains `cd` there)."""
+    try:
+        plan = plan_config(text, any_layout(case.layout), case.mode, gpuid=case.gpuid, runner=case.runner)
+    except UsageError:
+        return
+    for step in plan.steps:
+        if step.cwd and not os.path.isabs(step.cwd) and not step.cwd.startswith(".."):
+            (work / step.cwd).mkdir(parents=True, exist_ok=True)
 
 
 def _records(path: Path, work: Path) -> list:
@@ -193,19 +207,23 @@ def _compare(case: Case, plan, proc, records: list, work: Path, recorded: tuple 
         if reason:
             lines.append(plan.status_line(step, False, skipped=reason))
             continue
-        argv = _step_argv(step) if step.argv is not None else None
+        resolved = runtime_argv(step, str(work))  # its run-time parts as the run left them
+        # what the recorder sees: the argv, then the text of each file the step writes first
+        argv = _run_argv(resolved) + tuple(t for _p, t in step.files) if resolved is not None else None
         ok = argv is not None and len(argv) > 0 and not (case.fail and any(case.fail in a for a in argv))
         if argv and not _recorded(argv[0], recorded) and not _nested(argv[0]):
             ok = False  # the interpreter named by the config is not on PATH
-        ran.append(step)
+        ran.append((step, argv))
+        if step.quiet:  # no status line; its failure fails nothing
+            continue
         if not ok:
             failed.add(step.index)
-        if step.kind not in SILENT_KINDS and step.writes_status:
+        if step.writes_status_line:
             lines.append(plan.status_line(step, ok))
     want = [
-        (s.cuda_visible_devices, s.cwd or ".", list(_step_argv(s)[1:]))
-        for s in ran
-        if s.argv and (_recorded(_run_argv(s.argv)[0], recorded) or _nested(_run_argv(s.argv)[0]))
+        (s.cuda_visible_devices, s.cwd or ".", list(argv[1:]))
+        for s, argv in ran
+        if argv and (_recorded(argv[0], recorded) or _nested(argv[0]))
     ]
     if records != want:
         for i, (a, b) in enumerate(zip(records, want)):

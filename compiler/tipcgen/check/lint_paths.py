@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from tipcgen.dialects import LAYOUTS, detect, get_layout, signature
-from tipcgen.dialects.chains import chain_layout
+from tipcgen.dialects import LAYOUTS, detect, get_layout
+from tipcgen.dialects.chains import chain_of_lines
 from tipcgen.errors import SpecError, UsageError
 from tipcgen.inputs import walk
 from tipcgen.lint.checks import lint_text
@@ -35,7 +35,7 @@ def lint_config(path: str, layout: str = "auto") -> list[Finding]:
         if rule:
             return [Finding(rule, "error", path, None, p.message)]
         raise
-    chain = chain_layout(signature(dec.lines))
+    chain = chain_of_lines(dec.lines, os.path.basename(path))
     if chain is not None:  # another chain's config: read by its own table, whatever --layout says
         return lint_text(data.decode("utf-8", "replace"), chain, path)
     if layout == "auto":

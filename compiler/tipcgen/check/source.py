@@ -45,7 +45,7 @@ def plan_source(
         limits = spec.suites[name].limits
     else:
         text = read_text(source)
-        chain = chain_of_text(text)
+        chain = chain_of_text(text, source)
         if chain is not None:  # another chain's config: its own layout and runner (dialects/chains.py)
             if layout:
                 raise UsageError(f"--layout {layout}: {source} is a {chain.description}; --layout names train layouts")

@@ -29,7 +29,7 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
         from tipcgen.dialects.chains import chain_of_text
 
         text = read_text(source)
-        view = ConfigView.parse(text, chain_of_text(text) or detect_text(text, source))
+        view = ConfigView.parse(text, chain_of_text(text, source) or detect_text(text, source))
         return Target(source, mode, plan, view.value("python"), view.value("gpu_list"), text.encode(), source)
 
     from tipcgen.check.spec import load_spec, pick_suite

@@ -107,6 +107,13 @@ def runner_script(
     """(test_train_inference_python.sh, common_func.sh) for a layout and one of its runners;
     `limits`: (config file name, the suite's spec `limits`) of each suite the script runs (the
     name is `<model>/<file>` when `keyed_by_model`: a repo's configs share file names)."""
+    siblings: list = []
+    if layout.dialect.family == "chain":
+        from tipcgen.dialects.chains import script_layout, script_siblings
+
+        # one script per chain: rendered from its main line table, reading the others' too
+        layout = script_layout(layout)
+        siblings = [(s, _reads(s)) for s in script_siblings(layout)]
     dialect = layout.dialect
     module = runner_for(layout, runner)
     reads = [(var, kind, role) for var, kind, role in dialect.reads if layout.index(role) is not None]
@@ -133,8 +140,16 @@ def runner_script(
         default_seconds=DEFAULT_SECONDS,
         whole_train_seconds=WHOLE_TRAIN_SECONDS,
         stall_hints=STALL_HINTS,
+        siblings=siblings,
     )
     return render(module.TEMPLATE, **ctx), render("common_func.sh.j2", **ctx)
+
+
+def _reads(layout: Layout) -> list:
+    """(bash variable, key|value, line index) of what a layout's script reads of its lines."""
+    return [
+        (var, kind, layout.index(role)) for var, kind, role in layout.dialect.reads if layout.index(role) is not None
+    ]
 
 
 def benchmark_script(layout: Layout, banner_text: str, runner: Optional[str] = None) -> Optional[str]:
@@ -186,8 +201,8 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
     for spec in specs:
         for suite in spec.chain_suites.values():
             chains[str(suite.layout)] = get_layout(str(suite.layout))
-        for raw in spec.other_configs.values():
-            layout = chain_of_text(raw.text())
+        for file, raw in spec.other_configs.items():
+            layout = chain_of_text(raw.text(), file)
             if layout is not None:
                 chains[layout.name] = layout
     files = {}

@@ -19,8 +19,8 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout, signature
-from tipcgen.dialects.chains import chain_family, chain_layout
+from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout
+from tipcgen.dialects.chains import chain_family, chain_of_lines
 from tipcgen.errors import SpecError
 from tipcgen.importer.factor import factor_defaults, factor_presets, model_dir_name, name_suites, suite_name
 from tipcgen.importer.fields import import_suite, raw_config
@@ -145,7 +145,7 @@ def _config_kind(dec: Decoded, layout: str) -> str:
     """The layout that reads `dec` ("raw" for a non-train config): detected for "auto", else `layout`."""
     if layout == "raw":
         return "raw"
-    chain = chain_layout(signature(dec.lines))
+    chain = chain_of_lines(dec.lines, os.path.basename(dec.path))
     if chain is not None:  # another chain's config is read by its own table, whatever --layout says
         return chain.name
     if layout != "auto":

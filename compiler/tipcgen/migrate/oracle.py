@@ -101,6 +101,27 @@ BUILD_TOOLS: dict[str, tuple] = {
 # What those builds make (PaddleClas's C++ demos): the `make` shim writes these recorders into a
 # `build/` directory it runs in, and a step's `./deploy/cpp/build/clas_system` is compared by name.
 BUILT = ("clas_system", "pp_shitu")
+# Programs a chain's script runs without a status line (the serving chains' sed/cp edits of the
+# converted configs), recorded too when that script runs: the Plan's quiet steps are held to them.
+CHAIN_TOOLS: dict[str, tuple] = {
+    "test_serving_infer_python.sh": ("sed", "cp"),
+    "test_serving_infer_cpp.sh": ("sed", "cp"),
+}
+# `sleep` for the scripts that start a server in the background (`nohup ... &`, then `sleep`):
+# it returns once the script's other children (the backgrounded recorder) have ended, at most
+# after 5 s, so the server's command is recorded before its clients', as the real sleep orders them.
+_SLEEP_AFTER_BACKGROUND = r"""#!/usr/bin/env bash
+for _ in $(seq 500); do
+    others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
+    [[ -z ${others//[[:space:]]/} ]] && exit 0
+    /bin/sleep 0.01
+done
+exit 0
+"""
+CHAIN_SHIMS: dict[str, dict] = {
+    "test_serving_infer_python.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
+    "test_serving_infer_cpp.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
+}
 
 # The recorder of tests/conftest.py, plus its own name (argv[0]) and a chosen failure code.
 RECORDER = r"""#!/usr/bin/env bash
@@ -240,19 +261,28 @@ def _stage_build(bin_dir: Path, root: Path, script: str) -> None:
 
 
 def _stage(
-    scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str, script: str = "test_train_inference_python.sh"
+    scratch: Path,
+    repo_dir: Path,
+    config: Path,
+    repo: str,
+    mode: str,
+    script: str = "test_train_inference_python.sh",
+    tools: tuple = (),
+    dirs: tuple = (),
+    shims: Optional[dict] = None,
 ) -> tuple[Path, str]:
-    """Lay out bin/ and repo/; -> (repo root, the config argument of the script)."""
+    """Lay out bin/ and repo/ (with `dirs`, relative to it); `tools`: more programs to record ->
+    (repo root, the config argument of the script)."""
     text = config.read_bytes().decode("utf-8", "replace")
     python = _config_python(text)
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
-    names = set(PYTHONS) | set(TOOLS)
+    names = set(PYTHONS) | set(TOOLS) | set(tools)
     if python and "/" not in python:
         names.add(python)
     for name in names:
         _write_exe(bin_dir / name, RECORDER)
-    for name, body in SHIMS.items():
+    for name, body in {**SHIMS, **(shims or {})}.items():
         _write_exe(bin_dir / name, body)
     root = scratch / "repo"
     # the scripts and what they source; not a real repo's outputs or configs
@@ -262,6 +292,10 @@ def _stage(
     shutil.copyfile(config, conf_dir / config.name)
     (root / "deploy").mkdir()
     _stage_build(bin_dir, root, script)
+    for d in dirs:  # where a chain's script `cd`s (the serving chains' serving_dir)
+        where = (root / d).resolve()
+        if where.is_relative_to(root.resolve()):
+            where.mkdir(parents=True, exist_ok=True)
     if corpus_name(repo) == "PaddleDetection":  # its script `cd`s here (and back) for DINO's op
         (root / "ppdet" / "modeling" / "transformers" / "ext_op").mkdir(parents=True)
     if corpus_name(repo) == "PaddleClas" and mode == "whole_infer":
@@ -307,6 +341,7 @@ def run_upstream(
     tools: tuple = (),
     checkout: Optional[dict] = None,
     log_dirs: tuple = ("test_tipc/output",),
+    dirs: tuple = (),
 ) -> UpstreamRun:
     """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
 
@@ -319,7 +354,8 @@ def run_upstream(
     replaced by a recorder that also records the config it is given (`nested_recorder`);
     `tools`: more programs recorded like the interpreter (Lite: adb, sed); `checkout`: files of a
     model repo's checkout the script reads ({path: text}, e.g. deploy/lite/config.txt);
-    `log_dirs`: where the script writes its logs (relative to the repo root).
+    `log_dirs`: where the script writes its logs (relative to the repo root);
+    `dirs`: directories (relative to the repo root) a checkout has and the script `cd`s to.
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -327,7 +363,9 @@ def run_upstream(
     made = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="tipc-upstream-")) if scratch is None else Path(scratch)
     try:
-        root, config_arg = _stage(scratch, repo_dir, config, repo, mode, script)
+        root, config_arg = _stage(
+            scratch, repo_dir, config, repo, mode, script, CHAIN_TOOLS.get(script, ()), dirs, CHAIN_SHIMS.get(script)
+        )
         for name in nested:
             _write_exe(root / "test_tipc" / name, nested_recorder(RECORDER))
         for name in tools:
@@ -532,8 +570,6 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
     lines: list = []
     logs: list = []
     failed: set = set()
-    from tipcgen.plan.steps import SILENT_KINDS
-
     for step in plan.steps:
         reason = skip_reason(step, failed)
         if reason:
@@ -550,12 +586,14 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
             seen = _recorded_argv(step.argv, step.files)[1:]
         ok = bool(step.argv) and not (fail and any(fail in a for a in seen))
         ran.append((step, ok))
+        if step.quiet:  # no status line, and its failure fails nothing (a service's stop, an edit)
+            continue
         if not ok:
             failed.add(step.index)
         if step.log:
             logs.append(step.log)
         logs.extend(path for path, _text in step.files)
-        if step.kind not in SILENT_KINDS and step.writes_status:
+        if step.writes_status_line:
             lines.append(plan.status_line(step, ok))
     return ran, lines, logs
 
@@ -750,7 +788,7 @@ def _compare_status(run: UpstreamRun, plan, lines: list, norm: _Norm) -> list:  
         add("other", f"status: other line {shape[:60]!r}", f"upstream also writes {other[:2]!r}")
     want = [f"\x1b[33m {line}\x1b[0m" for line in lines]
     env = KNOWN_ENVIRONMENT.get(run.repo)
-    writers = [s for s in plan.steps if s.writes_status]  # the step of each status line
+    writers = [s for s in plan.steps if s.writes_status_line]  # the step of each status line
     for i, ((g, pu), w) in enumerate(zip(parsed, want)):
         if g == w:
             continue
@@ -813,9 +851,7 @@ def compare(
         scripts = chain_run_options(chain)
         layout, runner = chain, None
     if run is None:
-        if upstream is None:
-            raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
-        run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, **scripts)
+        run = _run_for_compare(config, repo, mode, gpuid, fail, upstream, timeout, chain, scripts)
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     built = _build_commands(run, scripts.get("script", ""))
     if built:
@@ -833,6 +869,7 @@ def compare(
         diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
         return diff
     diff.plan = plan
+    plan = _resolved(plan, run.root)
     norm = _Norm(run.root, plan.model_name, mode)
     ran, lines, logs = _expected(plan, fail)
     commands, replaced = _replaced(run.commands, ran, layout, runner)
@@ -849,6 +886,17 @@ def compare(
     if run.stray:
         diff.notes.append(f"upstream also created {run.stray[:3]}")
     return diff
+
+
+def _run_for_compare(
+    config, repo: str, mode: str, gpuid, fail, upstream: Optional[Path], timeout: float, chain, scripts: dict
+) -> UpstreamRun:
+    """The upstream run compare() holds the Plan to (a chain's: in the directories its steps use)."""
+    if upstream is None:
+        raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
+    if chain is not None:  # the directories its steps run in: a checkout has them
+        scripts = {**scripts, "dirs": step_dirs(config, mode, gpuid)}
+    return run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, **scripts)
 
 
 def _build_commands(run: UpstreamRun, script: str) -> Optional[Difference]:
@@ -886,6 +934,30 @@ def _replaced(commands: list, ran: list, layout: str, runner: Optional[str]) -> 
             Difference("commands", label, f"{label}: upstream runs {len(up)} such commands, the plan {len(ours)}")
         )
     return commands, out
+
+
+def step_dirs(config, mode: str, gpuid: Optional[str]) -> tuple:
+    """The directories a chain config's planned steps run in (none when the plan refuses it)."""
+    from tipcgen.check.source import plan_source
+    from tipcgen.errors import UsageError
+
+    try:
+        plan = plan_source(str(config), mode, gpuid=gpuid)
+    except UsageError:
+        return ()
+    return tuple(sorted({s.cwd for s in plan.steps if s.cwd}))
+
+
+def _resolved(plan, root: str):
+    """`plan` with its steps' run-time parts (Step.fills, Step.globs) as they were in `root`, the
+    scratch repo (no converted model there: empty feed variables, unmatched globs)."""
+    if not any(s.fills or s.globs for s in plan.steps):
+        return plan
+    from dataclasses import replace
+
+    from tipcgen.plan.steps import runtime_argv
+
+    return replace(plan, steps=tuple(replace(s, argv=runtime_argv(s, root)) for s in plan.steps))
 
 
 # ---- the corpus

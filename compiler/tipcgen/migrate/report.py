@@ -14,6 +14,8 @@ _NOTES = {
     "benchmark_train.sh": " (not run by migrate: tests/test_upstream_benchmark.py compares each family's)",
     "test_paddle2onnx.sh": " (compared above: Other chains)",
     "test_inference_cpp.sh": " (compared above: Other chains)",
+    "test_serving_infer_python.sh": " (compared above: Other chains)",
+    "test_serving_infer_cpp.sh": " (compared above: Other chains)",
 }
 
 

@@ -168,7 +168,7 @@ def _compare_chain_configs(
 ) -> None:
     from tipcgen.dialects import get_layout
     from tipcgen.dialects.chains import chain_of_text
-    from tipcgen.migrate.oracle import chain_run_options, compare, family_of, run_upstream
+    from tipcgen.migrate.oracle import chain_run_options, compare, family_of, run_upstream, step_dirs
     from tipcgen.plan.planner import runner_for
 
     family = family_of(m.layout, m.runner)
@@ -177,7 +177,7 @@ def _compare_chain_configs(
         chained: list[tuple[str, Optional[Any]]] = [
             (s.file, get_layout(str(s.layout))) for s in spec.chain_suites.values()
         ]
-        chained += [(file, chain_of_text(raw.text())) for file, raw in spec.other_configs.items()]
+        chained += [(file, chain_of_text(raw.text(), file)) for file, raw in spec.other_configs.items()]
         for file, layout in sorted(chained, key=lambda item: item[0]):
             source = m.sources.get((spec.model, file))
             if layout is None or source is None:
@@ -190,7 +190,11 @@ def _compare_chain_configs(
             if not (tipc / script).is_file():
                 m.chain_rows.append(Row(rel, mode, "new", f"the repo has no {script}", "not compared", "", script))
                 continue
-            run = run_upstream(tipc, Path(source), mode, timeout=timeout, repo=family, **chain_run_options(layout.name))
+            # a checkout has the directories the script `cd`s to; the scratch copy gets them too
+            run = run_upstream(
+                tipc, Path(source), mode, timeout=timeout, repo=family, dirs=step_dirs(source, mode, None),
+                **chain_run_options(layout.name),
+            )  # fmt: skip
             diff = compare(Path(source), family, mode, run=run, chain=layout.name, timeout=timeout)
             if diff.identical:
                 verdict, detail = "identical", ""

@@ -152,6 +152,11 @@ class Builder:
         output: str = "log",
         files: tuple = (),
         writes_status: bool = True,
+        service: str = "",
+        warmup: int = 0,
+        quiet: bool = False,
+        fills: tuple = (),
+        globs: bool = False,
     ) -> int:
         """Add a step running `command` (split as bash would); `shown` is the status line's
         command text (default: the command and its redirect, as the OCR family shows it)."""
@@ -164,6 +169,7 @@ class Builder:
         step = Step(
             idx, kind, shown, tuple(argv) if argv is not None else None, log, self.cvd, *run,
             status_path=status_path, cwd=cwd, output=output, files=files, writes_status=writes_status,
+            service=service, warmup=warmup, quiet=quiet, fills=fills, globs=globs,
         )  # fmt: skip
         self.steps.append(step)
         return idx

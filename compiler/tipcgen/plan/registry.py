@@ -13,6 +13,8 @@ from tipcgen.plan.runners import (
     paddleclas_dy2static,
     paddleclas_lite_arm,
     paddleclas_paddle2onnx,
+    paddleclas_serving_cpp,
+    paddleclas_serving_python,
     paddledetection,
     paddleseg,
     paddlevideo,
@@ -31,4 +33,6 @@ RUNNERS: dict[str, Runner] = {
     "paddleclas_cpp_infer": paddleclas_cpp_infer,
     "paddleclas_dy2static": paddleclas_dy2static,
     "paddleclas_lite_arm": paddleclas_lite_arm,
+    "paddleclas_serving_python": paddleclas_serving_python,
+    "paddleclas_serving_cpp": paddleclas_serving_cpp,
 }

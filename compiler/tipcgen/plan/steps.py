@@ -47,6 +47,28 @@ class Step:
     files: tuple = ()
     # False: the step appends no status line of its own (a nested runner writes its own).
     writes_status: bool = True
+    # A background service (the serving chains' servers): "start" runs the command in the
+    # background and waits up to `warmup` seconds, its status being whether it is still up (or
+    # ended well) by then; "stop" runs the service's own stop command, then stops what is left of
+    # the last started service's process group.
+    service: str = ""
+    warmup: int = 0
+    # No status line, and its failure fails nothing: what upstream runs without status_check (a
+    # service's stop command, the serving chains' edits of their config files).
+    quiet: bool = False
+    # Text the argv takes from files at run time (the serving chains read a converted model's
+    # feed variable): (placeholder, file relative to the repo root, line index); the placeholder
+    # becomes that line's value, as func_parser_value cuts it ("" when the file is absent).
+    fills: tuple = ()
+    # Its argv words with `*` are globbed at run time, in its cwd (upstream's eval globs them);
+    # a word matching nothing stays as it is.
+    globs: bool = False
+
+    @property
+    def writes_status_line(self) -> bool:
+        """Whether running it appends a status line: not a silent kind (SILENT_KINDS), not a quiet
+        step, not one whose nested runner writes its own."""
+        return self.writes_status and not self.quiet and self.kind not in SILENT_KINDS
 
     def status_line(self, model_name: str, ok: bool, skipped: Optional[str] = None, fmt: str = STATUS_BANG) -> str:
         """The line results_python.log gets; `skipped` is the reason a step did not run."""
@@ -81,8 +103,52 @@ class Plan:
 
     def to_json(self) -> str:
         data = asdict(self)
-        for step in data["steps"]:  # fields only some chains use: shown when they say something
-            for name, default in (("files", ()), ("writes_status", True)):
-                if step[name] == default:
+        for step in data["steps"]:
+            # Fields only some chains use (services, files, nested status): omitted at their defaults,
+            # so the plans of the other runners read as before.
+            for name, default in _SERVICE_DEFAULTS.items():
+                if step.get(name) == default:
                     del step[name]
         return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+_SERVICE_DEFAULTS = {
+    "files": (),
+    "writes_status": True,
+    "service": "",
+    "warmup": 0,
+    "quiet": False,
+    "fills": (),
+    "globs": False,
+}
+
+
+def runtime_argv(step: Step, root: str) -> Optional[tuple]:
+    """The argv a step runs with, its run-time parts (`fills`, `globs`) resolved in `root` (the
+    repo root the step's cwd is relative to). What the comparers hold a recorded command to."""
+    import glob
+    import os
+
+    if step.argv is None:
+        return None
+    where = os.path.join(root, step.cwd or ".")
+    argv = list(step.argv)
+    for placeholder, path, index in step.fills:
+        value = ""
+        try:
+            with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+                # upstream: awk's first three lines, split on newlines (empty ones vanish)
+                lines = [line for line in fh.read().split("\n")[:3] if line]
+            if index < len(lines):
+                parts = lines[index].split(":")
+                value = parts[1] if len(parts) > 1 else ""
+        except OSError:
+            pass
+        argv = [a.replace(placeholder, value) for a in argv]
+    if step.globs:
+        out: list = []
+        for a in argv:
+            hits = sorted(glob.glob(a, root_dir=where)) if "*" in a else []
+            out += hits or [a]
+        argv = out
+    return tuple(argv)

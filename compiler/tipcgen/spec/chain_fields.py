@@ -29,23 +29,25 @@ from tipcgen.spec.policy import Scalar
 SHARED_ROLES = ("model_name", "python", "infer_model_url")
 
 
-def role_kind(layout: Layout, role: str) -> str:
+def role_kind(layout: Layout, role: str, listed: bool) -> str:
     """How a chain role's line is typed: "value", "values", "flag" or "list_flag"."""
     row = layout.row_for_role(role)
-    listed = role in layout.dialect.matrix_roles
     if row is not None and row.key is not None:
         return "values" if listed else "value"
     return "list_flag" if listed else "flag"
 
 
 def chain_roles() -> dict[str, str]:
-    """{role: kind} of every chain layout's own roles (a role two chains share must be typed alike)."""
+    """{role: kind} of every chain layout's own roles. A role is a list where any script of the
+    chains that read it loops over it (PaddleClas's Python serving loops over its clients, the C++
+    one reads the same line once); its key must be fixed or free in every table alike."""
+    listed = {role for layout in CHAIN_LAYOUTS.values() for role in layout.dialect.matrix_roles}
     kinds: dict[str, str] = {}
     for layout in CHAIN_LAYOUTS.values():
         for role in layout.roles:
             if role in SHARED_ROLES:
                 continue
-            kind = role_kind(layout, role)
+            kind = role_kind(layout, role, role in listed)
             if kinds.setdefault(role, kind) != kind:
                 raise AssertionError(f"chain role {role} is a {kinds[role]} in one layout, a {kind} in {layout.name}")
     return kinds
@@ -76,11 +78,16 @@ def _model(name: str, node: dict[str, Any], base: type, types: dict[str, Any]) -
     return create_model(name, __base__=base, **fields)
 
 
-def chain_sections(base: type, flag: type, list_flag: type) -> dict[str, tuple[Any, Any]]:
+def chain_sections(base: type, flag: type, list_flag: type, reserved: tuple = ()) -> dict[str, tuple[Any, Any]]:
     """{namespace: (its model type, default None)}: the fields chain suites add to Suite (the
-    spec's Model, Flag and ListFlag passed in: this module sits below spec/ir.py)."""
+    spec's Model, Flag and ListFlag passed in: this module sits below spec/ir.py); `reserved`:
+    the suite's own fields, which no chain section may replace."""
     types = {"value": Optional[Scalar], "flag": Optional[flag], "list_flag": Optional[list_flag]}
     tree = _tree(chain_roles())
+    taken = set(getattr(base, "model_fields", {})) | set(reserved)
+    clash = sorted(set(tree) & taken)
+    if clash:  # a chain role named like a suite field (`export.model_url`) would replace that field
+        raise AssertionError(f"chain roles {clash} name suite fields; share them through SHARED_ROLES instead")
     return {ns: (Optional[_model(f"Chain{ns.title()}", node, base, types)], None) for ns, node in tree.items()}
 
 

@@ -587,7 +587,12 @@ class _Suite(Model):
 if TYPE_CHECKING:
     Suite = _Suite
 else:
-    Suite = create_model("Suite", __base__=_Suite, __module__=__name__, **chain_sections(Model, Flag, ListFlag))
+    Suite = create_model(
+        "Suite",
+        __base__=_Suite,
+        __module__=__name__,
+        **chain_sections(Model, Flag, ListFlag, tuple(_Suite.model_fields)),
+    )
     Suite.__doc__ = _Suite.__doc__
 
 

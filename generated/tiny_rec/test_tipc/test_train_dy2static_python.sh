@@ -154,7 +154,7 @@ status() {
 # status line for it: TEXT (default: COMMAND and its redirect) and PATH.
 # --no-status: no status line (the step is a nested runner that writes its own).
 run_step() {
-    local shown="" shown_set=0 status_path="" dir="" output=log cmd log line verdict kind="" quiet=0
+    local shown="" shown_set=0 status_path="" dir="" output=log cmd log line verdict kind="" nostatus=0
     local -a argv=()
     # shellcheck disable=SC2034 # status_path: read by the status formats that name the log
     while [[ $# -gt 2 ]]; do
@@ -164,7 +164,7 @@ run_step() {
         --status-path) status_path=$2 && shift 2 ;;
         --cwd) dir=$2 && shift 2 ;;
         --tee) output="tee" && shift ;;
-        --no-status) quiet=1 && shift ;;
+        --no-status) nostatus=1 && shift ;;
         *) break ;;
         esac
     done
@@ -207,7 +207,7 @@ run_step() {
         verdict="Run failed"
         tipc_report_failure "$kind" "$dir"
     fi
-    if [[ $quiet == 1 ]]; then
+    if [[ $nostatus == 1 ]]; then
         return 0
     fi
     line="${verdict} with command - ${model_name} - ${shown} - ${status_path} ! "

@@ -18,15 +18,36 @@ from tipcgen.dialects.chains.paddleclas_cpp_infer import PADDLECLAS_CPP_INFER
 from tipcgen.dialects.chains.paddleclas_dy2static import PADDLECLAS_DY2STATIC
 from tipcgen.dialects.chains.paddleclas_lite_arm import PADDLECLAS_LITE_ARM
 from tipcgen.dialects.chains.paddleclas_paddle2onnx import PADDLECLAS_PADDLE2ONNX
+from tipcgen.dialects.chains.paddleclas_serving_cpp import PADDLECLAS_SERVING_CPP, PADDLECLAS_SERVING_CPP_SHITU
+from tipcgen.dialects.chains.paddleclas_serving_python import (
+    PADDLECLAS_SERVING_PYTHON,
+    PADDLECLAS_SERVING_PYTHON_SHITU,
+)
 
-# One module per chain layout (dialects/chains/<layout>.py); detection tries them in this order.
+# One module per chain (dialects/chains/<chain>.py); detection tries them in this order. A chain
+# whose script reads two line tables (PaddleClas serving: a classifier's, PP-ShiTu's) lists its
+# main table first: the script is rendered from it (script_layout).
 _CHAINS: tuple[Layout, ...] = (
     PADDLECLAS_PADDLE2ONNX,
     PADDLECLAS_CPP_INFER,
     PADDLECLAS_DY2STATIC,
     PADDLECLAS_LITE_ARM,
+    PADDLECLAS_SERVING_PYTHON,
+    PADDLECLAS_SERVING_PYTHON_SHITU,
+    PADDLECLAS_SERVING_CPP,
+    PADDLECLAS_SERVING_CPP_SHITU,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
+
+
+def script_layout(layout: Layout) -> Layout:
+    """The chain layout a script is rendered from: the first of those sharing `layout`'s script."""
+    return next(c for c in _CHAINS if c.dialect.script == layout.dialect.script)
+
+
+def script_siblings(layout: Layout) -> tuple[Layout, ...]:
+    """The other line tables the script of `layout` reads (in _CHAINS order)."""
+    return tuple(c for c in _CHAINS if c.dialect.script == layout.dialect.script and c is not layout)
 
 
 def chain_layout(sig: Signature) -> Optional[Layout]:
@@ -47,9 +68,31 @@ def chain_family(name: str) -> str:
     return family
 
 
-def chain_of_text(text: str) -> Optional[Layout]:
-    """The chain layout a config's text fits, or None."""
-    from tipcgen.dialects import signature
+# Content cannot tell two corpus C++ serving configs from Python ones: PaddleClas's PPHGNet_small
+# and PPHGNet_tiny `*_serving_cpp_*` files are byte-identical to their Python twins (the C++ script
+# ignores web_service and pipline). Where a config's file name is known, the TIPC naming
+# convention decides for such a config: the Python table's twin when the name says `_serving_cpp_`.
+_BY_NAME = {
+    PADDLECLAS_SERVING_PYTHON.name: ("_serving_cpp_", PADDLECLAS_SERVING_CPP),
+    PADDLECLAS_SERVING_PYTHON_SHITU.name: ("_serving_cpp_", PADDLECLAS_SERVING_CPP_SHITU),
+}
+
+
+def chain_of_text(text: str, name: str = "") -> Optional[Layout]:
+    """The chain layout a config's text fits, or None; `name` (its file name, when known)
+    decides where the text cannot (_BY_NAME)."""
     from tipcgen.script.lines import split_lines
 
-    return chain_layout(signature(split_lines(text)))
+    return chain_of_lines(split_lines(text), name)
+
+
+def chain_of_lines(lines: list[str], name: str = "") -> Optional[Layout]:
+    """chain_of_text for a config's non-empty lines (the one rule import, lint, plan and the build use)."""
+    from tipcgen.dialects import signature
+
+    layout = chain_layout(signature(lines))
+    if layout is not None and layout.name in _BY_NAME:
+        marker, twin = _BY_NAME[layout.name]
+        if marker in name.rsplit("/", 1)[-1]:
+            return twin
+    return layout
