@@ -203,7 +203,7 @@ def test_generated_scripts_are_bash_n_and_shellcheck_clean(tmp_path):
 
     for layout in (PADDLECLAS_SERVING_PYTHON, PADDLECLAS_SERVING_CPP):
         script = _script(tmp_path, layout)
-        assert f"# usage: bash test_tipc/{script.name} CONFIG [MODE [GPUID]]" in script.read_text()
+        assert f"# usage: bash test_tipc/{script.name} CONFIG [MODE] [GPUID]" in script.read_text()
         assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
         # one script for both tables: rendering it from PP-ShiTu's gives the same bytes
         shitu = PADDLECLAS_SERVING_PYTHON_SHITU if layout is PADDLECLAS_SERVING_PYTHON else PADDLECLAS_SERVING_CPP_SHITU
