@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Optional
 
-from tipcgen.dialects import detect_text, get_layout, refuse_chain
+from tipcgen.dialects import chain_of, detect_text, get_layout, refuse_chain
 from tipcgen.dialects.chains import chain_of_text
 from tipcgen.errors import UsageError
 from tipcgen.inputs import read_text
@@ -40,7 +41,11 @@ def plan_source(
         limits = spec.suites[name].limits
     else:
         text = read_text(source)
-        chain = chain_of_text(text)
+        chain = chain_of_text(text, os.path.basename(source))
+        if chain is not None and layout and chain_of(text) is None:
+            chain = (
+                None  # a train-type config named for a chain (PaddleClas's PTQ): --layout plans it as a train config
+            )
         if chain is not None:  # another chain's config: its own layout and runner (dialects/chains.py)
             if layout:
                 raise UsageError(f"--layout {layout}: {source} is a {chain.description}; --layout names train layouts")

@@ -57,6 +57,9 @@ class Signature:
     keys: tuple
     headers: frozenset
     trainer: Optional[int]  # index of the `trainer:` line among the first 30, if any
+    # The config's file name, when the caller knows it: PaddleClas tells a chain's configs that
+    # have a train's lines apart by their name only (dialects/chains/paddleclas_ptq.py).
+    name: str = ""
 
     def key(self, index: int) -> str:
         return self.keys[index] if index < len(self.keys) else ""
@@ -96,6 +99,9 @@ class Dialect:
     # The script this dialect's runner is (another chain's: its own name) and the status log it writes.
     script: str = "test_train_inference_python.sh"
     status_log: str = "results_python.log"
+    # Another chain's script that, like the train runner, takes MODE as its second argument
+    # (False: it takes the config alone and MODE defaults to the runner's only one).
+    mode_required: bool = False
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,11 @@ def runner_script(
         ocr_script=classic_bash(module.CLASSIC) if module.CLASSIC else None,
         modes=module.MODES,
         # another chain's script takes its config alone (upstream's does): MODE defaults to its only one
-        mode_default=module.MODES[0] if dialect.script != "test_train_inference_python.sh" else None,
+        mode_default=(
+            module.MODES[0]
+            if dialect.script != "test_train_inference_python.sh" and not dialect.mode_required
+            else None
+        ),
         status_bash=status_bash(module.STATUS_FORMAT),
         limit_rows=limit_table(list(limits), module.MODES),
         limits_by_model=keyed_by_model,
@@ -182,8 +186,8 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
 
     chains = {}
     for spec in specs:
-        for raw in spec.other_configs.values():
-            layout = chain_of_text(raw.text())
+        for file, raw in spec.other_configs.items():
+            layout = chain_of_text(raw.text(), file)
             if layout is not None:
                 chains[layout.name] = layout
     return {

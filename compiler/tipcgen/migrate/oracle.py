@@ -19,7 +19,9 @@ How a run is staged (a scratch model repo, nothing of the real repo is needed):
 - Shims keep a run fast and offline: `sleep` returns at once, `nvidia-smi`, `wget`, `curl`, `pip`,
   `pip3` and `git` fail at once, `timeout DURATION CMD...` (PaddleDetection) runs CMD directly.
 - What a checkout would hold is created: `deploy/` (PaddleClas runs inference from there) and, for
-  PaddleClas's whole_infer, `<infer_model>/quant_post_static_model/` (its kl_quant step's output).
+  PaddleClas's whole_infer (its train script's and test_ptq_inference_python.sh's),
+  `<infer_model>/quant_post_static_model/` (its kl_quant step's output; `quant_made=False`: a
+  quantization that failed before making it).
   Nothing else: files a real training would write (train.log, model files) do not exist, so the
   scripts' branches that test for them take their "absent" side (see KNOWN_ENVIRONMENT).
 - The run is bounded by `timeout` seconds (its process group is killed after that).
@@ -188,7 +190,9 @@ def _write_exe(path: Path, text: str) -> None:
     path.chmod(0o755)
 
 
-def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) -> tuple[Path, str]:
+def _stage(
+    scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str, quant_made: bool = True
+) -> tuple[Path, str]:
     """Lay out bin/ and repo/; -> (repo root, the config argument of the script)."""
     text = config.read_bytes().decode("utf-8", "replace")
     python = _config_python(text)
@@ -210,7 +214,7 @@ def _stage(scratch: Path, repo_dir: Path, config: Path, repo: str, mode: str) ->
     (root / "deploy").mkdir()
     if corpus_name(repo) == "PaddleDetection":  # its script `cd`s here (and back) for DINO's op
         (root / "ppdet" / "modeling" / "transformers" / "ext_op").mkdir(parents=True)
-    if corpus_name(repo) == "PaddleClas" and mode == "whole_infer":
+    if corpus_name(repo) == "PaddleClas" and mode == "whole_infer" and quant_made:
         quant = (root / _config_value(text, 36) / "quant_post_static_model").resolve()
         if quant.is_relative_to(root.resolve()):
             quant.mkdir(parents=True, exist_ok=True)
@@ -249,6 +253,7 @@ def run_upstream(
     repo: Optional[str] = None,
     script: str = "test_train_inference_python.sh",
     status_name: str = "results_python.log",
+    quant_made: bool = True,
 ) -> UpstreamRun:
     """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
 
@@ -256,7 +261,9 @@ def run_upstream(
     `cuda`: CUDA_VISIBLE_DEVICES the script starts with (None: unset); `keep`: leave the scratch
     directory (UpstreamRun.root's parent) for inspection; `repo`: the family it belongs to (e.g.
     "PaddleClas"; default: repo_dir's name, as ../shared/upstream names them); `script` and
-    `status_name`: another chain's script and the status log it writes (its layout's Dialect).
+    `status_name`: another chain's script and the status log it writes (its layout's Dialect);
+    `quant_made`: PaddleClas's whole_infer finds the directory its kl_quant step writes (False: the
+    quantization failed before making it).
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -264,7 +271,7 @@ def run_upstream(
     made = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="tipc-upstream-")) if scratch is None else Path(scratch)
     try:
-        root, config_arg = _stage(scratch, repo_dir, config, repo, mode)
+        root, config_arg = _stage(scratch, repo_dir, config, repo, mode, quant_made)
         record = scratch / "record.bin"
         env = {
             k: v
@@ -688,6 +695,7 @@ def compare(
     timeout: float = 120,
     run: Optional[UpstreamRun] = None,
     chain: Optional[str] = None,
+    quant_made: bool = True,
 ) -> Diff:
     """Run upstream `repo` (a folder of ../shared/upstream, e.g. "PaddleOCR/seed-era") on `config`
     and compare with plan_source(config, mode, layout=<our dialect for repo>).
@@ -695,7 +703,8 @@ def compare(
     Differences, in the order a reader needs them: commands (argv, CUDA_VISIBLE_DEVICES, cwd,
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
     with plan None and one "plan" difference. `chain`: a chain layout's name (dialects/chains.py):
-    its script runs, and the Plan's layout comes from the config (dialects/chains.py).
+    its script runs, and the Plan's layout comes from the config and its file name
+    (dialects/chains/). `quant_made`: see run_upstream.
     """
     from tipcgen.check.source import plan_source
     from tipcgen.errors import UsageError
@@ -712,7 +721,16 @@ def compare(
     if run is None:
         if upstream is None:
             raise ValueError("compare: give the scripts' folder (upstream) or a finished run")
-        run = run_upstream(Path(upstream) / repo, config, mode, gpuid=gpuid, fail=fail, timeout=timeout, **scripts)
+        run = run_upstream(
+            Path(upstream) / repo,
+            config,
+            mode,
+            gpuid=gpuid,
+            fail=fail,
+            timeout=timeout,
+            quant_made=quant_made,
+            **scripts,
+        )
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     if run.timed_out:
         diff.differences.append(Difference("upstream", "upstream timed out", f"upstream timed out after {timeout:g} s"))

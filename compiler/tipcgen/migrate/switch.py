@@ -155,7 +155,7 @@ def _compare_chains(m: Migration, specs: list, tipc: Path, timeout: float) -> No
     family = family_of(m.layout, m.runner)
     for spec in specs:
         for file, raw in sorted(spec.other_configs.items()):
-            layout = chain_of_text(raw.text())
+            layout = chain_of_text(raw.text(), Path(file).name)
             source = m.sources.get((spec.model, file))
             if layout is None or source is None:
                 continue

@@ -10,6 +10,7 @@ from tipcgen.plan.runners import (
     ocr_head,
     paddleclas,
     paddleclas_paddle2onnx,
+    paddleclas_ptq,
     paddledetection,
     paddleseg,
     paddlevideo,
@@ -25,4 +26,5 @@ RUNNERS: dict[str, Runner] = {
     "paddledetection": paddledetection,
     # the other chains (dialects/chains.py)
     "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
+    "paddleclas_ptq": paddleclas_ptq,
 }

@@ -15,23 +15,25 @@ from typing import Optional
 
 from tipcgen.dialects.base import Layout, Signature
 from tipcgen.dialects.chains.paddleclas_paddle2onnx import PADDLECLAS_PADDLE2ONNX
+from tipcgen.dialects.chains.paddleclas_ptq import PADDLECLAS_PTQ
 
 # One module per chain layout (dialects/chains/<layout>.py); detection tries them in this order.
-_CHAINS: tuple[Layout, ...] = (PADDLECLAS_PADDLE2ONNX,)
+_CHAINS: tuple[Layout, ...] = (PADDLECLAS_PADDLE2ONNX, PADDLECLAS_PTQ)
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 
 
 def chain_layout(sig: Signature) -> Optional[Layout]:
-    """The chain layout whose rule fits a config's signature, or None."""
+    """The chain layout whose rule fits a config's signature, or None. A rule may read the
+    file name (`sig.name`): without it, a config named for the PTQ chain is a train config."""
     for layout in _CHAINS:
         if layout.detect is not None and layout.detect(sig):
             return layout
     return None
 
 
-def chain_of_text(text: str) -> Optional[Layout]:
-    """The chain layout a config's text fits, or None."""
+def chain_of_text(text: str, name: str = "") -> Optional[Layout]:
+    """The chain layout a config's text (and its file name `name`, when known) fits, or None."""
     from tipcgen.dialects import signature
     from tipcgen.script.lines import split_lines
 
-    return chain_layout(signature(split_lines(text)))
+    return chain_layout(signature(split_lines(text), name))
