@@ -244,3 +244,77 @@ def test_every_ptq_config_is_faithful_to_the_real_script(corpus, tmp_path):
     cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in (None, QUANT)]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
+
+
+@pytest.mark.paddle
+@pytest.mark.slow
+def test_tiny_rec_ptq_runs_for_real_and_fails_cleanly(tmp_path):
+    """The bundled example's PTQ config (specs/tiny_rec.yml), for real on the CPU: the generated
+    test_ptq_inference_python.sh and `tipcgen run` quantize a trained tiny_rec with Paddle's PTQ
+    API and run the predictor on the int8 model; with broken weights both exit 1 and the
+    quantization's status line says `Run failed`."""
+    import importlib.util
+    import sys
+
+    from helpers.tools import require
+
+    require("" if importlib.util.find_spec("paddle") else "paddle is not installed (the paddle extra)")
+    tipcgen = (sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()")
+    repo_root = Path(__file__).resolve().parents[1]
+    repo = tmp_path / "repo"
+    shutil.copytree(repo_root / "examples" / "tiny_rec", repo, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # `python3` in the config
+
+    def sh(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
+
+    data = sh(sys.executable, "tools/make_data.py", "--out", ".", "--train", "48", "--eval", "32", "--infer", "4")
+    assert data.returncode == 0, data.stdout + data.stderr
+    train = sh(sys.executable, "tools/train.py", "-c", "configs/tiny_rec.yml", "-o", "Global.use_gpu=False",
+               "Global.save_model_dir=./output/tiny_rec", "Global.epoch_num=1")  # fmt: skip
+    assert train.returncode == 0, train.stdout[-2000:] + train.stderr[-2000:]
+    res = invoke_in(tmp_path, "build", str(repo_root / "specs" / "tiny_rec.yml"), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    shutil.copytree(tmp_path / "gen" / "tiny_rec" / "test_tipc", repo / "test_tipc")
+    config = "test_tipc/configs/tiny_rec/tiny_rec_train_ptq_infer_python.txt"
+    out = repo / "test_tipc" / "output" / "tiny_rec" / MODE
+    quant = repo / "tiny_rec_infer" / "quant_post_static_model"
+
+    def status() -> list:
+        return (out / "results_python.log").read_text().splitlines()
+
+    run = sh("bash", "test_tipc/test_ptq_inference_python.sh", config, MODE)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    lines = status()
+    assert len(lines) == 2 and all("Run successfully with command - tiny_rec - " in x for x in lines), lines
+    assert (
+        "tools/quant_post_static.py" in lines[0]
+        and "--rec_model_dir=.././tiny_rec_infer//quant_post_static_model" in lines[1]
+    )
+    assert b"quantize_linear" in (quant / "inference.pdmodel").read_bytes()  # an int8 program
+    log = (out / "infer_cpu_usemkldnn_False_threads_2_batchsize_6.log").read_text()
+    assert log.count("Predicts of ../inference/rec_inference/") == 4, log[-2000:]
+
+    # `tipcgen run` does the same from a clean state
+    shutil.rmtree(quant)
+    shutil.rmtree(out)
+    run = sh(*tipcgen, "run", config, "--mode", MODE)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert len(status()) == 2 and all("Run successfully" in x for x in status()), status()
+    assert (quant / "inference.pdmodel").is_file()
+
+    # broken weights: the quantization fails, the script and `tipcgen run` say so and exit 1
+    (repo / "output" / "tiny_rec" / "latest.pdparams").write_bytes(b"not a paddle checkpoint")
+    for argv in (
+        ("bash", "test_tipc/test_ptq_inference_python.sh", config, MODE),
+        (*tipcgen, "run", config, "--mode", MODE),
+    ):
+        shutil.rmtree(quant, ignore_errors=True)
+        shutil.rmtree(out)
+        run = sh(*argv)
+        assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
+        lines = status()
+        assert lines[0].startswith("\x1b[33m Run failed with command - tiny_rec - python3 tools/quant_post_static.py")
+        assert "cannot load weights" in (out / "export.log").read_text()
+        assert not quant.exists() and "Run failed" in lines[1]  # the predictor finds no model
