@@ -249,7 +249,8 @@ def test_every_ptq_config_is_faithful_to_the_real_script(corpus, tmp_path):
 @pytest.mark.paddle
 @pytest.mark.slow
 def test_tiny_rec_ptq_runs_for_real_and_fails_cleanly(tmp_path):
-    """The bundled example's PTQ config (specs/tiny_rec.yml), for real on the CPU: the generated
+    """The bundled example's PTQ config (examples/tiny_rec/configs/, carried by a copy of
+    specs/tiny_rec.yml), for real on the CPU: the generated
     test_ptq_inference_python.sh and `tipcgen run` quantize a trained tiny_rec with Paddle's PTQ
     API and run the predictor on the int8 model; with broken weights both exit 1 and the
     quantization's status line says `Run failed`."""
@@ -274,47 +275,59 @@ def test_tiny_rec_ptq_runs_for_real_and_fails_cleanly(tmp_path):
     train = sh(sys.executable, "tools/train.py", "-c", "configs/tiny_rec.yml", "-o", "Global.use_gpu=False",
                "Global.save_model_dir=./output/tiny_rec", "Global.epoch_num=1")  # fmt: skip
     assert train.returncode == 0, train.stdout[-2000:] + train.stderr[-2000:]
-    res = invoke_in(tmp_path, "build", str(repo_root / "specs" / "tiny_rec.yml"), "--out", str(tmp_path / "gen"))
+    # specs/tiny_rec.yml with the example's PTQ config carried verbatim (`other_configs`)
+    ptq = (repo_root / "examples" / "tiny_rec" / "configs" / "tiny_rec_train_ptq_infer_python.txt").read_text()
+    spec = tmp_path / "specs" / "tiny_rec.yml"
+    spec.parent.mkdir()
+    entry = "".join(f"      - {json.dumps(line)}\n" for line in ptq.splitlines())
+    spec.write_text(
+        (repo_root / "specs" / "tiny_rec.yml").read_text()
+        + f"other_configs:\n  tiny_rec_train_ptq_infer_python.txt:\n    lines:\n{entry}"
+    )
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
     assert res.exit_code == 0, res.output
     shutil.copytree(tmp_path / "gen" / "tiny_rec" / "test_tipc", repo / "test_tipc")
     config = "test_tipc/configs/tiny_rec/tiny_rec_train_ptq_infer_python.txt"
-    out = repo / "test_tipc" / "output" / "tiny_rec" / MODE
-    quant = repo / "tiny_rec_infer" / "quant_post_static_model"
-
-    def status() -> list:
-        return (out / "results_python.log").read_text().splitlines()
-
-    run = sh("bash", "test_tipc/test_ptq_inference_python.sh", config, MODE)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    lines = status()
-    assert len(lines) == 2 and all("Run successfully with command - tiny_rec - " in x for x in lines), lines
-    assert (
-        "tools/quant_post_static.py" in lines[0]
-        and "--rec_model_dir=.././tiny_rec_infer//quant_post_static_model" in lines[1]
+    # The generated script runs in this copy, `tipcgen run` in a second one, at the same time (on
+    # a busy machine the runs wait on paddle's import more than they compute).
+    other = tmp_path / "repo2"
+    shutil.copytree(repo, other, symlinks=True)
+    legs = (
+        (repo, ("bash", "test_tipc/test_ptq_inference_python.sh", config, MODE)),
+        (other, (*tipcgen, "run", config, "--mode", MODE)),
     )
-    assert b"quantize_linear" in (quant / "inference.pdmodel").read_bytes()  # an int8 program
-    log = (out / "infer_cpu_usemkldnn_False_threads_2_batchsize_6.log").read_text()
-    assert log.count("Predicts of ../inference/rec_inference/") == 4, log[-2000:]
 
-    # `tipcgen run` does the same from a clean state
-    shutil.rmtree(quant)
-    shutil.rmtree(out)
-    run = sh(*tipcgen, "run", config, "--mode", MODE)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert len(status()) == 2 and all("Run successfully" in x for x in status()), status()
-    assert (quant / "inference.pdmodel").is_file()
+    def run_both(code: int) -> list:
+        """Both legs' status lines, each leg having exited `code`."""
+        procs = [
+            subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for cwd, argv in legs
+        ]
+        out = []
+        for (cwd, _argv), proc in zip(legs, procs):
+            output = proc.communicate(timeout=60)[0]
+            assert proc.returncode == code, output[-3000:]
+            out.append(
+                (cwd / "test_tipc" / "output" / "tiny_rec" / MODE / "results_python.log").read_text().splitlines()
+            )
+        return out
 
-    # broken weights: the quantization fails, the script and `tipcgen run` say so and exit 1
-    (repo / "output" / "tiny_rec" / "latest.pdparams").write_bytes(b"not a paddle checkpoint")
-    for argv in (
-        ("bash", "test_tipc/test_ptq_inference_python.sh", config, MODE),
-        (*tipcgen, "run", config, "--mode", MODE),
-    ):
-        shutil.rmtree(quant, ignore_errors=True)
-        shutil.rmtree(out)
-        run = sh(*argv)
-        assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-3000:]
-        lines = status()
+    for cwd, lines in zip((repo, other), run_both(0)):
+        assert len(lines) == 2 and all("Run successfully with command - tiny_rec - " in x for x in lines), lines
+        assert "tools/quant_post_static.py" in lines[0]
+        assert "--rec_model_dir=.././tiny_rec_infer//quant_post_static_model" in lines[1]
+        quant = cwd / "tiny_rec_infer" / "quant_post_static_model"
+        assert b"quantize_linear" in (quant / "inference.pdmodel").read_bytes()  # an int8 program
+        log = cwd / "test_tipc/output/tiny_rec" / MODE / "infer_cpu_usemkldnn_False_threads_2_batchsize_6.log"
+        assert log.read_text().count("Predicts of ../inference/rec_inference/") == 4, log.read_text()[-2000:]
+
+    # broken weights: the quantization fails, both say so and exit 1
+    for cwd, _argv in legs:
+        shutil.rmtree(cwd / "tiny_rec_infer")
+        shutil.rmtree(cwd / "test_tipc" / "output")
+        (cwd / "output" / "tiny_rec" / "latest.pdparams").write_bytes(b"not a paddle checkpoint")
+    for cwd, lines in zip((repo, other), run_both(1)):
         assert lines[0].startswith("\x1b[33m Run failed with command - tiny_rec - python3 tools/quant_post_static.py")
-        assert "cannot load weights" in (out / "export.log").read_text()
-        assert not quant.exists() and "Run failed" in lines[1]  # the predictor finds no model
+        assert "cannot load weights" in (cwd / "test_tipc/output/tiny_rec" / MODE / "export.log").read_text()
+        assert "Run failed" in lines[1]  # the predictor finds no model
+        assert not (cwd / "tiny_rec_infer" / "quant_post_static_model").exists()
