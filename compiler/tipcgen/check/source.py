@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Optional
 
 from tipcgen.dialects import chain_of, detect_text, get_layout, refuse_chain
-from tipcgen.dialects.chains import chain_of_text
+from tipcgen.dialects.chains import CHAIN_LAYOUTS, chain_of_text
 from tipcgen.errors import UsageError
 from tipcgen.inputs import read_text
 from tipcgen.lower.text import config_text
@@ -35,9 +35,13 @@ def plan_source(
 
         spec = load_spec(source)
         name = pick_suite(spec, suite, source)
-        lay = get_layout(spec.layout)
+        chain = CHAIN_LAYOUTS.get(spec.suite_layout(name))
+        if chain is not None:  # a suite that names a chain (`layout: paddleclas_ptq`): its script's runner
+            lay = chain
+        else:
+            lay = get_layout(spec.layout)
+            runner = runner or spec.runner
         text = config_text(spec.suites[name], lay)
-        runner = runner or spec.runner
         limits = spec.suites[name].limits
     else:
         text = read_text(source)

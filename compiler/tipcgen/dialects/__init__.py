@@ -50,6 +50,16 @@ _REGISTRY: tuple[Layout, ...] = (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, 
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _REGISTRY}
 NAMES: tuple[str, ...] = tuple(LAYOUTS)
 
+
+def _suite_names() -> tuple[str, ...]:
+    from tipcgen.dialects.chains import TYPED_CHAINS
+
+    return NAMES + tuple(TYPED_CHAINS)
+
+
+# What a spec suite's `layout:` may name: a train layout, or a chain with a train table.
+SUITE_NAMES: tuple[str, ...] = _suite_names()
+
 __all__ = ["LAYOUTS", "NAMES", "Layout", "Signature", "detect", "get_layout", "signature"]
 
 

@@ -10,7 +10,7 @@ from typing import Optional
 
 import jinja2
 
-from tipcgen.dialects import Layout, get_layout
+from tipcgen.dialects import Layout, any_layout, get_layout
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
 from tipcgen.lower.configview import ABSENT
@@ -157,7 +157,7 @@ def config_files(spec: Spec) -> dict[str, str]:
     """The spec's legacy config files (suites and verbatim other configs), keyed by relative path."""
     files: dict[str, str] = {}
     for name, suite in spec.suites.items():
-        files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, get_layout(spec.suite_layout(name)))
+        files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, any_layout(spec.suite_layout(name)))
     for file, raw in spec.other_configs.items():
         files[f"test_tipc/configs/{spec.model}/{file}"] = raw.text()
     return files
@@ -179,13 +179,16 @@ def build_files(spec: Spec, lang: str = "zh", results: Optional[list[dict]] = No
 
 
 def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
-    """The script of every other chain (dialects/chains.py) whose configs the specs carry
-    verbatim, named as upstream's (e.g. test_tipc/test_paddle2onnx.sh); common_func.sh is the
-    train runner's."""
-    from tipcgen.dialects.chains import chain_of_text
+    """The script of every other chain (dialects/chains/) whose configs the specs carry
+    verbatim, or whose layout a suite names, named as upstream's (e.g.
+    test_tipc/test_paddle2onnx.sh); common_func.sh is the train runner's."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS, chain_of_text
 
     chains = {}
     for spec in specs:
+        for name in spec.suites:
+            if spec.suite_layout(name) in CHAIN_LAYOUTS:
+                chains[spec.suite_layout(name)] = CHAIN_LAYOUTS[spec.suite_layout(name)]
         for file, raw in spec.other_configs.items():
             layout = chain_of_text(raw.text(), file)
             if layout is not None:
@@ -210,7 +213,7 @@ def shared_scripts(
     files = {"test_tipc/test_train_inference_python.sh": script, "test_tipc/common_func.sh": common}
     bench = benchmark_script(layout, text_banner, runner)
     if bench is not None and any(
-        has_benchmark_section(config_text(suite, get_layout(spec.suite_layout(name))))
+        has_benchmark_section(config_text(suite, any_layout(spec.suite_layout(name))))
         for spec in specs
         for name, suite in spec.suites.items()
     ):
@@ -226,7 +229,10 @@ def doc_files(
     folder: str = "test_tipc/docs",
     label: Optional[str] = None,
 ) -> dict[str, str]:
-    """The suites' docs; `label`: how they name the spec (default: spec_label)."""
+    """The suites' docs; `label`: how they name the spec (default: spec_label). The docs describe
+    the train/inference chain: a suite that names another chain's layout has none yet."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+
     layout = get_layout(spec.layout)
     label = label or spec_label(spec.source)
     return {
@@ -234,4 +240,5 @@ def doc_files(
             "doc.md.j2", **doc_context(spec, name, layout, lang, text_banner, label, results)
         )
         for name, suite in spec.suites.items()
+        if spec.suite_layout(name) not in CHAIN_LAYOUTS
     }

@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from tipcgen.dialects import NAMES as DIALECT_NAMES
+from tipcgen.dialects import SUITE_NAMES
 from tipcgen.spec.bench_section import Bench, Convergence
 from tipcgen.spec.modes import MODES, TRAIN_MODES
 from tipcgen.spec.policy import (
@@ -60,8 +61,11 @@ MAX_PHYSICAL_LINE = 1 << 20  # trivia: physical line numbers (an imported config
 # Layout names come from the dialect registry: registering a dialect is all a spec needs to name it.
 if TYPE_CHECKING:
     LayoutName = str
+    SuiteLayoutName = str
 else:
     LayoutName = Literal[DIALECT_NAMES]
+    # a suite may also name a chain whose configs have a train table (dialects/chains/)
+    SuiteLayoutName = Literal[SUITE_NAMES]
 
 
 class Model(BaseModel):
@@ -508,7 +512,7 @@ class Suite(Model):
 
     file: ConfigFileName
     doc: Optional[DocFileName] = None
-    layout: Optional[LayoutName] = None
+    layout: Optional[SuiteLayoutName] = None
     model_name: Name
     python: Interpreter = "python3.7"
     topology: list[TargetIn] = Field(min_length=1)

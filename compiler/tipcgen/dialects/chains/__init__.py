@@ -20,6 +20,9 @@ from tipcgen.dialects.chains.paddleclas_ptq import PADDLECLAS_PTQ
 # One module per chain layout (dialects/chains/<layout>.py); detection tries them in this order.
 _CHAINS: tuple[Layout, ...] = (PADDLECLAS_PADDLE2ONNX, PADDLECLAS_PTQ)
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
+# Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),
+# typed like any train suite; the build then writes that chain's script for it.
+TYPED_CHAINS: dict[str, Layout] = {PADDLECLAS_PTQ.name: PADDLECLAS_PTQ}
 
 
 def chain_layout(sig: Signature) -> Optional[Layout]:
