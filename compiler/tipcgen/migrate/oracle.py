@@ -703,8 +703,8 @@ def compare(
     Differences, in the order a reader needs them: commands (argv, CUDA_VISIBLE_DEVICES, cwd,
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
     with plan None and one "plan" difference. `chain`: a chain layout's name (dialects/chains.py):
-    its script runs, and the Plan's layout comes from the config and its file name
-    (dialects/chains/). `quant_made`: see run_upstream.
+    its script runs, and the Plan follows that layout (dialects/chains/). `quant_made`: see
+    run_upstream.
     """
     from tipcgen.check.source import plan_source
     from tipcgen.errors import UsageError
@@ -738,9 +738,14 @@ def compare(
         diff.differences.append(Difference("plan", "no dialect", f"{repo} has no dialect: upstream only"))
         return diff
     try:
-        plan = plan_source(
-            str(config), mode, layout=None if chain else layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner
-        )
+        if chain is not None:  # the chain's layout, whatever the config's name would tell
+            from tipcgen.dialects import any_layout
+            from tipcgen.inputs import read_text
+            from tipcgen.plan.planner import plan_config
+
+            plan = plan_config(read_text(str(config)), any_layout(chain), mode, gpuid=gpuid, source=str(config))
+        else:
+            plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
     except UsageError as exc:
         diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
         return diff
