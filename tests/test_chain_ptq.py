@@ -93,6 +93,8 @@ VARIANTS = {
     "cpu_only": TOY.replace("-o Global.use_gpu:True|False", "-o Global.use_gpu:False"),
     "trt": TOY.replace("-o Global.use_tensorrt:False", "-o Global.use_tensorrt:False|True"),
     "crlf": TOY.replace("\n", "\r\n") + "\r\n",
+    # outside the checkout: upstream's cd fails and its inference runs from the root; so does ours
+    "outside": TOY.replace("infer_model:./ToyNet_infer/", "infer_model:../ToyNet_infer/"),
 }  # fmt: skip
 
 
