@@ -47,9 +47,8 @@ def plan_source(
         text = read_text(source)
         chain = chain_of_text(text, os.path.basename(source))
         if chain is not None and layout and chain_of(text) is None:
-            chain = (
-                None  # a train-type config named for a chain (PaddleClas's PTQ): --layout plans it as a train config
-            )
+            # a train-type config named for a chain (PaddleClas's PTQ): --layout plans it as a train config
+            chain = None
         if chain is not None:  # another chain's config: its own layout and runner (dialects/chains.py)
             if layout:
                 raise UsageError(f"--layout {layout}: {source} is a {chain.description}; --layout names train layouts")

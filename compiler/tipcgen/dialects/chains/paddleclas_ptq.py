@@ -16,8 +16,14 @@ from tipcgen.dialects.paddleclas import PADDLECLAS
 # The file-name suffix PaddleClas gives the configs of this chain.
 SUFFIX = "_train_ptq_infer_python.txt"
 
-_INFERENCE = ("inference.mkldnn", "inference.threads", "inference.batch_size", "inference.precision",
-              "inference.tensorrt")  # fmt: skip
+# The inference lists this script loops over and names its logs after.
+_INFERENCE = (
+    "inference.mkldnn",
+    "inference.threads",
+    "inference.batch_size",
+    "inference.precision",
+    "inference.tensorrt",
+)
 
 
 def _detect(sig: Signature) -> Optional[str]:
