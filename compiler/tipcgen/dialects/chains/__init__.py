@@ -1,8 +1,9 @@
 """Layouts of the other TIPC chains: a config whose first line names another section
 (`paddle2onnx_params`, `cpp_infer_params`, ...), or (PaddleClas's PTQ) whose file name does, is
-read by that chain's script, not by test_train_inference_python.sh. Each chain layout is a line table like the train layouts, with
-a Dialect whose runner is the chain's (plan/runners/<name>.py + its template), so a chain is one
-more runner, planned, generated and checked against the repo's real script the same way.
+read by that chain's script, not by test_train_inference_python.sh. Each chain layout is a line
+table like the train layouts, with a Dialect whose runner is the chain's (plan/runners/<name>.py +
+its template), so a chain is one more runner, planned, generated and checked against the repo's
+real script the same way.
 
 Kept apart from the train layouts (`LAYOUTS`): import and lint still carry these configs
 verbatim (`other_configs`); `tipcgen plan`/`run` and the build pick a chain's layout by
