@@ -1,5 +1,6 @@
-"""The one detector: `plan`/`run` without --layout pick the dialect `import` assigns, and a config
-that fits no dialect or several is refused naming the candidates."""
+"""The one detector: `plan`/`run` without --layout pick the dialect `import` assigns (but for a
+config its file name gives to another chain), and a config that fits no dialect or several is
+refused naming the candidates."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typer.testing import CliRunner
 from tipcgen.check.source import plan_source
 from tipcgen.cli import app
 from tipcgen.dialects import LAYOUTS, detect
+from tipcgen.dialects.chains import chain_of_text
 from tipcgen.importer import import_group
+from tipcgen.plan.planner import runner_for
 from tipcgen.script.lines import split_lines
 from tipcgen.spec.modes import MODES
 
@@ -32,6 +35,13 @@ def test_plan_without_layout_equals_plan_with_the_imported_layout_on_the_whole_c
             if layout == "raw":
                 continue
             source = str(directory / file)
+            chain = chain_of_text(Path(source).read_text(), file)
+            if chain is not None:
+                # Named for another chain (PaddleClas's *_train_ptq_infer_python.txt): import keeps it a
+                # train config, `plan` without --layout follows that chain's script (tests/test_chain_ptq.py).
+                mode = runner_for(chain).MODES[0]
+                assert plan_source(source, mode).layout == chain.name != plan_source(source, mode, layout=layout).layout
+                continue
             for mode in MODES:
                 auto = plan_source(source, mode)
                 given = plan_source(source, mode, layout=layout)

@@ -84,7 +84,11 @@ def test_a_models_several_configs_become_one_spec_with_shared_defaults(corpus, r
     # shared once, not copied into each suite
     assert doc["defaults"]["train"]["epochs"]["by_mode"] == {"lite_train_lite_infer": 5, "whole_train_whole_infer": 90}
     assert all("epochs" not in suite.get("train", {}) for suite in doc["suites"].values())
-    assert len(doc["suites"]) == 5 and len(doc["other_configs"]) == 6  # train suites / verbatim configs
+    # 5 train suites; the Lite config a typed chain suite (PaddleClas's line table); 5 other chains' verbatim
+    chains = {n: s["layout"] for n, s in doc["suites"].items() if str(s.get("layout", "")).startswith("paddleclas_")}
+    assert (
+        len(doc["suites"]) == 6 and list(chains.values()) == ["paddleclas_lite_arm"] and len(doc["other_configs"]) == 5
+    )
     ocr = reports["PaddleOCR/ch_PP-OCRv3_rec"]
     assert ocr.exact == 3
     assert "fleet:" in ocr.yaml and "normal:" in ocr.yaml

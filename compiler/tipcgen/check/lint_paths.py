@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tipcgen.dialects import LAYOUTS, detect, get_layout
+from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout
 from tipcgen.dialects.chains import chain_of_lines
 from tipcgen.errors import SpecError, UsageError
 from tipcgen.inputs import walk
@@ -57,7 +57,7 @@ def lint_spec(path: str) -> list[Finding]:
     spec = load_spec(path)
     out = []
     for name, suite in spec.suites.items():
-        layout = get_layout(spec.suite_layout(name))
+        layout = any_layout(spec.suite_layout(name))
         label = f"{path} [suite {name}: test_tipc/configs/{spec.model}/{suite.file}]"
         for f in lint_text(config_text(suite, layout), layout, label):
             if f.rule in suite.allow:

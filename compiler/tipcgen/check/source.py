@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Optional
 
-from tipcgen.dialects import detect_text, get_layout, refuse_chain
-from tipcgen.dialects.chains import chain_of_text
+from tipcgen.dialects import chain_of, detect_text, get_layout, refuse_chain
+from tipcgen.dialects.chains import CHAIN_LAYOUTS, chain_of_text
 from tipcgen.errors import UsageError
 from tipcgen.inputs import read_text
 from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import Plan, plan_config
-from tipcgen.spec.ir import is_chain_layout
 
 
 def plan_source(
@@ -35,9 +35,9 @@ def plan_source(
 
         spec = load_spec(source)
         name = pick_suite(spec, suite, source)
-        own = spec.suites[name].layout
-        if is_chain_layout(own):  # another chain's suite: its own table and runner
-            lay = get_layout(str(own))
+        chain = CHAIN_LAYOUTS.get(spec.suite_layout(name))
+        if chain is not None:  # a suite that names a chain (`layout: paddleclas_ptq`): its script's runner
+            lay = chain
         else:
             lay = get_layout(spec.layout)
             runner = runner or spec.runner
@@ -45,7 +45,10 @@ def plan_source(
         limits = spec.suites[name].limits
     else:
         text = read_text(source)
-        chain = chain_of_text(text, source)
+        chain = chain_of_text(text, os.path.basename(source))
+        if chain is not None and layout and chain_of(text) is None:
+            # a train-type config named for a chain (PaddleClas's PTQ): --layout plans it as a train config
+            chain = None
         if chain is not None:  # another chain's config: its own layout and runner (dialects/chains.py)
             if layout:
                 raise UsageError(f"--layout {layout}: {source} is a {chain.description}; --layout names train layouts")

@@ -50,6 +50,16 @@ _REGISTRY: tuple[Layout, ...] = (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, 
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _REGISTRY}
 NAMES: tuple[str, ...] = tuple(LAYOUTS)
 
+
+def _suite_names() -> tuple[str, ...]:
+    from tipcgen.dialects.chains import TYPED_CHAINS
+
+    return NAMES + tuple(TYPED_CHAINS)
+
+
+# What a spec suite's `layout:` may name: a train layout, or a chain with a train table.
+SUITE_NAMES: tuple[str, ...] = _suite_names()
+
 __all__ = ["LAYOUTS", "NAMES", "Layout", "Signature", "detect", "get_layout", "signature"]
 
 
@@ -72,11 +82,12 @@ def any_layout(name: str) -> Layout:
     return CHAIN_LAYOUTS[name] if name in CHAIN_LAYOUTS else get_layout(name)
 
 
-def signature(lines: list[str]) -> Signature:
+def signature(lines: list[str], name: str = "") -> Signature:
+    """What detection rules look at; `name`: the config's file name, when known."""
     keys = tuple(split_line(line)[0] for line in lines)
     headers = frozenset(h for h in (header_name(line) for line in lines) if h)
     trainer = next((i for i, k in enumerate(keys[:30]) if k == "trainer"), None)
-    return Signature(tuple(lines), keys, headers, trainer)
+    return Signature(tuple(lines), keys, headers, trainer, name)
 
 
 def detect(lines: list[str]) -> tuple[Optional[str], str]:

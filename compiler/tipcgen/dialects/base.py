@@ -57,6 +57,9 @@ class Signature:
     keys: tuple
     headers: frozenset
     trainer: Optional[int]  # index of the `trainer:` line among the first 30, if any
+    # The config's file name, when the caller knows it: PaddleClas tells a chain's configs that
+    # have a train's lines apart by their name only (dialects/chains/paddleclas_ptq.py).
+    name: str = ""
 
     def key(self, index: int) -> str:
         return self.keys[index] if index < len(self.keys) else ""
@@ -100,6 +103,9 @@ class Dialect:
     gpuid_arg: bool = False
     # Files the build emits beside the chain's script: (name under test_tipc/, template).
     extra_files: tuple = ()
+    # Another chain's script that, like the train runner, takes MODE as its second argument
+    # (False: it takes the config alone and MODE defaults to the runner's only one).
+    mode_required: bool = False
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ without the `--enable_dev_version=False` its script appends)."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from tipcgen.dialects import get_layout
 from tipcgen.emit.prepare import describe_steps
 from tipcgen.lower.text import config_text
@@ -59,10 +61,11 @@ WORDS = {
 }
 
 
-def chain_doc_files(spec: Spec, lang: str, banner: str, source: str, folder: str = "test_tipc/docs") -> dict[str, str]:
-    """{path: page} of every chain the spec has suites of, named after the chain's script."""
-    from tipcgen.emit.files import render
-
+def chain_doc_files(
+    spec: Spec, lang: str, banner: str, source: str, render: Callable[..., str], folder: str = "test_tipc/docs"
+) -> dict[str, str]:
+    """{path: page} of every chain the spec has suites of, named after the chain's script
+    (`render`: emit.files' template renderer, which imports this module)."""
     by_script: dict[str, list[str]] = {}
     for name, suite in spec.chain_suites.items():
         by_script.setdefault(get_layout(str(suite.layout)).dialect.script, []).append(name)

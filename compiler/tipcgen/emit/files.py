@@ -10,7 +10,7 @@ from typing import Optional
 
 import jinja2
 
-from tipcgen.dialects import Layout, get_layout
+from tipcgen.dialects import Layout, any_layout, get_layout
 from tipcgen.emit.chain_docs import chain_doc_files
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
@@ -133,7 +133,11 @@ def runner_script(
         ocr_script=classic_bash(module.CLASSIC) if module.CLASSIC else None,
         modes=module.MODES,
         # another chain's script takes its config alone (upstream's does): MODE defaults to its only one
-        mode_default=module.MODES[0] if dialect.script != "test_train_inference_python.sh" else None,
+        mode_default=(
+            module.MODES[0]
+            if dialect.script != "test_train_inference_python.sh" and not dialect.mode_required
+            else None
+        ),
         status_bash=status_bash(module.STATUS_FORMAT),
         limit_rows=limit_table(list(limits), module.MODES),
         limits_by_model=keyed_by_model,
@@ -169,7 +173,7 @@ def config_files(spec: Spec) -> dict[str, str]:
     """The spec's legacy config files (suites and verbatim other configs), keyed by relative path."""
     files: dict[str, str] = {}
     for name, suite in spec.suites.items():
-        files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, get_layout(spec.suite_layout(name)))
+        files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, any_layout(spec.suite_layout(name)))
     for file, raw in spec.other_configs.items():
         files[f"test_tipc/configs/{spec.model}/{file}"] = raw.text()
     return files
@@ -187,7 +191,7 @@ def build_files(spec: Spec, lang: str = "zh", results: Optional[list[dict]] = No
     files.update(chain_scripts([spec], text_banner))
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context([spec], layout, text_banner))
     files.update(doc_files(spec, lang, text_banner, results))
-    files.update(chain_doc_files(spec, lang, text_banner, spec_label(spec.source)))
+    files.update(chain_doc_files(spec, lang, text_banner, spec_label(spec.source), render))
     return {path: content.encode("utf-8") for path, content in sorted(files.items())}
 
 
@@ -227,7 +231,7 @@ def shared_scripts(
     files = {"test_tipc/test_train_inference_python.sh": script, "test_tipc/common_func.sh": common}
     bench = benchmark_script(layout, text_banner, runner)
     if bench is not None and any(
-        has_benchmark_section(config_text(suite, get_layout(spec.suite_layout(name))))
+        has_benchmark_section(config_text(suite, any_layout(spec.suite_layout(name))))
         for spec in specs
         for name, suite in spec.train_suites.items()
     ):
@@ -243,7 +247,9 @@ def doc_files(
     folder: str = "test_tipc/docs",
     label: Optional[str] = None,
 ) -> dict[str, str]:
-    """The suites' docs; `label`: how they name the spec (default: spec_label)."""
+    """The suites' docs; `label`: how they name the spec (default: spec_label). The docs describe
+    the train/inference chain: a suite that names another chain's layout has none yet."""
+
     layout = get_layout(spec.layout)
     label = label or spec_label(spec.source)
     return {

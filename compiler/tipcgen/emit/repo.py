@@ -70,7 +70,7 @@ def repo_files(project: Project, specs: list[Spec], lang: Optional[str] = None) 
         # named from the repo root whatever marks it (a .git or not): the same bytes everywhere
         label = f"{project.specs.rstrip('/')}/{os.path.basename(spec.source)}"
         files.update(doc_files(spec, lang, text_banner, folder=f"test_tipc/docs/{spec.model}", label=label))
-        files.update(chain_doc_files(spec, lang, text_banner, label, folder=f"test_tipc/docs/{spec.model}"))
+        files.update(chain_doc_files(spec, lang, text_banner, label, render, folder=f"test_tipc/docs/{spec.model}"))
     from tipcgen.spec.schema import schema_text
 
     files["test_tipc/spec.schema.json"] = schema_text()

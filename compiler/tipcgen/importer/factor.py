@@ -8,7 +8,7 @@ import re
 from typing import Optional
 
 from tipcgen.dialects import get_layout
-from tipcgen.spec.chain_fields import SHARED_ROLES, inherited_keys
+from tipcgen.spec.chain_fields import SHARED_ROLES, inherited_keys, inherits_all
 from tipcgen.spec.ir import is_chain_layout
 from tipcgen.spec.load import MODEL_NAME_VAR
 from tipcgen.spec.policy import is_name
@@ -52,7 +52,8 @@ def name_suites(suites: dict, model_names: list[str]) -> dict:
     named: dict = {}
     for file, data in suites.items():
         base = suite_name(file, model_names)
-        model = str(data.get("model_name", ""))
+        # (a model name may hold what a suite name may not: `mobilenet_v3_small.nb`)
+        model = re.sub(r"[^A-Za-z0-9_-]", "_", str(data.get("model_name", "")))
         if several and is_name(f"{model}_{base}"):
             base = f"{model}_{base}"
         name, n = base, 2
@@ -125,7 +126,7 @@ def _chain_common(suite: dict, common: dict) -> dict:
     """What of the shared values a suite inherits: all of them for a train suite; for another
     chain's, the shared fields its layout has a line for (a cpp config has no `python`)."""
     layout = suite.get("layout")
-    if not is_chain_layout(layout):
+    if not is_chain_layout(layout) or inherits_all(layout):
         return common
     keep, roles = inherited_keys(), set(get_layout(str(layout)).roles)
     return {k: v for k, v in common.items() if k in keep and (k not in SHARED_ROLES or k in roles)}
@@ -182,7 +183,7 @@ def _kind_base(members: list[dict], defaults: dict, headers: dict) -> Optional[t
     if len(chains) > 1:
         return None
     own = chains.pop()
-    if not own:
+    if not own or inherits_all(own):
         return defaults, headers
     keep = inherited_keys()
     own_headers = {r.name: r.text for r in get_layout(own).rows if r.kind == "header"}

@@ -22,7 +22,9 @@ How a run is staged (a scratch model repo, nothing of the real repo is needed):
   recorders for its build tools instead, a `make` that leaves the demos (BUILT) in `build/`, a
   fixed `find` answer for the CUDA libraries, and the directories its download and clone would make.
 - What a checkout would hold is created: `deploy/` (PaddleClas runs inference from there) and, for
-  PaddleClas's whole_infer, `<infer_model>/quant_post_static_model/` (its kl_quant step's output).
+  PaddleClas's whole_infer (its train script's and test_ptq_inference_python.sh's),
+  `<infer_model>/quant_post_static_model/` (its kl_quant step's output; `quant_made=False`: a
+  quantization that failed before making it).
   Nothing else: files a real training would write (train.log, model files) do not exist, so the
   scripts' branches that test for them take their "absent" side (see KNOWN_ENVIRONMENT).
 - The run is bounded by `timeout` seconds (its process group is killed after that).
@@ -270,6 +272,7 @@ def _stage(
     tools: tuple = (),
     dirs: tuple = (),
     shims: Optional[dict] = None,
+    quant_made: bool = True,
 ) -> tuple[Path, str]:
     """Lay out bin/ and repo/ (with `dirs`, relative to it); `tools`: more programs to record ->
     (repo root, the config argument of the script)."""
@@ -298,7 +301,7 @@ def _stage(
             where.mkdir(parents=True, exist_ok=True)
     if corpus_name(repo) == "PaddleDetection":  # its script `cd`s here (and back) for DINO's op
         (root / "ppdet" / "modeling" / "transformers" / "ext_op").mkdir(parents=True)
-    if corpus_name(repo) == "PaddleClas" and mode == "whole_infer":
+    if corpus_name(repo) == "PaddleClas" and mode == "whole_infer" and quant_made:
         quant = (root / _config_value(text, 36) / "quant_post_static_model").resolve()
         if quant.is_relative_to(root.resolve()):
             quant.mkdir(parents=True, exist_ok=True)
@@ -342,6 +345,7 @@ def run_upstream(
     checkout: Optional[dict] = None,
     log_dirs: tuple = ("test_tipc/output",),
     dirs: tuple = (),
+    quant_made: bool = True,
 ) -> UpstreamRun:
     """Run the upstream script of `repo_dir` (e.g. ../shared/upstream/PaddleClas) on `config`.
 
@@ -356,6 +360,8 @@ def run_upstream(
     model repo's checkout the script reads ({path: text}, e.g. deploy/lite/config.txt);
     `log_dirs`: where the script writes its logs (relative to the repo root);
     `dirs`: directories (relative to the repo root) a checkout has and the script `cd`s to.
+    `quant_made`: PaddleClas's whole_infer finds the directory its kl_quant step writes (False: the
+    quantization failed before making it).
     """
     repo_dir, config = Path(repo_dir).resolve(), Path(config)
     if repo is None:
@@ -364,7 +370,16 @@ def run_upstream(
     scratch = Path(tempfile.mkdtemp(prefix="tipc-upstream-")) if scratch is None else Path(scratch)
     try:
         root, config_arg = _stage(
-            scratch, repo_dir, config, repo, mode, script, CHAIN_TOOLS.get(script, ()), dirs, CHAIN_SHIMS.get(script)
+            scratch,
+            repo_dir,
+            config,
+            repo,
+            mode,
+            script,
+            CHAIN_TOOLS.get(script, ()),
+            dirs,
+            CHAIN_SHIMS.get(script),
+            quant_made,
         )
         for name in nested:
             _write_exe(root / "test_tipc" / name, nested_recorder(RECORDER))
@@ -832,6 +847,7 @@ def compare(
     timeout: float = 120,
     run: Optional[UpstreamRun] = None,
     chain: Optional[str] = None,
+    quant_made: bool = True,
 ) -> Diff:
     """Run upstream `repo` (a folder of ../shared/upstream, e.g. "PaddleOCR/seed-era") on `config`
     and compare with plan_source(config, mode, layout=<our dialect for repo>).
@@ -839,7 +855,8 @@ def compare(
     Differences, in the order a reader needs them: commands (argv, CUDA_VISIBLE_DEVICES, cwd,
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
     with plan None and one "plan" difference. `chain`: a chain layout's name (dialects/chains.py):
-    its script runs, and the Plan's layout comes from the config (dialects/chains.py).
+    its script runs, and the Plan follows that layout (dialects/chains/). `quant_made`: see
+    run_upstream.
     """
     from tipcgen.check.source import plan_source
     from tipcgen.errors import UsageError
@@ -851,7 +868,9 @@ def compare(
         scripts = chain_run_options(chain)
         layout, runner = chain, None
     if run is None:
-        run = _run_for_compare(config, repo, mode, gpuid, fail, upstream, timeout, chain, scripts)
+        run = _run_for_compare(
+            config, repo, mode, gpuid, fail, upstream, timeout, chain, {**scripts, "quant_made": quant_made}
+        )
     diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
     built = _build_commands(run, scripts.get("script", ""))
     if built:
@@ -862,9 +881,14 @@ def compare(
         diff.differences.append(Difference("plan", "no dialect", f"{repo} has no dialect: upstream only"))
         return diff
     try:
-        plan = plan_source(
-            str(config), mode, layout=None if chain else layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner
-        )
+        if chain is not None:  # the chain's layout, whatever the config's name would tell
+            from tipcgen.dialects import any_layout
+            from tipcgen.inputs import read_text
+            from tipcgen.plan.planner import plan_config
+
+            plan = plan_config(read_text(str(config)), any_layout(chain), mode, gpuid=gpuid, source=str(config))
+        else:
+            plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
     except UsageError as exc:
         diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
         return diff

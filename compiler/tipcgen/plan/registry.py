@@ -13,6 +13,7 @@ from tipcgen.plan.runners import (
     paddleclas_dy2static,
     paddleclas_lite_arm,
     paddleclas_paddle2onnx,
+    paddleclas_ptq,
     paddleclas_serving_cpp,
     paddleclas_serving_python,
     paddledetection,
@@ -35,4 +36,5 @@ RUNNERS: dict[str, Runner] = {
     "paddleclas_lite_arm": paddleclas_lite_arm,
     "paddleclas_serving_python": paddleclas_serving_python,
     "paddleclas_serving_cpp": paddleclas_serving_cpp,
+    "paddleclas_ptq": paddleclas_ptq,
 }

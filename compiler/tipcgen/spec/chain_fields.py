@@ -37,15 +37,30 @@ def role_kind(layout: Layout, role: str, listed: bool) -> str:
     return "list_flag" if listed else "flag"
 
 
+def _train_namespaces() -> frozenset[str]:
+    """The first parts of the train layouts' roles (`train`, `inference`, `gpu_list`...): a chain
+    table that reuses them (PaddleClas's PTQ reads a train config) is typed by the train fields."""
+    from tipcgen.dialects import LAYOUTS
+
+    return frozenset(role.split(".")[0] for layout in LAYOUTS.values() for role in layout.roles)
+
+
+def train_table(layout: Layout) -> bool:
+    """A chain whose configs have a train table (PTQ): its suites are typed, and inherit, as train suites."""
+    names = _train_namespaces()
+    return any(role not in SHARED_ROLES and role.split(".")[0] in names for role in layout.roles)
+
+
 def chain_roles() -> dict[str, str]:
     """{role: kind} of every chain layout's own roles. A role is a list where any script of the
     chains that read it loops over it (PaddleClas's Python serving loops over its clients, the C++
     one reads the same line once); its key must be fixed or free in every table alike."""
     listed = {role for layout in CHAIN_LAYOUTS.values() for role in layout.dialect.matrix_roles}
+    train = _train_namespaces()
     kinds: dict[str, str] = {}
     for layout in CHAIN_LAYOUTS.values():
         for role in layout.roles:
-            if role in SHARED_ROLES:
+            if role in SHARED_ROLES or role.split(".")[0] in train:
                 continue
             kind = role_kind(layout, role, role in listed)
             if kinds.setdefault(role, kind) != kind:
@@ -89,6 +104,12 @@ def chain_sections(base: type, flag: type, list_flag: type, reserved: tuple = ()
     if clash:  # a chain role named like a suite field (`export.model_url`) would replace that field
         raise AssertionError(f"chain roles {clash} name suite fields; share them through SHARED_ROLES instead")
     return {ns: (Optional[_model(f"Chain{ns.title()}", node, base, types)], None) for ns, node in tree.items()}
+
+
+def inherits_all(layout_name: Any) -> bool:
+    """Whether a suite of this (chain) layout takes all of `defaults`, as a train suite does."""
+    layout = CHAIN_LAYOUTS.get(layout_name) if isinstance(layout_name, str) else None
+    return layout is not None and train_table(layout)
 
 
 def inherited_keys() -> frozenset[str]:

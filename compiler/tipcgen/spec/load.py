@@ -14,7 +14,7 @@ from typing import Annotated, Any, Callable, Optional, Union, get_args, get_orig
 from pydantic import BaseModel, Tag, ValidationError
 
 from tipcgen.errors import Problem, SpecError
-from tipcgen.spec.chain_fields import inherited_keys
+from tipcgen.spec.chain_fields import inherited_keys, inherits_all
 from tipcgen.spec.ir import Spec, SpecFile, Suite, is_chain_layout
 from tipcgen.spec.policy import name_problem
 from tipcgen.spec.yamlpos import MAX_NODES, Path, Positions, load_yaml
@@ -441,7 +441,8 @@ def _merged(
 ) -> dict:
     """Suite `name` merged over its preset and `defaults`, `${model_name}` expanded; `origin`
     (when given) gets the source path of every value."""
-    if is_chain_layout(overlay.get("layout", defaults.get("layout"))):
+    chain = overlay.get("layout", defaults.get("layout"))
+    if is_chain_layout(chain) and not inherits_all(chain):
         # another chain's suite takes only the shared fields from `defaults` (its preset, of its
         # own kind, whole)
         keep = inherited_keys()

@@ -1,8 +1,9 @@
 """Layouts of the other TIPC chains: a config whose first line names another section
-(`paddle2onnx_params`, `cpp_infer_params`, ...) is read by that chain's script, not by
-test_train_inference_python.sh. Each chain layout is a line table like the train layouts, with
-a Dialect whose runner is the chain's (plan/runners/<name>.py + its template), so a chain is one
-more runner, planned, generated and checked against the repo's real script the same way.
+(`paddle2onnx_params`, `cpp_infer_params`, ...), or (PaddleClas's PTQ) whose file name does, is
+read by that chain's script, not by test_train_inference_python.sh. Each chain layout is a line
+table like the train layouts, with a Dialect whose runner is the chain's (plan/runners/<name>.py +
+its template), so a chain is one more runner, planned, generated and checked against the repo's
+real script the same way.
 
 Kept apart from the train layouts (`LAYOUTS`): import and lint still carry these configs
 verbatim (`other_configs`); `tipcgen plan`/`run` and the build pick a chain's layout by
@@ -18,6 +19,7 @@ from tipcgen.dialects.chains.paddleclas_cpp_infer import PADDLECLAS_CPP_INFER
 from tipcgen.dialects.chains.paddleclas_dy2static import PADDLECLAS_DY2STATIC
 from tipcgen.dialects.chains.paddleclas_lite_arm import PADDLECLAS_LITE_ARM
 from tipcgen.dialects.chains.paddleclas_paddle2onnx import PADDLECLAS_PADDLE2ONNX
+from tipcgen.dialects.chains.paddleclas_ptq import PADDLECLAS_PTQ
 from tipcgen.dialects.chains.paddleclas_serving_cpp import PADDLECLAS_SERVING_CPP, PADDLECLAS_SERVING_CPP_SHITU
 from tipcgen.dialects.chains.paddleclas_serving_python import (
     PADDLECLAS_SERVING_PYTHON,
@@ -29,6 +31,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
 # main table first: the script is rendered from it (script_layout).
 _CHAINS: tuple[Layout, ...] = (
     PADDLECLAS_PADDLE2ONNX,
+    PADDLECLAS_PTQ,
     PADDLECLAS_CPP_INFER,
     PADDLECLAS_DY2STATIC,
     PADDLECLAS_LITE_ARM,
@@ -38,6 +41,9 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLECLAS_SERVING_CPP_SHITU,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
+# Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),
+# typed like any train suite; the build then writes that chain's script for it.
+TYPED_CHAINS: dict[str, Layout] = {PADDLECLAS_PTQ.name: PADDLECLAS_PTQ}
 
 
 def script_layout(layout: Layout) -> Layout:
@@ -51,7 +57,8 @@ def script_siblings(layout: Layout) -> tuple[Layout, ...]:
 
 
 def chain_layout(sig: Signature) -> Optional[Layout]:
-    """The chain layout whose rule fits a config's signature, or None."""
+    """The chain layout whose rule fits a config's signature, or None. A rule may read the
+    file name (`sig.name`): without it, a config named for the PTQ chain is a train config."""
     for layout in _CHAINS:
         if layout.detect is not None and layout.detect(sig):
             return layout
@@ -90,7 +97,7 @@ def chain_of_lines(lines: list[str], name: str = "") -> Optional[Layout]:
     """chain_of_text for a config's non-empty lines (the one rule import, lint, plan and the build use)."""
     from tipcgen.dialects import signature
 
-    layout = chain_layout(signature(lines))
+    layout = chain_layout(signature(lines, name))
     if layout is not None and layout.name in _BY_NAME:
         marker, twin = _BY_NAME[layout.name]
         if marker in name.rsplit("/", 1)[-1]:

