@@ -15,7 +15,6 @@ step time, the trainer's own samples/s lines, the loss curve, memory).
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 import os
@@ -104,7 +103,12 @@ def _trainer_speed(log: TrainLog, warmup_epochs: int) -> dict[str, Any]:
 _JOB_ENV = ("model_branch", "model_commit", "frame_commit", "frame_version")
 
 
-def make_record(run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Optional[str] = None) -> dict:
+def make_record(
+    run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Optional[str] = None, root: str = "."
+) -> dict:
+    from tipcgen.run.provenance import now, provenance
+
+    finished_at = finished_at or now()
     mode = run.run_mode
     job = {name: os.environ.get(name) for name in _JOB_ENV}
     speed = throughput(log, run.warmup_steps, mode.workers)
@@ -154,7 +158,8 @@ def make_record(run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Opt
         **curves,
         "log_file": run.main_log,
         "commands": [list(n.argv) for n in run.nodes],
-        "finished_at": finished_at or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": finished_at,
+        "record": provenance("bench", root, finished_at),
     }
     return record
 
@@ -497,6 +502,12 @@ def _read(path: str, tree: Optional[str]) -> bytes:
             path, f"more than {MAX_RECORD_BYTES} bytes; a run record is at most {MAX_RECORD_BYTES >> 20} MiB"
         )
     return raw
+
+
+def read_json(path: str, tree: Optional[str] = None) -> Any:
+    """A record file's JSON, read and parsed within the bounds above (a located SpecError
+    otherwise); `tipcgen status` reads the reports of run and fleet this way too."""
+    return _parse(_read(path, tree), path)
 
 
 def load_records(paths: list[str]) -> list[dict]:

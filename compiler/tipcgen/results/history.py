@@ -1,0 +1,293 @@
+"""Run records accumulated over time, read for the status page: the JSON reports of `tipcgen
+run` and `tipcgen fleet` and the records of `tipcgen bench`, each made one `Run` (model, chain,
+mode, node, its steps' outcomes, where it came from).
+
+Records come from other machines and pull requests: each is read within bench's bounds (size,
+nesting, finite numbers), checked for the fields the page uses, and a bad one (not JSON, cut
+short, wrong types, a newer schema) is reported with its path and left out; the rest render.
+Records without a `record` block (written before it existed) are schema 1 and still read.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from tipcgen.errors import TipcError, printable
+from tipcgen.run.provenance import SCHEMA
+
+MAX_FILES = 20_000  # record files below one directory (200 runs x 20 models x run + bench, twice)
+MAX_TEXT = 4096  # a name or reason shown on the page; longer text is cut, not refused
+MAX_STEPS = 1000  # steps of one record (a plan has tens)
+STATES = ("passed", "failed", "skipped", "timed out", "stalled", "stopped", "not run")
+FAILING = ("failed", "timed out", "stalled", "stopped", "not run")
+
+
+@dataclass
+class StepCell:
+    index: int
+    kind: str
+    group: str
+    status: str  # one of STATES, else "unknown"
+    reason: str = ""
+    log: str = ""  # as the record names it (relative to the repo root)
+    command: str = ""
+    seconds: Optional[float] = None
+
+    @property
+    def key(self) -> tuple:
+        return (self.index, self.kind, self.group)
+
+
+@dataclass
+class Run:
+    path: str  # the record file
+    kind: str  # run | fleet | bench
+    model: str
+    chain: str
+    mode: str
+    node: str  # a fleet node's address; "" otherwise
+    nodes: int
+    finished_at: str
+    schema: int
+    meta: dict  # tipcgen, model_commit, paddle, host
+    steps: list[StepCell] = field(default_factory=list)
+    root: str = ""  # where the record's log paths start ("" unknown)
+    log_dir: str = ""
+    bench: Optional[dict] = None  # a bench record's fields (speed-up and trends read them)
+
+    @property
+    def key(self) -> tuple:
+        return (self.model, self.chain, self.mode, self.node)
+
+    @property
+    def counts(self) -> dict:
+        out = {s: 0 for s in STATES}
+        for st in self.steps:
+            out[st.status] = out.get(st.status, 0) + 1
+        return out
+
+
+class BadRecord(Exception):
+    pass
+
+
+def _text(value: Any, what: str, required: bool = True) -> str:
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or (required and not value):
+        raise BadRecord(f"{what}: a text is wanted, got {type(value).__name__}")
+    return value[:MAX_TEXT]
+
+
+def _int(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise BadRecord(f"{what}: a whole number is wanted, got {type(value).__name__}")
+    return value
+
+
+def _number(value: Any) -> Optional[float]:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _status(value: Any, what: str) -> str:
+    text = _text(value, what)
+    return text if text in STATES else "unknown"
+
+
+def _meta(block: dict) -> dict:
+    machine = block.get("machine")
+    machine = machine if isinstance(machine, dict) else {}
+    return {
+        "tipcgen": block.get("tipcgen"),
+        "model_commit": block.get("model_commit"),
+        "paddle": block.get("paddle"),
+        "host": machine.get("host"),
+    }
+
+
+def _envelope(data: dict, path: str) -> tuple[int, Optional[str], dict]:
+    """(schema, kind, the record block) of a record; a newer schema is refused."""
+    block = data.get("record")
+    if block is None:
+        return 1, None, {"tipcgen": data.get("tipcgen")}
+    if not isinstance(block, dict):
+        raise BadRecord("record: an object is wanted")
+    schema = _int(block.get("schema"), "record.schema")
+    if schema > SCHEMA:
+        raise BadRecord(f"record.schema {schema}: written by a newer tipcgen (this one reads schemas 1 to {SCHEMA})")
+    if schema < 1:
+        raise BadRecord(f"record.schema {schema}: schemas start at 1")
+    kind = block.get("kind")
+    return schema, kind if isinstance(kind, str) else None, block
+
+
+def _kind_of(data: dict) -> Optional[str]:
+    """An old record's kind, from the fields only one kind writes."""
+    if isinstance(data.get("steps"), list) and "summary" in data:
+        return "run"
+    if isinstance(data.get("nodes"), list) and "first_failure" in data:
+        return "fleet"
+    if "run_id" in data and "ips" in data:
+        return "bench"
+    return None
+
+
+def _mtime(path: str) -> str:
+    stamp = datetime.datetime.fromtimestamp(os.stat(path).st_mtime, datetime.timezone.utc)
+    return stamp.isoformat(timespec="seconds")
+
+
+def _steps(items: Any, what: str, full: bool) -> list[StepCell]:
+    if not isinstance(items, list):
+        raise BadRecord(f"{what}: a list is wanted")
+    if len(items) > MAX_STEPS:
+        raise BadRecord(f"{what}: more than {MAX_STEPS} steps")
+    cells = []
+    for i, st in enumerate(items):
+        where = f"{what}[{i}]"
+        if not isinstance(st, dict):
+            raise BadRecord(f"{where}: an object is wanted")
+        cells.append(
+            StepCell(
+                index=_int(st.get("index"), f"{where}.index"),
+                kind=_text(st.get("kind"), f"{where}.kind"),
+                group=_text(st.get("group"), f"{where}.group", required=False),
+                status=_status(st.get("status"), f"{where}.status"),
+                reason=_text(st.get("reason"), f"{where}.reason", required=False),
+                log=_text(st.get("log"), f"{where}.log", required=False),
+                command=_text(st.get("command"), f"{where}.command", required=False) if full else "",
+                seconds=_number(st.get("seconds")),
+            )
+        )
+    return cells
+
+
+def _from_run(data: dict, path: str, base: dict) -> list[Run]:
+    run = Run(
+        **base,
+        model=_text(data.get("model_name"), "model_name"),
+        chain=_text(data.get("layout"), "layout"),
+        mode=_text(data.get("mode"), "mode"),
+        node="",
+        nodes=1,
+        log_dir=_text(data.get("log_dir"), "log_dir", required=False),
+    )
+    run.steps = _steps(data.get("steps"), "steps", full=True)
+    return [run]
+
+
+def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
+    nodes = data.get("nodes")
+    if not isinstance(nodes, list) or not nodes:
+        raise BadRecord("nodes: a list of nodes is wanted")
+    model = _text(data.get("model_name"), "model_name")
+    mode = _text(data.get("mode"), "mode")
+    chain = _text(data.get("layout"), "layout", required=False) or "fleet"
+    log_dir = _text(data.get("log_dir"), "log_dir", required=False)
+    runs = []
+    for i, n in enumerate(nodes):
+        if not isinstance(n, dict):
+            raise BadRecord(f"nodes[{i}]: an object is wanted")
+        ip = _text(n.get("ip"), f"nodes[{i}].ip")
+        run = Run(**base, model=model, chain=chain, mode=mode, node=ip, nodes=len(nodes), log_dir=log_dir)
+        run.steps = _steps(n.get("steps"), f"nodes[{i}].steps", full=False)
+        runs.append(run)
+    return runs
+
+
+def _from_bench(data: dict, path: str, base: dict) -> list[Run]:
+    from tipcgen.bench.records import check_record
+
+    try:
+        record = check_record(data, path).model_dump(exclude_none=True)
+    except TipcError as exc:
+        raise BadRecord(str(exc).split(": error: ", 1)[-1]) from None
+    status = record.get("status") or "passed"
+    status = status if status in STATES else "unknown"
+    run = Run(
+        **base,
+        model=record["model"],
+        chain="bench",
+        mode=f"{record.get('run_mode') or 'run'} {record['device_num']} {record['fp_item']} "
+        f"global batch {record['global_batch_size']:g}",
+        node="",
+        nodes=record["nodes"],
+        bench=record,
+    )
+    if "finished_at" in record and "record" not in data:
+        run.finished_at = record["finished_at"]
+    log = record.get("log_file") or ""
+    rc = [c for c in record.get("returncodes") or [] if c]
+    run.steps = [StepCell(0, "train", record["run_id"], status, f"exit {rc[0]}" if rc else "", log)]
+    return [run]
+
+
+_READERS = {"run": _from_run, "fleet": _from_fleet, "bench": _from_bench}
+
+
+def read_run(path: str, tree: Optional[str] = None) -> list[Run]:
+    """The runs a record file holds (a fleet report: one per node); BadRecord or TipcError."""
+    from tipcgen.bench.records import read_json
+
+    data = read_json(path, tree)
+    if not isinstance(data, dict):
+        raise BadRecord("not a tipcgen record: a JSON object is wanted")
+    schema, kind, block = _envelope(data, path)
+    kind = kind or _kind_of(data)
+    if kind not in _READERS:
+        raise BadRecord("not a tipcgen record (a report of run, fleet or bench)")
+    finished = block.get("finished_at")
+    base = {
+        "path": path,
+        "kind": kind,
+        "finished_at": finished if isinstance(finished, str) and finished else _mtime(path),
+        "schema": schema,
+        "meta": _meta(block),
+        "root": block.get("root") if isinstance(block.get("root"), str) else "",
+    }
+    return _READERS[kind](data, path, base)
+
+
+def record_files(root: str) -> tuple[list[str], list[str]]:
+    """(*.json files below `root`, sorted; problems): links are not followed out of `root`."""
+    found: list[str] = []
+    problems: list[str] = []
+    real_root = os.path.realpath(root)
+    for dirpath, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names):
+            if not name.endswith(".json"):
+                continue
+            path = os.path.join(dirpath, name)
+            real = os.path.realpath(path)
+            if not (real + os.sep).startswith(real_root.rstrip(os.sep) + os.sep):
+                problems.append(f"{printable(path)}: skipped: a symbolic link leads outside {printable(root)}")
+                continue
+            found.append(path)
+            if len(found) >= MAX_FILES:
+                problems.append(f"{printable(root)}: more than {MAX_FILES} records; the rest were not read")
+                return found, problems
+    return found, problems
+
+
+def load_history(paths: list[str]) -> tuple[list[Run], list[str]]:
+    """Every run of the records in `paths` (files, or directories walked for *.json), oldest
+    first, and one line per record left out ("path: why")."""
+    runs: list[Run] = []
+    problems: list[str] = []
+    for p in paths:
+        files, found = record_files(p) if os.path.isdir(p) else ([p], [])
+        problems += found
+        tree = p if os.path.isdir(p) else None
+        for f in files:
+            try:
+                runs += read_run(f, tree)
+            except BadRecord as exc:
+                problems.append(f"{printable(f)}: skipped: {printable(str(exc))}")
+            except TipcError as exc:  # bounds and JSON errors name the file themselves
+                problems.append(f"{printable(str(exc)).removesuffix('.')} (skipped)")
+    runs.sort(key=lambda r: (r.finished_at, r.path, r.node))
+    return runs, problems
