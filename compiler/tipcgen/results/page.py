@@ -138,8 +138,8 @@ SYMBOL = {
     "passed": "✓",
     "failed": "✗",
     "skipped": "–",
-    "timed out": "⏱",
-    "stalled": "⏸",
+    "timed out": "◷",
+    "stalled": "‖",
     "stopped": "■",
     "not run": "·",
     "unknown": "?",
@@ -199,6 +199,11 @@ def _cell(run: Run, c: StepCell, site: str, w: dict) -> dict:
     }
 
 
+def when(stamp: str) -> str:
+    """`2026-01-01T09:00:00+00:00` as `2026-01-01 09:00` (UTC: records write UTC)."""
+    return stamp[:16].replace("T", " ") if len(stamp) >= 16 and stamp[10:11] == "T" else stamp
+
+
 def _short(commit: Any) -> str:
     return commit[:10] if isinstance(commit, str) else "-"
 
@@ -212,7 +217,7 @@ def grid_rows(latest: list[Run], site: str, w: dict) -> list[dict]:
                 "chain": run.chain,
                 "mode": run.mode,
                 "node": run.node or "-",
-                "when": run.finished_at,
+                "when": when(run.finished_at),
                 "record": os.path.relpath(os.path.abspath(run.path), os.path.abspath(site)).replace(os.sep, "/"),
                 "failing": any(c.status in FAILING for c in run.steps),
                 "cells": [_cell(run, c, site, w) for c in run.steps],
@@ -285,7 +290,7 @@ def _bench_series(runs: list[Run]) -> list[Series]:
             s = series[key] = Series(key, label, f"trend-{len(series) + 1}")
         speedup, eff, is_base = ratio[id(r)]
         values = {"ips": b["ips"]} if is_base else {"ips": b["ips"], "speedup": speedup, "efficiency": eff}
-        s.points.append((r.finished_at, values, r.path))
+        s.points.append((when(r.finished_at), values, r.path))
     return sorted(series.values(), key=lambda s: tuple(str(k) for k in s.key))
 
 
@@ -421,8 +426,8 @@ def page_context(runs: list[Run], problems: list[str], lang: str, threshold: flo
             continue
         diff = changes(hist[-2], hist[-1])
         if diff["failing"] or diff["passing"] or diff["meta"]:
-            changed.append({"key": " · ".join(p for p in k if p), "from": hist[-2].finished_at,
-                            "to": hist[-1].finished_at, **diff})  # fmt: skip
+            changed.append({"key": " · ".join(p for p in k if p), "from": when(hist[-2].finished_at),
+                            "to": when(hist[-1].finished_at), **diff})  # fmt: skip
     blocks, flagged = trends(runs, threshold)
     for b in blocks:  # the record links of the marks, relative to the site
         for c in b["charts"]:
@@ -434,7 +439,7 @@ def page_context(runs: list[Run], problems: list[str], lang: str, threshold: flo
         "lang": lang,
         "w": w,
         "other": "en" if lang == "zh" else "zh",
-        "as_of": runs[-1].finished_at if runs else "",
+        "as_of": when(runs[-1].finished_at) if runs else "",
         "records": len({r.path for r in runs}),
         "runs": len(runs),
         "rows": grid_rows(latest, site, w),
