@@ -31,7 +31,7 @@ def status(
     beyond --threshold flagged. Records that cannot be read are listed and left out."""
     from tipcgen.fsio import write_atomic
     from tipcgen.results.history import load_history
-    from tipcgen.results.page import page_context, render_page
+    from tipcgen.results.page import page_contexts, render_page
 
     choice("--lang", lang, ("zh", "en"))
     out_dir("--out", out)
@@ -43,11 +43,10 @@ def status(
     runs, problems = load_history(records)
     os.makedirs(out, exist_ok=True)
     pages: dict[str, bytes] = {}
-    flagged = []
-    for each in ("zh", "en"):
-        ctx = page_context(runs, problems, each, threshold, out)
-        flagged = [f for f in ctx["flagged"] if f["flag"] == "regressed"]
+    contexts = page_contexts(runs, problems, threshold, out)
+    for each, ctx in contexts.items():
         pages[f"index.{each}.html"] = render_page(ctx).encode("utf-8")
+    flagged = [f for f in contexts[lang]["flagged"] if f["flag"] == "regressed"]
     pages["index.html"] = pages[f"index.{lang}.html"]
     for name, data in pages.items():
         path = os.path.join(out, name)

@@ -11,11 +11,14 @@ Records without a `record` block (written before it existed) are schema 1 and st
 from __future__ import annotations
 
 import datetime
+import json
 import os
+import re
+import stat
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from tipcgen.errors import TipcError, printable
+from tipcgen.errors import printable
 from tipcgen.run.provenance import SCHEMA
 
 MAX_FILES = 20_000  # record files below one directory (200 runs x 20 models x run + bench, twice)
@@ -25,7 +28,7 @@ STATES = ("passed", "failed", "skipped", "timed out", "stalled", "stopped", "not
 FAILING = ("failed", "timed out", "stalled", "stopped", "not run")
 
 
-@dataclass
+@dataclass(slots=True)
 class StepCell:
     index: int
     kind: str
@@ -140,6 +143,25 @@ def _mtime(path: str) -> str:
     return stamp.isoformat(timespec="seconds")
 
 
+def _step(st: Any, where: str, full: bool) -> StepCell:
+    """One step, checked field by field (the slow path, naming the first bad field)."""
+    if not isinstance(st, dict):
+        raise BadRecord(f"{where}: an object is wanted")
+    return StepCell(
+        index=_int(st.get("index"), f"{where}.index"),
+        kind=_text(st.get("kind"), f"{where}.kind"),
+        group=_text(st.get("group"), f"{where}.group", required=False),
+        status=_status(st.get("status"), f"{where}.status"),
+        reason=_text(st.get("reason"), f"{where}.reason", required=False),
+        log=_text(st.get("log"), f"{where}.log", required=False),
+        command=_text(st.get("command"), f"{where}.command", required=False) if full else "",
+        seconds=_number(st.get("seconds")),
+    )
+
+
+_OPT_TEXT = (str, type(None))
+
+
 def _steps(items: Any, what: str, full: bool) -> list[StepCell]:
     if not isinstance(items, list):
         raise BadRecord(f"{what}: a list is wanted")
@@ -147,32 +169,39 @@ def _steps(items: Any, what: str, full: bool) -> list[StepCell]:
         raise BadRecord(f"{what}: more than {MAX_STEPS} steps")
     cells = []
     for i, st in enumerate(items):
-        where = f"{what}[{i}]"
-        if not isinstance(st, dict):
-            raise BadRecord(f"{where}: an object is wanted")
+        # the fast path: the shape `tipcgen run` writes; anything else is checked (and named) by _step
+        g: Any = st.get if type(st) is dict else None
+        if g is None or not (
+            type(g("index")) is int
+            and type(g("kind")) is str
+            and g("kind")
+            and type(g("status")) is str
+            and all(type(g(k)) in _OPT_TEXT and len(g(k) or "") <= MAX_TEXT for k in ("group", "reason", "log"))
+            and (not full or (type(g("command")) in _OPT_TEXT and len(g("command") or "") <= MAX_TEXT))
+            and len(g("kind")) <= MAX_TEXT
+        ):
+            cells.append(_step(st, f"{what}[{i}]", full))
+            continue
+        status = g("status")
+        secs = g("seconds")
         cells.append(
-            StepCell(
-                index=_int(st.get("index"), f"{where}.index"),
-                kind=_text(st.get("kind"), f"{where}.kind"),
-                group=_text(st.get("group"), f"{where}.group", required=False),
-                status=_status(st.get("status"), f"{where}.status"),
-                reason=_text(st.get("reason"), f"{where}.reason", required=False),
-                log=_text(st.get("log"), f"{where}.log", required=False),
-                command=_text(st.get("command"), f"{where}.command", required=False) if full else "",
-                seconds=_number(st.get("seconds")),
-            )
-        )
+            StepCell(g("index"), g("kind"), g("group") or "", status if status in STATES else "unknown",
+                     g("reason") or "", g("log") or "", (g("command") or "") if full else "",
+                     float(secs) if type(secs) in (int, float) else None)
+        )  # fmt: skip
     return cells
 
 
 def _from_run(data: dict, path: str, base: dict) -> list[Run]:
+    node = base.pop("node")
+    steps = [st for st in data.get("steps") or [] if isinstance(st, dict)]
     run = Run(
         **base,
         model=_text(data.get("model_name"), "model_name"),
         chain=_text(data.get("layout"), "layout"),
         mode=_text(data.get("mode"), "mode"),
-        node="",
-        nodes=1,
+        node=node,
+        nodes=max([1] + [st["nodes"] for st in steps if isinstance(st.get("nodes"), int)]),
         log_dir=_text(data.get("log_dir"), "log_dir", required=False),
     )
     run.steps = _steps(data.get("steps"), "steps", full=True)
@@ -192,21 +221,49 @@ def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
         if not isinstance(n, dict):
             raise BadRecord(f"nodes[{i}]: an object is wanted")
         ip = _text(n.get("ip"), f"nodes[{i}].ip")
+        base.pop("node", None)
         run = Run(**base, model=model, chain=chain, mode=mode, node=ip, nodes=len(nodes), log_dir=log_dir)
         run.steps = _steps(n.get("steps"), f"nodes[{i}].steps", full=False)
         runs.append(run)
     return runs
 
 
-def _from_bench(data: dict, path: str, base: dict) -> list[Run]:
-    from tipcgen.bench.records import check_record
+_DEVICE_NUM = re.compile(r"N[0-9]{1,4}C[0-9]{1,6}\Z")
 
-    try:
-        record = check_record(data, path).model_dump(exclude_none=True)
-    except TipcError as exc:
-        raise BadRecord(str(exc).split(": error: ", 1)[-1]) from None
+
+def _bench_fields(data: dict) -> dict:
+    """The fields of a bench record the page uses, checked (`tipcgen report` checks all of them
+    with bench's model; the page reads thousands of records and needs a few)."""
+    out: dict[str, Any] = {k: _text(data.get(k), k) for k in ("model", "run_id", "fp_item")}
+    for k in ("workers", "nodes", "global_batch_size"):
+        count = out[k] = _int(data.get(k), k)
+        if not 1 <= count <= 1 << 31:
+            raise BadRecord(f"{k}: {count} is not a count from 1")
+    if out["nodes"] > out["workers"]:
+        raise BadRecord(f"nodes {out['nodes']} is more than workers {out['workers']}")
+    ips = _number(data.get("ips"))
+    if ips is None or ips < 0:
+        raise BadRecord("ips: a number from 0 is wanted")
+    out["ips"] = ips
+    device_num = _text(data.get("device_num"), "device_num")
+    if not _DEVICE_NUM.match(device_num):
+        raise BadRecord(f"device_num: {device_num[:40]!r} is not NxCy")
+    out["device_num"] = device_num
+    for k in ("status", "run_mode", "device", "log_file", "finished_at", "speed_unit"):
+        if data.get(k) is not None:
+            out[k] = _text(data.get(k), k)
+    codes = data.get("returncodes")
+    out["returncodes"] = [c for c in codes if isinstance(c, int)] if isinstance(codes, list) else []
+    if isinstance(data.get("convergence"), dict):
+        out["convergence"] = {}  # a convergence run: no speed-up row (bench_report.passed)
+    return out
+
+
+def _from_bench(data: dict, path: str, base: dict) -> list[Run]:
+    record = _bench_fields(data)
     status = record.get("status") or "passed"
     status = status if status in STATES else "unknown"
+    base.pop("node", None)
     run = Run(
         **base,
         model=record["model"],
@@ -220,7 +277,7 @@ def _from_bench(data: dict, path: str, base: dict) -> list[Run]:
     if "finished_at" in record and "record" not in data:
         run.finished_at = record["finished_at"]
     log = record.get("log_file") or ""
-    rc = [c for c in record.get("returncodes") or [] if c]
+    rc = [c for c in record["returncodes"] if c]
     run.steps = [StepCell(0, "train", record["run_id"], status, f"exit {rc[0]}" if rc else "", log)]
     return [run]
 
@@ -228,11 +285,51 @@ def _from_bench(data: dict, path: str, base: dict) -> list[Run]:
 _READERS = {"run": _from_run, "fleet": _from_fleet, "bench": _from_bench}
 
 
-def read_run(path: str, tree: Optional[str] = None) -> list[Run]:
-    """The runs a record file holds (a fleet report: one per node); BadRecord or TipcError."""
-    from tipcgen.bench.records import read_json
+MAX_RECORD_BYTES = 4 << 20  # as bench's records: a few KiB written, a curve-heavy one under 3 MiB
 
-    data = read_json(path, tree)
+
+def _reject(name: str) -> Any:
+    raise BadRecord(f"{name} is no number a record may hold (numbers are finite)")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject)
+
+
+def read_json(path: str) -> Any:
+    """A record's JSON: a regular file (not a link, a FIFO or a device), at most
+    MAX_RECORD_BYTES, UTF-8, finite numbers; BadRecord otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise BadRecord(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadRecord("not a regular file")
+        raw = os.read(fd, MAX_RECORD_BYTES + 1)
+        while len(raw) <= MAX_RECORD_BYTES:
+            more = os.read(fd, MAX_RECORD_BYTES + 1 - len(raw))
+            if not more:
+                break
+            raw += more
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_RECORD_BYTES:
+        raise BadRecord(f"more than {MAX_RECORD_BYTES >> 20} MiB; a run record is a few KiB")
+    try:
+        return _DECODER.decode(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadRecord(f"not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise BadRecord(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg}; cut short?)") from None
+    except RecursionError:
+        raise BadRecord("nested too deep for a record") from None
+    except ValueError as exc:  # an integer of more digits than Python converts
+        raise BadRecord(f"not a record: {str(exc)[:120]}") from None
+
+
+def read_run(path: str) -> list[Run]:
+    """The runs a record file holds (a fleet report: one per node), or BadRecord."""
+    data = read_json(path)
     if not isinstance(data, dict):
         raise BadRecord("not a tipcgen record: a JSON object is wanted")
     schema, kind, block = _envelope(data, path)
@@ -247,30 +344,39 @@ def read_run(path: str, tree: Optional[str] = None) -> list[Run]:
         "schema": schema,
         "meta": _meta(block),
         "root": block.get("root") if isinstance(block.get("root"), str) else "",
+        "node": block.get("node") if isinstance(block.get("node"), str) and kind == "run" else "",
     }
     return _READERS[kind](data, path, base)
 
 
 def record_files(root: str) -> tuple[list[str], list[str]]:
-    """(*.json files below `root`, sorted; problems): links are not followed out of `root`."""
+    """(*.json files below `root`, sorted; problems). Links are not followed: a record is a
+    file in the tree given, as `tipcgen bench` and `run` write them."""
     found: list[str] = []
     problems: list[str] = []
-    real_root = os.path.realpath(root)
-    for dirpath, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
-            if not name.endswith(".json"):
-                continue
-            path = os.path.join(dirpath, name)
-            real = os.path.realpath(path)
-            if not (real + os.sep).startswith(real_root.rstrip(os.sep) + os.sep):
-                problems.append(f"{printable(path)}: skipped: a symbolic link leads outside {printable(root)}")
-                continue
-            found.append(path)
-            if len(found) >= MAX_FILES:
-                problems.append(f"{printable(root)}: more than {MAX_FILES} records; the rest were not read")
-                return found, problems
-    return found, problems
+    stack = [root]
+    while stack:
+        top = stack.pop()
+        try:
+            with os.scandir(top) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(f"{printable(top)}: skipped: {exc.strerror or exc}")
+            continue
+        subdirs = []
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                subdirs.append(e.path)
+            elif e.name.endswith(".json"):
+                if e.is_symlink():
+                    problems.append(f"{printable(e.path)}: skipped: a symbolic link (records are files)")
+                    continue
+                found.append(e.path)
+                if len(found) >= MAX_FILES:
+                    problems.append(f"{printable(root)}: more than {MAX_FILES} records; the rest were not read")
+                    return sorted(found), problems
+        stack.extend(reversed(subdirs))
+    return sorted(found), problems
 
 
 def load_history(paths: list[str]) -> tuple[list[Run], list[str]]:
@@ -281,13 +387,10 @@ def load_history(paths: list[str]) -> tuple[list[Run], list[str]]:
     for p in paths:
         files, found = record_files(p) if os.path.isdir(p) else ([p], [])
         problems += found
-        tree = p if os.path.isdir(p) else None
         for f in files:
             try:
-                runs += read_run(f, tree)
+                runs += read_run(f)
             except BadRecord as exc:
                 problems.append(f"{printable(f)}: skipped: {printable(str(exc))}")
-            except TipcError as exc:  # bounds and JSON errors name the file themselves
-                problems.append(f"{printable(str(exc)).removesuffix('.')} (skipped)")
     runs.sort(key=lambda r: (r.finished_at, r.path, r.node))
     return runs, problems

@@ -17,6 +17,7 @@ same bytes (the page's date is the newest record's, not the clock's).
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 import urllib.parse
@@ -45,6 +46,7 @@ WORDS: dict[str, dict[str, str]] = {
         "node": "节点",
         "when": "时间",
         "steps": "步骤",
+        "recent": "最近运行",
         "changes": "与上一次运行相比",
         "changes_note": "同一模型、链路、模式（与节点）的最近两次运行。",
         "newly_failing": "新失败",
@@ -96,6 +98,7 @@ WORDS: dict[str, dict[str, str]] = {
         "node": "node",
         "when": "when",
         "steps": "steps",
+        "recent": "recent runs",
         "changes": "Since the previous run",
         "changes_note": "The two latest runs of the same model, chain and mode (and node).",
         "newly_failing": "newly failing",
@@ -208,9 +211,31 @@ def _short(commit: Any) -> str:
     return commit[:10] if isinstance(commit, str) else "-"
 
 
-def grid_rows(latest: list[Run], site: str, w: dict) -> list[dict]:
+RECENT = 10  # runs of a key shown as its recent history (newest last)
+
+
+def verdict(run: Run) -> str:
+    """A run's state in one word: its first failing step's (failed, timed out, stalled...),
+    else passed (skipped when nothing ran)."""
+    bad = next((c.status for c in run.steps if c.status in FAILING), None)
+    if bad:
+        return bad
+    return "passed" if any(c.status == "passed" for c in run.steps) else "skipped"
+
+
+def _recent(hist: list[Run], site: str, w: dict) -> list[dict]:
+    out = []
+    for r in hist[-RECENT:]:
+        state = verdict(r)
+        out.append({"state": state, "css": state.replace(" ", "-"), "symbol": SYMBOL.get(state, "?"),
+                    "title": f"{when(r.finished_at)}: {w.get(state, state)}", "href": _rel(r.path, site)})  # fmt: skip
+    return out
+
+
+def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
     rows = []
-    for run in latest:
+    for hist in latest:
+        run = hist[-1]
         rows.append(
             {
                 "model": run.model,
@@ -222,6 +247,7 @@ def grid_rows(latest: list[Run], site: str, w: dict) -> list[dict]:
                 "failing": any(c.status in FAILING for c in run.steps),
                 "cells": [_cell(run, c, site, w) for c in run.steps],
                 "commit": _short(run.meta.get("model_commit")),
+                "recent": _recent(hist, site, w),
             }
         )
     return rows
@@ -272,7 +298,7 @@ def _bench_series(runs: list[Run]) -> list[Series]:
     sessions: dict[str, list[Run]] = {}
     for r in runs:
         if r.bench is not None:
-            sessions.setdefault(os.path.dirname(os.path.abspath(r.path)), []).append(r)
+            sessions.setdefault(os.path.dirname(r.path), []).append(r)
     ratio: dict[int, tuple] = {}
     for members in sessions.values():
         by_id = {id(m.bench): m for m in members}
@@ -331,15 +357,15 @@ def chart(metric: str, points: list, threshold: float) -> dict:
     n = len(points)
     inner_w, inner_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
 
-    def x(i: int) -> float:
-        return round(_PAD_L + (inner_w * i / (n - 1) if n > 1 else inner_w / 2), 1)
+    xs = [_PAD_L + (inner_w * i / (n - 1) if n > 1 else inner_w / 2) for i in range(n)]
+    scale = inner_h / (hi - lo)
 
-    def y(v: float) -> float:
-        return round(_PAD_T + inner_h * (hi - v) / (hi - lo), 1)
+    def y(v: float) -> str:
+        return f"{_PAD_T + (hi - v) * scale:.1f}"
 
-    line = " ".join(f"{x(i)},{y(v)}" for i, v in enumerate(values) if v is not None)
-    upper = [f"{x(i)},{y(ref * (1 + threshold))}" for i, (ref, _, _) in enumerate(judged) if ref]
-    lower = [f"{x(i)},{y(ref * (1 - threshold))}" for i, (ref, _, _) in enumerate(judged) if ref]
+    line = " ".join(f"{xs[i]:.1f},{y(v)}" for i, v in enumerate(values) if v is not None)
+    upper = [f"{xs[i]:.1f},{y(ref * (1 + threshold))}" for i, (ref, _, _) in enumerate(judged) if ref]
+    lower = [f"{xs[i]:.1f},{y(ref * (1 - threshold))}" for i, (ref, _, _) in enumerate(judged) if ref]
     band = " ".join(upper + lower[::-1])
     marks = []
     for i, ((when, _, path), v, (_, ratio, flag)) in enumerate(zip(points, values, judged)):
@@ -347,7 +373,7 @@ def chart(metric: str, points: list, threshold: float) -> dict:
             continue
         marks.append(
             {
-                "x": x(i),
+                "x": f"{xs[i]:.1f}",
                 "y": y(v),
                 "flag": flag,
                 "run": i + 1,
@@ -368,8 +394,8 @@ def chart(metric: str, points: list, threshold: float) -> dict:
         "values": values,
         "top": _fmt(hi - pad),
         "bottom": _fmt(lo + pad),
-        "y_top": y(hi - pad),
-        "y_bottom": y(lo + pad),
+        "y_top": float(y(hi - pad)),
+        "y_bottom": float(y(lo + pad)),
         "first": points[0][0] if points else "",
         "last": points[-1][0] if points else "",
         "n": n,
@@ -412,13 +438,12 @@ def trends(runs: list[Run], threshold: float) -> tuple[list[dict], list[dict]]:
 # ----------------------------------------------------------------------------- the page
 
 
-def page_context(runs: list[Run], problems: list[str], lang: str, threshold: float, site: str) -> dict:
-    w = WORDS[lang]
+def _shared(runs: list[Run], problems: list[str], threshold: float, site: str) -> dict:
+    """What the page says in every language: the latest runs, the changes, the trends."""
     by_key: dict[tuple, list[Run]] = {}
     for r in runs:  # oldest first (load_history sorts)
         by_key.setdefault(r.key, []).append(r)
     keys = sorted(by_key, key=lambda k: tuple(str(p) for p in k))
-    latest = [by_key[k][-1] for k in keys]
     changed = []
     for k in keys:
         hist = by_key[k]
@@ -436,13 +461,10 @@ def page_context(runs: list[Run], problems: list[str], lang: str, threshold: flo
     for f in flagged:
         f["record"] = _rel(f["record"], site)
     return {
-        "lang": lang,
-        "w": w,
-        "other": "en" if lang == "zh" else "zh",
+        "latest": [by_key[k] for k in keys],
         "as_of": when(runs[-1].finished_at) if runs else "",
         "records": len({r.path for r in runs}),
         "runs": len(runs),
-        "rows": grid_rows(latest, site, w),
         "states": list(SYMBOL),
         "symbols": SYMBOL,
         "changes": changed,
@@ -454,12 +476,27 @@ def page_context(runs: list[Run], problems: list[str], lang: str, threshold: flo
     }
 
 
+def page_contexts(runs: list[Run], problems: list[str], threshold: float, site: str) -> dict[str, dict]:
+    """{lang: the template's context} for both languages (the shared part computed once)."""
+    shared = _shared(runs, problems, threshold, site)
+    latest = shared.pop("latest")
+    out = {}
+    for lang, w in WORDS.items():
+        out[lang] = {**shared, "lang": lang, "w": w, "other": "en" if lang == "zh" else "zh",
+                     "rows": grid_rows(latest, site, w)}  # fmt: skip
+    return out
+
+
+def page_context(runs: list[Run], problems: list[str], lang: str, threshold: float, site: str) -> dict:
+    return page_contexts(runs, problems, threshold, site)[lang]
+
+
 def _rel(path: str, site: str) -> str:
     return urllib.parse.quote(os.path.relpath(os.path.abspath(path), os.path.abspath(site)).replace(os.sep, "/"))
 
 
-def render_page(ctx: dict) -> str:
-    """The page's HTML from page_context (links relative to the directory the page is written to)."""
+@functools.lru_cache(maxsize=1)
+def _template() -> Any:
     from importlib import resources
 
     import jinja2
@@ -472,4 +509,9 @@ def render_page(ctx: dict) -> str:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    return env.get_template("status_page.html.j2").render(**ctx)
+    return env.get_template("status_page.html.j2")
+
+
+def render_page(ctx: dict) -> str:
+    """The page's HTML from page_context (links relative to the directory the page is written to)."""
+    return str(_template().render(**ctx))

@@ -70,6 +70,7 @@ def provenance(kind: str, root: str = ".", finished_at: Optional[str] = None) ->
         "tipcgen": __version__,
         "finished_at": finished_at or now(),
         "root": os.path.abspath(root),  # where the logs' relative paths start
+        "node": os.environ.get("TIPC_NODE_IP") or None,  # which node of a multi-node suite ran it
         "model_commit": git_commit(root),
         "machine": machine(),
         "paddle": paddle_version(),
