@@ -343,8 +343,8 @@ def test_junit_and_json_reports(tmp_path):
     assert all(steps[i]["benchmark"] is None for i in dependents)
     # versioned: schema, tipcgen, the repo (no git checkout here: no commit), machine, paddle
     rec = report["record"]
-    assert (rec["schema"], rec["kind"], rec["model_commit"], rec["node"]) == (2, "run", None, None)
-    assert rec["root"] == str(tmp_path / "repo") and rec["machine"]["cpus"] >= 1 and "paddle" in rec
+    assert (rec["schema"], rec["kind"]) == (2, "run") and "model_commit" not in rec and "node" not in rec
+    assert rec["root"] == str(tmp_path / "repo") and rec["machine"]["cpus"] >= 1 and rec["paddle"]
 
     # the markdown summary names the failed step, its command and its log's last lines
     summary = (tmp_path / "repo/out/summary.md").read_text()

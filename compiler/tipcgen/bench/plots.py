@@ -94,7 +94,7 @@ def throughput_plot(records: list[dict], stem: str) -> dict[str, bytes]:
                     markevery=[i for i, r in enumerate(series) if r.record is not base],
                     color=color,
                     markersize=7,
-                    label=f"{label}: {kind}",
+                    label=f"{label}: measured, {kind}",
                 )
         ax.plot([base["workers"]], [base["ips"]], "D", color="black", markersize=8, zorder=5,
                 label=f"{label}: baseline {base['device_num']}")  # fmt: skip

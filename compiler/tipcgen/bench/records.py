@@ -20,7 +20,7 @@ import math
 import os
 import re
 import statistics
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
     AfterValidator,
@@ -224,6 +224,10 @@ Number = Annotated[float, Strict(), AfterValidator(_finite)]
 NonNegative = Annotated[float, Strict(), Field(ge=0), AfterValidator(_finite)]
 Count = Annotated[int, Strict(), Field(ge=0, le=MAX_RUN_COUNT)]
 Curve = Annotated[list[tuple[Number, Number]], Field(max_length=MAX_CURVE)]
+_Scalar = Union[Annotated[int, Strict()], Text]
+# run.provenance's block (schema, kind, tipcgen, finished_at, root, model_commit, machine, paddle, node)
+RecordBlock = Annotated[dict[Name, Union[_Scalar, Annotated[dict[Name, _Scalar], Field(max_length=32)]]],
+                        Field(max_length=32)]  # fmt: skip
 
 
 class _Typed(BaseModel):
@@ -296,6 +300,7 @@ class RunRecord(_Typed):
     commands: Annotated[list[Annotated[list[Text], Field(max_length=4096)]], Field(max_length=MAX_WORKERS)] = []
     finished_at: Optional[Name] = None
     convergence: Optional[ConvergenceRecord] = None
+    record: Optional[RecordBlock] = None
 
     @model_validator(mode="after")
     def _nodes(self):

@@ -49,13 +49,15 @@ def paddle_version() -> Optional[str]:
 
 
 def machine() -> dict:
-    return {
-        "host": platform.node(),
-        "system": f"{platform.system()} {platform.release()}",
-        "arch": platform.machine(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-    }
+    return _known(
+        {
+            "host": platform.node(),
+            "system": f"{platform.system()} {platform.release()}",
+            "arch": platform.machine(),
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+        }
+    )
 
 
 def now() -> str:
@@ -63,15 +65,22 @@ def now() -> str:
 
 
 def provenance(kind: str, root: str = ".", finished_at: Optional[str] = None) -> dict:
-    """The `record` block of a `kind` (run | fleet | bench) record made from the repo at `root`."""
-    return {
-        "schema": SCHEMA,
-        "kind": kind,
-        "tipcgen": __version__,
-        "finished_at": finished_at or now(),
-        "root": os.path.abspath(root),  # where the logs' relative paths start
-        "node": os.environ.get("TIPC_NODE_IP") or None,  # which node of a multi-node suite ran it
-        "model_commit": git_commit(root),
-        "machine": machine(),
-        "paddle": paddle_version(),
-    }
+    """The `record` block of a `kind` (run | fleet | bench) record made from the repo at `root`;
+    what is unknown (no git checkout, no paddle, not a node of a multi-node run) is left out."""
+    return _known(
+        {
+            "schema": SCHEMA,
+            "kind": kind,
+            "tipcgen": __version__,
+            "finished_at": finished_at or now(),
+            "root": os.path.abspath(root),  # where the logs' relative paths start
+            "node": os.environ.get("TIPC_NODE_IP") or None,  # which node of a multi-node suite ran it
+            "model_commit": git_commit(root),
+            "machine": machine(),
+            "paddle": paddle_version(),
+        }
+    )
+
+
+def _known(block: dict) -> dict:
+    return {k: v for k, v in block.items() if v is not None and v != ""}
