@@ -12,7 +12,7 @@ from pathlib import Path
 from helpers.history import REGRESSED, regression_history, run_report, stamp, with_logs, write
 from tipcgen.results.history import load_history
 from tipcgen.results.page import flags, page_context, render_page
-from tipcgen.results.summary import bench_summary, fence, run_summary
+from tipcgen.results.summary import bench_summary, fence, fleet_summary, run_summary
 
 TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 MODE = "lite_train_lite_infer"
@@ -170,3 +170,31 @@ def test_status_command_writes_both_languages(tmp_path):
     bad = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--threshold", "5"], capture_output=True,
                          text=True)  # fmt: skip
     assert bad.returncode == 2 and "--threshold must be a fraction" in bad.stderr
+
+
+def test_fleet_reports_become_a_row_per_node_linking_to_gathered_logs(tmp_path):
+    log_dir = f"./test_tipc/output/tiny_rec/{MODE}"
+    steps = [{"index": 0, "kind": "train", "group": "norm_train", "log": None, "status": "failed",
+              "reason": None, "status_line": "Run failed with command - tiny_rec - python3 train.py!"},
+             {"index": 1, "kind": "eval", "group": "eval", "log": f"{log_dir}/eval.log", "status": "skipped",
+              "reason": "train failed", "status_line": None}]  # fmt: skip
+    data = {
+        "record": {"schema": 2, "kind": "fleet", "finished_at": stamp(0), "root": str(tmp_path / "repo")},
+        "model_name": "tiny_rec", "mode": MODE, "layout": "paddleocr", "log_dir": log_dir, "exit_code": 1,
+        "first_failure": None, "stopped": None,
+        "nodes": [{"ip": ip, "state": "failed", "steps": steps, "reason": "exit 1"} for ip in ("10.0.0.1", "10.0.0.2")],
+    }  # fmt: skip
+    write(tmp_path / "rec/fleet.json", data)
+    console = tmp_path / "repo/test_tipc/output/tiny_rec" / MODE / "nodes/10.0.0.1/fleet_run.out"
+    console.parent.mkdir(parents=True)
+    console.write_text("Traceback\nRuntimeError: gloo\n")
+    ctx, _ = _page(tmp_path)
+    rows = {r["node"]: r for r in ctx["rows"]}
+    assert set(rows) == {"10.0.0.1", "10.0.0.2"}
+    assert [c["state"] for c in rows["10.0.0.1"]["cells"]] == ["failed", "skipped"]
+    href = rows["10.0.0.1"]["cells"][0]["href"]  # the train step's output: the node's console
+    assert href and (tmp_path / "site" / href).resolve() == console
+    assert rows["10.0.0.2"]["cells"][0]["href"] is None  # nothing gathered from that node
+    text = fleet_summary(data, str(tmp_path / "repo"), str(tmp_path / "repo"))
+    assert "| 10.0.0.1 | failed | 0 | 1 | 1 | 0 | 0 | 0 |" in text and "RuntimeError: gloo" in text
+    assert "python3 train.py" in text

@@ -173,9 +173,14 @@ def _node_log(run: Run, log: str) -> str:
 
 def log_href(run: Run, cell: StepCell, site: str) -> Optional[str]:
     """A link from the site directory to the step's log file, when it exists."""
-    if not cell.log or "\0" in cell.log:
+    if "\0" in cell.log + run.log_dir + run.node:
         return None
-    log = _node_log(run, cell.log) if run.kind == "fleet" and run.log_dir else cell.log
+    if run.kind == "fleet" and run.log_dir:  # gathered; a step without a log: the node's console
+        log = _node_log(run, cell.log) if cell.log else os.path.join(run.log_dir, "nodes", run.node, "fleet_run.out")
+    elif cell.log:
+        log = cell.log
+    else:
+        return None
     for path in _candidates(run, log):
         if os.path.isfile(path):
             rel = os.path.relpath(os.path.abspath(path), os.path.abspath(site)).replace(os.sep, "/")

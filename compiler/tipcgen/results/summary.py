@@ -116,7 +116,13 @@ def fleet_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
                 continue
             shown += 1
             log = _node_log(log_dir, ip, step.get("log"))
-            step = {**step, "reason": step.get("reason") or n.get("reason")}
+            if not log and log_dir:  # a step writing to the terminal: the node's console output
+                log = os.path.join(log_dir, "nodes", ip, "fleet_run.out")
+                log = log if os.path.isfile(os.path.join(cwd, log)) else ""
+            # the status line holds the command: "Run failed with command - MODEL - COMMAND!"
+            line = str(step.get("status_line") or "")
+            command = line.split(" - ", 2)[2].rstrip("! ") if line.count(" - ") >= 2 else ""
+            step = {**step, "reason": step.get("reason") or n.get("reason"), "command": command}
             text = read_log(cwd, log) if log else None
             out += _failed_step(step, text, _link(log, cwd, where) if log else "", f"node {md(ip)}: ")
     if log_dir:
