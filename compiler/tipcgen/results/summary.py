@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import urllib.parse
 from typing import Any, Optional
 
 from tipcgen.emit.bench_report import code, md
@@ -33,9 +34,8 @@ def fence(text: str) -> str:
 def _link(log: str, cwd: str, where: str) -> str:
     """A markdown link to `log` (relative to the repo root `cwd`) from the directory `where`."""
     target = os.path.relpath(os.path.join(cwd, log), where).replace(os.sep, "/")
-    label = md(log)
-    # `<...>` keeps spaces and parentheses of a path inside the link; `<`/`>` themselves escaped
-    return f"[{label}](<{target.replace('<', '%3C').replace('>', '%3E')}>)"
+    # percent-encoded: no scheme (`javascript:`), no `)` or space ending the link early
+    return f"[{md(log)}](<{urllib.parse.quote(target)}>)"
 
 
 def _counts(statuses: list[str]) -> str:
