@@ -4,6 +4,7 @@ versioned and old records, the regression band, hostile records, escaping, `tipc
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 import sys
@@ -198,3 +199,52 @@ def test_fleet_reports_become_a_row_per_node_linking_to_gathered_logs(tmp_path):
     text = fleet_summary(data, str(tmp_path / "repo"), str(tmp_path / "repo"))
     assert "| 10.0.0.1 | failed | 0 | 1 | 1 | 0 | 0 | 0 |" in text and "RuntimeError: gloo" in text
     assert "python3 train.py" in text
+
+
+def _paths(value, at=()):
+    """Every path into a JSON value (dict keys, list indices)."""
+    yield at
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        yield from _paths(v, (*at, k))
+
+
+def _mutated(data, at, new):
+    data = json.loads(json.dumps(data))
+    if not at:
+        return new
+    node = data
+    for k in at[:-1]:
+        node = node[k]
+    node[at[-1]] = new
+    return data
+
+
+def test_mutated_records_never_crash_the_page_nor_inject_markup(tmp_path):
+    """Every field of a run report, a fleet report and a bench record replaced, one at a time
+    (seeded), by a value of another type or size: each record is read or reported, the page
+    renders, and no record text becomes markup."""
+    import random
+
+    from helpers.history import bench_record
+
+    rng = random.Random(25)
+    odd = [None, "", "<i>x</i>", -1, 0, 2**70, 1e300, 1e400, float("nan"), [], {}, True, "y" * 10_000, [1, "<b>"]]
+    fleet = {"record": {"schema": 2, "kind": "fleet", "finished_at": stamp(0)}, "model_name": "m", "mode": MODE,
+             "layout": "paddleocr", "log_dir": "o", "first_failure": None, "exit_code": 0,
+             "nodes": [{"ip": "10.0.0.1", "state": "passed", "steps": run_report("m", MODE, ["passed"], stamp(0))["steps"]}]}  # fmt: skip
+    bases = [run_report("m", MODE, FAILED_EXPORT, stamp(0)), bench_record("m", "N1C2", 2, 1, 500.0, stamp(1)), fleet]
+    rec = tmp_path / "rec"
+    n = 0
+    for base in bases:
+        paths = list(_paths(base))
+        for at in rng.sample(paths, min(60, len(paths))):
+            text = json.dumps(_mutated(base, at, rng.choice(odd)), allow_nan=True).replace("1e+400", "1e400")
+            (rec / f"s{n // 50}").mkdir(parents=True, exist_ok=True)
+            (rec / f"s{n // 50}" / f"r{n}.json").write_text(text)
+            n += 1
+    ctx, html = _page(tmp_path)
+    assert ctx["runs"] + len(ctx["problems"]) >= n  # each read (a fleet: a run per node) or reported
+    assert "<i>" not in html and "<b>" not in html
+    numbers = re.findall(r' (?:points|cx|cy|x|y|x1|x2|y1|y2)="([^"]*)"', html)
+    assert numbers and all(math.isfinite(float(v)) for n in numbers for v in re.split(r"[ ,]", n) if v)

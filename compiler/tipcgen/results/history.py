@@ -2,10 +2,12 @@
 run` and `tipcgen fleet` and the records of `tipcgen bench`, each made one `Run` (model, chain,
 mode, node, its steps' outcomes, where it came from).
 
-Records come from other machines and pull requests: each is read within bench's bounds (size,
-nesting, finite numbers), checked for the fields the page uses, and a bad one (not JSON, cut
-short, wrong types, a newer schema) is reported with its path and left out; the rest render.
-Records without a `record` block (written before it existed) are schema 1 and still read.
+Records come from other machines and pull requests: each is read as hostile input (a regular
+file, not a link; at most 4 MiB; UTF-8 JSON with finite numbers, nesting bounded by the parser),
+checked for the fields the page uses (text cut at MAX_TEXT), and a bad one (not JSON, cut short,
+wrong types, a newer schema) is reported with its path and left out; the rest render. Thousands
+are read per page, so the checks are plain Python rather than bench's pydantic model. Records
+without a `record` block (written before it existed) are schema 1 and still read.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ class Run:
     model: str
     chain: str
     mode: str
-    node: str  # a fleet node's address; "" otherwise
+    node: str  # a fleet node's address, a run's TIPC_NODE_IP; "" otherwise
     nodes: int
     finished_at: str
     schema: int
@@ -64,13 +66,6 @@ class Run:
     @property
     def key(self) -> tuple:
         return (self.model, self.chain, self.mode, self.node)
-
-    @property
-    def counts(self) -> dict:
-        out = {s: 0 for s in STATES}
-        for st in self.steps:
-            out[st.status] = out.get(st.status, 0) + 1
-        return out
 
 
 class BadRecord(Exception):
@@ -91,8 +86,14 @@ def _int(value: Any, what: str) -> int:
     return value
 
 
+MAX_NUMBER = 1e12  # no throughput, time or ratio of a real run comes near; charts stay finite
+
+
 def _number(value: Any) -> Optional[float]:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A finite number of sane size (JSON's 1e400 parses as infinity), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if abs(value) <= MAX_NUMBER else None
 
 
 def _status(value: Any, what: str) -> str:
@@ -187,7 +188,7 @@ def _steps(items: Any, what: str, full: bool) -> list[StepCell]:
         cells.append(
             StepCell(g("index"), g("kind"), g("group") or "", status if status in STATES else "unknown",
                      g("reason") or "", g("log") or "", (g("command") or "") if full else "",
-                     float(secs) if type(secs) in (int, float) else None)
+                     _number(secs))
         )  # fmt: skip
     return cells
 
@@ -243,7 +244,7 @@ def _bench_fields(data: dict) -> dict:
         raise BadRecord(f"nodes {out['nodes']} is more than workers {out['workers']}")
     ips = _number(data.get("ips"))
     if ips is None or ips < 0:
-        raise BadRecord("ips: a number from 0 is wanted")
+        raise BadRecord(f"ips: a number from 0 to {MAX_NUMBER:g} is wanted")
     out["ips"] = ips
     device_num = _text(data.get("device_num"), "device_num")
     if not _DEVICE_NUM.match(device_num):

@@ -373,7 +373,7 @@ def chart(metric: str, points: list, threshold: float) -> dict:
     lower = [f"{xs[i]:.1f},{y(ref * (1 - threshold))}" for i, (ref, _, _) in enumerate(judged) if ref]
     band = " ".join(upper + lower[::-1])
     marks = []
-    for i, ((when, _, path), v, (_, ratio, flag)) in enumerate(zip(points, values, judged)):
+    for i, ((at, _, path), v, (_, ratio, flag)) in enumerate(zip(points, values, judged)):
         if v is None or not (n <= MARKERS_UP_TO or flag or i == n - 1):
             continue
         marks.append(
@@ -382,7 +382,7 @@ def chart(metric: str, points: list, threshold: float) -> dict:
                 "y": y(v),
                 "flag": flag,
                 "run": i + 1,
-                "when": when,
+                "when": at,
                 "value": _fmt(v),
                 "ratio": "-" if ratio is None else f"{ratio:.3f}",
                 "record": path,
@@ -420,7 +420,7 @@ def trends(runs: list[Run], threshold: float) -> tuple[list[dict], list[dict]]:
                 continue
             c = chart(metric, s.points, threshold)
             charts.append(c)
-            for i, ((when, _, path), v, (ref, ratio, flag)) in enumerate(zip(s.points, c["values"], c["judged"])):
+            for i, ((at, _, path), v, (ref, ratio, flag)) in enumerate(zip(s.points, c["values"], c["judged"])):
                 if flag:
                     flagged.append(
                         {
@@ -428,7 +428,7 @@ def trends(runs: list[Run], threshold: float) -> tuple[list[dict], list[dict]]:
                             "anchor": s.anchor,
                             "metric": metric,
                             "run": i + 1,
-                            "when": when,
+                            "when": at,
                             "value": _fmt(v),
                             "reference": _fmt(ref),
                             "ratio": f"{ratio:.3f}",
