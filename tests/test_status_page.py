@@ -159,3 +159,39 @@ def test_screenshot_per_language(site, lang):
         colours = {c for _, c in img.convert("RGB").getcolors(1 << 20) or []}
     assert (0xCF, 0x22, 0x2E) in colours  # a failed cell / a regressed mark drawn in red
     assert (0x1A, 0x7F, 0x37) in colours  # passed cells in green
+
+
+@pytest.mark.paddle
+def test_a_real_failing_run_summary_and_page(tmp_path):
+    """One real run of the bundled example (paddle on CPU) whose export script is broken: the
+    summary names the failed export with its traceback, also in $GITHUB_STEP_SUMMARY, and its
+    cell on the page (as Chromium reads it) opens the export log."""
+    require("" if CHROMIUM else "no chromium on PATH (Debian: apt-get install chromium)")
+    probe = subprocess.run([sys.executable, "-c", "import paddle"], capture_output=True, text=True, timeout=180)
+    if probe.returncode != 0:
+        pytest.skip(f"`import paddle` fails: {(probe.stderr.strip().splitlines() or ['?'])[-1]}")
+    from helpers.real_records import NORMAL, base_repo, run_env
+
+    repo = base_repo(tmp_path)
+    export = repo / "tools/export_model.py"
+    export.write_text('raise RuntimeError("export: an operator the exporter does not know")\n' + export.read_text())
+    env = run_env(GITHUB_STEP_SUMMARY=tmp_path / "step_summary.md")
+    args = ["--json", "records/run.json", "--summary", "records/summary.md"]
+    done = subprocess.run([*TIPCGEN, "run", NORMAL, "--mode", "lite_train_lite_infer", *args], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=240)  # fmt: skip
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    summary = (repo / "records/summary.md").read_text()
+    assert (tmp_path / "step_summary.md").read_text().startswith(summary.rstrip("\n"))
+    assert (
+        "#### step 3 `export` " in summary and "RuntimeError: export: an operator the exporter does not know" in summary
+    )
+
+    site = tmp_path / "site"
+    done = subprocess.run([*TIPCGEN, "status", str(repo / "records"), "--out", str(site)], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    dom = _dom(site, "zh")
+    (row,) = dom.rows
+    assert [s for s, _ in row["cells"]][:3] == ["passed", "passed", "failed"]
+    href = row["cells"][2][1]
+    assert href.endswith("_export.log") and "RuntimeError" in (site / unquote(href)).read_text()

@@ -3,7 +3,7 @@ on CPU) passing, failing, timed out, and on two simulated nodes at once; each sc
 report, markdown summary and logs are kept under OUT/<scenario>/ (the logs at their paths
 relative to the repo root, so the page finds them beside the record).
 
-    python tests/helpers/real_records.py tests/fixtures/status/real   # about 2 min on 2 cores
+    python tests/helpers/real_records.py tests/fixtures/status/real   # about 2 min on 2 cores (the fixtures were made so)
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ NORMAL = f"{CFG}/train_infer_python.txt"
 FLEET = f"{CFG}/train_linux_cpu_fleet_infer_python.txt"
 
 
-def _env(**extra) -> dict:
+def run_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_NODE_IP")}
     env.update({k: str(v) for k, v in extra.items()})
     return env
@@ -80,15 +80,15 @@ def main(out: Path) -> None:
         export = copies["fail"] / "tools/export_model.py"
         export.write_text('raise RuntimeError("export: an operator the exporter does not know")\n' + export.read_text())
         procs = [
-            tipcgen_run(copies["pass"], NORMAL, [], _env()),
-            tipcgen_run(copies["fail"], NORMAL, [], _env()),
-            tipcgen_run(copies["timeout"], NORMAL, ["--step-timeout", "3", "--kill-grace", "1"], _env()),
+            tipcgen_run(copies["pass"], NORMAL, [], run_env()),
+            tipcgen_run(copies["fail"], NORMAL, [], run_env()),
+            tipcgen_run(copies["timeout"], NORMAL, ["--step-timeout", "3", "--kill-grace", "1"], run_env()),
         ]
         for p in procs:
             p.wait(timeout=600)
         port = 6170
         nodes = [
-            tipcgen_run(copies[n], FLEET, [], _env(TIPC_NODE_IP=ip, FLAGS_START_PORT=port))
+            tipcgen_run(copies[n], FLEET, [], run_env(TIPC_NODE_IP=ip, FLAGS_START_PORT=port))
             for n, ip in (("node_a", "127.0.0.2"), ("node_b", "127.0.0.3"))
         ]
         for p in nodes:
