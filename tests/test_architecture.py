@@ -47,6 +47,7 @@ RANKS = (
     ("tipcgen.importer",),  # legacy configs -> specs (bench reads a legacy config through it)
     ("tipcgen.run",),  # the executor, prepare, doctor
     ("tipcgen.fleet", "tipcgen.bench"),  # several nodes; benchmark runs
+    ("tipcgen.results",),  # records of all three over time: PR summaries, the status page
     ("tipcgen.migrate",),  # switching a repo: its scripts and ours side by side
     ("tipcgen.cli",),
 )

@@ -238,7 +238,9 @@ def test_dry_run_prints_the_ssh_commands_and_connects_nowhere(copies):
 def test_a_failed_node_stops_the_other(copies):
     """Node 1's train fails after a second, node 2's never ends: node 2 is stopped at once."""
     rc, out, err, seconds = fleet(
-        copies.args("--env", f"FAKE_FAIL_ON={A}", "--env", f"FAKE_HANG_ON={B}"), copies.local, label="fake: node fails"
+        copies.args("--env", f"FAKE_FAIL_ON={A}", "--env", f"FAKE_HANG_ON={B}", "--summary", "out/summary.md"),
+        copies.local,
+        label="fake: node fails",
     )
     assert rc == 1, out + err
     assert seconds < 30, seconds
@@ -251,6 +253,17 @@ def test_a_failed_node_stops_the_other(copies):
     assert [s["status"] for s in by_ip[B]["steps"]] == ["stopped"] + ["not run"] * 4
     assert [s["status"] for s in by_ip[A]["steps"]] == ["failed"] + ["skipped"] * 4
     assert not processes_in(copies.node[B]), "node 2's hanging train was not stopped"
+    assert data["record"]["kind"] == "fleet" and data["layout"] == "paddleocr"  # versioned, with its chain
+    # the markdown summary: a row per node, each failed or stopped step with why
+    summary = (copies.local / "out/summary.md").read_text()
+    assert summary.startswith(f"### ❌ FAILED: tiny_rec · {MODE} · paddleocr · 2 nodes\n")
+    assert f"| {A} | failed | 0 | 1 | 4 | 0 | 0 | 0 |" in summary
+    assert f"| {B} | stopped | 0 | 0 | 0 | 0 | 0 | 4 |" in summary
+    assert f"#### node {A}: step 1 `train`" in summary and f"#### node {B}: step 1 `train`" in summary
+    assert "python3 -m paddle.distributed.launch" in summary  # node A's command, from its status line
+    run_out = f"test_tipc/output/tiny_rec/{MODE}/nodes/{A}/fleet_run.out"
+    last = (copies.local / run_out).read_text().strip().splitlines()[-1]
+    assert f"last 15 lines of [./{run_out}](<../{run_out}>):" in summary and last in summary  # its console
 
 
 def test_a_step_the_bash_timed_out_is_reported_as_timed_out(copies):

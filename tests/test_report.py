@@ -263,3 +263,47 @@ def test_force_sets_a_runners_mode_table_text_to_the_number():
     assert force(argv, {"-o bs": "8", "-o Global.epochs": "1", "-o lr": "0"}) == [
         "python3", "train.py", "-o", "bs=8", "-o", "Global.epochs=1", "-o", "lr=0",
     ]  # fmt: skip
+
+
+def _figure(monkeypatch, plot, records):
+    """The matplotlib figure a plot function draws (captured before it is saved and closed)."""
+    from tipcgen.bench import plots
+
+    got = []
+    monkeypatch.setattr(plots, "_save", lambda fig, stem: got.append(fig) or {})
+    plot(records, "x")
+    return got[0].axes[0]
+
+
+def _marked(line) -> set:
+    """The data points where a line draws its marker."""
+    xs, ys = line.get_xdata(), line.get_ydata()
+    if line.get_marker() in ("None", "", None):
+        return set()
+    every = line.get_markevery()
+    if every is None:
+        idx = range(len(xs))
+    elif isinstance(every, tuple):
+        idx = range(every[0], len(xs), every[1])
+    else:
+        idx = every
+    return {(float(xs[i]), float(ys[i])) for i in idx}
+
+
+def test_plots_draw_the_baseline_once_and_every_loss_curve_visibly(monkeypatch):
+    from tipcgen.bench.plots import loss_plot, throughput_plot
+
+    ax = _figure(monkeypatch, throughput_plot, RECORDS)
+    marks = [p for line in ax.get_lines() for p in _marked(line)]
+    assert marks.count((1.0, 300.0)) == 1  # the N1C1 baseline: one marker, not a circle and a square
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert all("global batch 32" in label for label in labels) and ax.get_legend().get_texts()[0].get_fontsize() >= 9
+
+    # the three runs log the same losses: each curve still shows (own style, markers on own points)
+    ax = _figure(monkeypatch, loss_plot, RECORDS)
+    lines = ax.get_lines()
+    assert len(lines) == 3 and len({(ln.get_linestyle(), ln.get_marker()) for ln in lines}) == 3
+    marked = [_marked(ln) for ln in lines]
+    assert all(marked) and not (marked[0] & marked[1] or marked[0] & marked[2] or marked[1] & marked[2])
+    names = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert names == [f"tiny_rec fp32 global batch 32 {d}" for d in ("N1C1", "N1C2", "N2C2")]  # no "bs16"

@@ -295,9 +295,9 @@ def test_junit_and_json_reports(tmp_path):
     )
     suite = spec.suites["normal"]
     config = f"test_tipc/configs/{spec.model}/{suite.file}"
-    proc = _tipcgen(
-        ["run", config, "--mode", MODE, "--junit", "out/junit.xml", "--json", "out/report.json"], tmp_path / "repo", env
-    )
+    env["GITHUB_STEP_SUMMARY"] = str(tmp_path / "step_summary.md")
+    args = ["--junit", "out/junit.xml", "--json", "out/report.json", "--summary", "out/summary.md"]
+    proc = _tipcgen(["run", config, "--mode", MODE, *args], tmp_path / "repo", env)
     assert proc.returncode == 1, proc.stderr
     plan = _plan(tmp_path / "repo", spec, "normal", MODE)
     failed_train = next(s for s in plan.steps if s.kind == "train" and "--gpus=0,1" in s.argv)
@@ -341,6 +341,20 @@ def test_junit_and_json_reports(tmp_path):
     assert bench["perf"]["inference_time(ms)"] == 79.5877 and bench["data"]["batch_size"] == 1.0
     assert steps[failed_train.index]["benchmark"] is None
     assert all(steps[i]["benchmark"] is None for i in dependents)
+    # versioned: schema, tipcgen, the repo (no git checkout here: no commit), machine, paddle
+    rec = report["record"]
+    assert (rec["schema"], rec["kind"]) == (2, "run") and "model_commit" not in rec and "node" not in rec
+    assert rec["root"] == str(tmp_path / "repo") and rec["machine"]["cpus"] >= 1 and rec["paddle"]
+
+    # the markdown summary names the failed step, its command and its log's last lines
+    summary = (tmp_path / "repo/out/summary.md").read_text()
+    assert summary == (tmp_path / "step_summary.md").read_text().rstrip("\n") + "\n"  # appended for GitHub too
+    assert summary.startswith(f"### ❌ FAILED: {suite.model_name} · {MODE} · paddleocr · 1 node\n")
+    assert f"#### step {failed_train.index + 1} `train` {failed_train.group}: failed (exit status 1)" in summary
+    assert failed_train.command.split(" > ")[0].strip() in summary
+    assert failed_train.log is None and "last 15 lines" not in summary  # its output went to the terminal
+    log_dir = plan.log_dir.removeprefix("./")
+    assert f"Logs: [{plan.log_dir}](<../{log_dir}>)" in summary  # relative to out/
 
 
 # run_plan directly: steps that cannot run, CUDA_VISIBLE_DEVICES, missing interpreters.

@@ -15,13 +15,12 @@ step time, the trainer's own samples/s lines, the loss curve, memory).
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
 import os
 import re
 import statistics
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (
     AfterValidator,
@@ -104,7 +103,12 @@ def _trainer_speed(log: TrainLog, warmup_epochs: int) -> dict[str, Any]:
 _JOB_ENV = ("model_branch", "model_commit", "frame_commit", "frame_version")
 
 
-def make_record(run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Optional[str] = None) -> dict:
+def make_record(
+    run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Optional[str] = None, root: str = "."
+) -> dict:
+    from tipcgen.run.provenance import now, provenance
+
+    finished_at = finished_at or now()
     mode = run.run_mode
     job = {name: os.environ.get(name) for name in _JOB_ENV}
     speed = throughput(log, run.warmup_steps, mode.workers)
@@ -154,7 +158,8 @@ def make_record(run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Opt
         **curves,
         "log_file": run.main_log,
         "commands": [list(n.argv) for n in run.nodes],
-        "finished_at": finished_at or datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": finished_at,
+        "record": provenance("bench", root, finished_at),
     }
     return record
 
@@ -219,6 +224,10 @@ Number = Annotated[float, Strict(), AfterValidator(_finite)]
 NonNegative = Annotated[float, Strict(), Field(ge=0), AfterValidator(_finite)]
 Count = Annotated[int, Strict(), Field(ge=0, le=MAX_RUN_COUNT)]
 Curve = Annotated[list[tuple[Number, Number]], Field(max_length=MAX_CURVE)]
+_Scalar = Union[Annotated[int, Strict()], Text]
+# run.provenance's block (schema, kind, tipcgen, finished_at, root, model_commit, machine, paddle, node)
+RecordBlock = Annotated[dict[Name, Union[_Scalar, Annotated[dict[Name, _Scalar], Field(max_length=32)]]],
+                        Field(max_length=32)]  # fmt: skip
 
 
 class _Typed(BaseModel):
@@ -291,6 +300,7 @@ class RunRecord(_Typed):
     commands: Annotated[list[Annotated[list[Text], Field(max_length=4096)]], Field(max_length=MAX_WORKERS)] = []
     finished_at: Optional[Name] = None
     convergence: Optional[ConvergenceRecord] = None
+    record: Optional[RecordBlock] = None
 
     @model_validator(mode="after")
     def _nodes(self):
@@ -497,6 +507,12 @@ def _read(path: str, tree: Optional[str]) -> bytes:
             path, f"more than {MAX_RECORD_BYTES} bytes; a run record is at most {MAX_RECORD_BYTES >> 20} MiB"
         )
     return raw
+
+
+def read_json(path: str, tree: Optional[str] = None) -> Any:
+    """A record file's JSON, read and parsed within the bounds above (a located SpecError
+    otherwise); `tipcgen status` reads the reports of run and fleet this way too."""
+    return _parse(_read(path, tree), path)
 
 
 def load_records(paths: list[str]) -> list[dict]:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from tipcgen.cli.common import LANG_OPT, SOURCE_ARG, SUITE_OPT, app, choice, out_dir, seconds
+from tipcgen.cli.common import LANG_OPT, SOURCE_ARG, SUITE_OPT, SUMMARY_OPT, app, choice, out_dir, seconds
 from tipcgen.errors import UsageError
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _run_one(run: BenchRun, root: str, console: Console) -> tuple[dict, TrainLog
     except OSError:
         text = ""
     log = parse_train_log(text)
-    return make_record(run, outcome, log), log
+    return make_record(run, outcome, log, root=root), log
 
 
 def _show_commands(runs: list[BenchRun]) -> None:
@@ -140,6 +140,7 @@ def bench(
         None, "--timeout", help="Seconds one run may take (default: the spec's `bench.timeout`)."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each run's commands; run nothing."),
+    summary_out: Optional[str] = SUMMARY_OPT,
 ):
     """Run the spec's benchmark matrix (run modes x batch sizes x precisions) for real.
 
@@ -172,6 +173,9 @@ def bench(
     if dry_run:
         _show_commands(runs)
         return
+    from tipcgen.run.reports import check_report_path
+
+    check_report_path("--summary", summary_out)
     records = []
     for run in runs:
         if timeout is not None:
@@ -185,6 +189,11 @@ def bench(
             )
         typer.echo(f"record: {path}")
     _summary(records, console)
+    if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
+        from tipcgen.results.summary import bench_summary, write_summary
+
+        where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
+        write_summary(summary_out, bench_summary(records, ".", where))  # logs lie below --out, here
     if any(r["status"] != "passed" for r in records):
         raise typer.Exit(1)
 

@@ -161,6 +161,9 @@ def out_dir(option: str, value: str) -> str:
 MODES_HELP = "lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer"
 SPECS_ARG = typer.Argument(..., help="Spec files or directories of specs.")
 SOURCE_ARG = typer.Argument(..., help="A spec (with --suite) or a legacy config .txt.")
+SUMMARY_OPT = typer.Option(
+    None, "--summary", help="Write a markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set)."
+)
 LANG_OPT = typer.Option("zh", "--lang", help="Docs language: zh (default) or en.")
 SUITE_OPT = typer.Option(None, "--suite", help="Suite of a spec (default: the first).")
 LAYOUT_OPT = typer.Option(None, "--layout", help="Dialect of a legacy config (default: detected).")

@@ -17,6 +17,7 @@ from tipcgen.cli.common import (
     RUNNER_OPT,
     SOURCE_ARG,
     SUITE_OPT,
+    SUMMARY_OPT,
     app,
     mode_option,
     seconds,
@@ -213,6 +214,7 @@ def fleet(
     junit: Optional[str] = typer.Option(
         None, "--junit", help="JUnit XML report, a testsuite per node (default: <log dir>/nodes/fleet.junit.xml)."
     ),
+    summary_out: Optional[str] = SUMMARY_OPT,
 ):
     """Run a multi-node suite on every node at once over ssh or Slurm, then gather every node's logs.
 
@@ -278,7 +280,7 @@ def fleet(
                 raise UsageError("--remote-dir with {node}: --emit-sbatch writes one path for every node")
             _emit_sbatch(emit_sbatch, source, mode, sopts, settings, kwargs)
             return
-        _run_slurm(source, mode, sopts, settings, kwargs, dry_run, json_out, junit)
+        _run_slurm(source, mode, sopts, settings, kwargs, dry_run, (json_out, junit, summary_out))
         return
     for option, value in (("--nodes", nodes), ("--partition", partition), ("--time", time_limit), ("--job", job)):
         if value is not None:
@@ -298,7 +300,7 @@ def fleet(
     if dry_run:
         _dry_run(setup, settings)
         return
-    _run(setup, settings, json_out, junit)
+    _run(setup, settings, json_out, junit, summary_out)
 
 
 _WORD = re.compile(r"[A-Za-z0-9_.:,+-]{1,200}\Z")
@@ -321,7 +323,7 @@ def _suite_nodes(source: str, mode: str, kwargs: dict) -> int:
     return len(suite_nodes(plan, source))
 
 
-def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: bool, json_out, junit) -> None:
+def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: bool, outs: tuple) -> None:
     """The allocation (ours or the one we run in), its nodes' addresses, the run copy, the run;
     an allocation we asked for is released whatever happens."""
     from dataclasses import replace
@@ -351,7 +353,7 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
         typer.echo(printable(f"tipc fleet: {slurm.describe(alloc, names, ips)}"))
         setup = fleet_for(source, mode, root=os.getcwd(), gpu_ips=ips, node_names=dict(zip(ips, names)), **kwargs)
         transport = slurm.SlurmTransport(alloc.job, tuple(zip(ips, names)), sopts.connect_timeout)
-        _run(setup, replace(settings, transport=transport), json_out, junit)
+        _run(setup, replace(settings, transport=transport), *outs)
     finally:
         problem = slurm.release(alloc)
         if problem:
@@ -372,7 +374,7 @@ def _emit_sbatch(path: str, source: str, mode: str, sopts, settings, kwargs: dic
     typer.echo(f"wrote {path}: review it, then `sbatch {shlex.quote(path)}`")
 
 
-def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) -> None:
+def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], summary_out: Optional[str]) -> None:
     from tipcgen.fleet.report import json_report, junit_report
     from tipcgen.fleet.run import local_dirs, run_fleet
     from tipcgen.fleet.session import Printer
@@ -384,6 +386,7 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) 
     junit = junit or os.path.join(base, "fleet.junit.xml")
     check_report_path("--json", json_out)
     check_report_path("--junit", junit)
+    check_report_path("--summary", summary_out)
     result = run_fleet(setup, settings, Printer())
     if result.refused:
         for problem in result.refused:  # a node's own words (its stderr) among them: escaped
@@ -395,6 +398,13 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str]) 
     if transport.name == "slurm":  # the job and each node's Slurm name
         engine.update(job=transport.job, nodes=dict(transport.names))
     write_report(json_out, json_report(setup, result.nodes, result.reason, result.exit_code, engine))
+    if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
+        from tipcgen.fleet.report import report_data
+        from tipcgen.results.summary import fleet_summary, write_summary
+
+        data = report_data(setup, result.nodes, result.reason, result.exit_code, engine)
+        where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
+        write_summary(summary_out, fleet_summary(data, ".", where))
     write_report(junit, junit_report(setup, result.nodes))
     _print_result(setup, result, (json_out, junit))
     raise typer.Exit(result.exit_code)

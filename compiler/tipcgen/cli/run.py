@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, Callable, Optional
 
@@ -14,6 +15,7 @@ from tipcgen.cli.common import (
     RUNNER_OPT,
     SOURCE_ARG,
     SUITE_OPT,
+    SUMMARY_OPT,
     app,
     mode_option,
     plan_for,
@@ -178,6 +180,7 @@ def run(
     ),
     junit: Optional[str] = typer.Option(None, "--junit", help="Write a JUnit XML report here."),
     json_out: Optional[str] = typer.Option(None, "--json", help="Write a JSON report here."),
+    summary_out: Optional[str] = SUMMARY_OPT,
 ):
     """Run a config's steps from the model repo's root, like test_train_inference_python.sh.
 
@@ -203,6 +206,7 @@ def run(
 
     check_report_path("--json", json_out)  # before a long run, not after it
     check_report_path("--junit", junit)
+    check_report_path("--summary", summary_out)
 
     console = Console(highlight=False, soft_wrap=True)
     try:
@@ -228,6 +232,12 @@ def run(
     typer.echo(printable(summary.sentence(plan.status_log)))
     if json_out:
         write_report(json_out, json_report(plan, results, source=source))
+    if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
+        from tipcgen.results.summary import run_summary, write_summary
+        from tipcgen.run.reports import report_data
+
+        where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
+        write_summary(summary_out, run_summary(report_data(plan, results, source=source), ".", where))
     if junit:
         write_report(junit, junit_report(plan, results))
     raise typer.Exit(summary.exit_code)

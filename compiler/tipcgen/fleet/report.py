@@ -119,10 +119,15 @@ def report_data(
             "step": None if step is None else {"index": step.index, "kind": step.kind, "group": step.group},
             "reason": first.reason,
         }
+    from tipcgen.run.provenance import provenance
+
     return {
+        "record": provenance("fleet"),  # fleet runs from the repo root
         "tipcgen": __version__,
         "source": fleet.source,
         "config": fleet.config,
+        "layout": fleet.plan.layout,
+        "log_dir": fleet.plan.log_dir,
         "mode": fleet.mode,
         "model_name": fleet.plan.model_name,
         "start_port": fleet.start_port,

@@ -73,7 +73,10 @@ def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: O
                 "benchmark": bench,
             }
         )
+    from tipcgen.run.provenance import provenance
+
     return {
+        "record": provenance("run", cwd),
         "tipcgen": __version__,
         "source": source,
         "layout": plan.layout,

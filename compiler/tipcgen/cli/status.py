@@ -1,0 +1,63 @@
+"""CLI command `tipcgen status`: a directory of run records -> a static status page."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+
+from tipcgen.cli.common import LANG_OPT, app, choice, out_dir
+from tipcgen.errors import UsageError, printable
+
+
+@app.command()
+def status(
+    records: list[str] = typer.Argument(
+        ..., help="Run records (JSON reports of run, fleet, bench) or directories holding them, at any depth."
+    ),
+    out: str = typer.Option("status_site", "--out", "-o", help="Directory for the page (index.html)."),
+    lang: str = LANG_OPT,
+    threshold: float = typer.Option(
+        0.05,
+        "--threshold",
+        help="Flag a benchmark run whose value is off the median of its 5 previous runs by more than this "
+        "fraction (0.05: 5 %).",
+    ),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when a record was skipped or a run regressed."),
+):
+    """A static status page (one HTML file per language, inline CSS and SVG, no server): the
+    latest state of every model x chain x mode x step, what newly fails or passes since the
+    previous run, and per-benchmark trends of throughput, speed-up and efficiency with the runs
+    beyond --threshold flagged. Records that cannot be read are listed and left out."""
+    from tipcgen.fsio import write_atomic
+    from tipcgen.results.history import load_history
+    from tipcgen.results.page import page_contexts, render_page
+
+    choice("--lang", lang, ("zh", "en"))
+    out_dir("--out", out)
+    if not 0 < threshold < 1:
+        raise UsageError(f"--threshold must be a fraction between 0 and 1 (0.05 for 5 %), not {threshold:g}")
+    for path in records:
+        if not os.path.exists(path):
+            raise UsageError(f"{printable(path)}: no such file or directory")
+    runs, problems = load_history(records)
+    os.makedirs(out, exist_ok=True)
+    pages: dict[str, bytes] = {}
+    contexts = page_contexts(runs, problems, threshold, out)
+    for each, ctx in contexts.items():
+        pages[f"index.{each}.html"] = render_page(ctx).encode("utf-8")
+    flagged = [f for f in contexts[lang]["flagged"] if f["flag"] == "regressed"]
+    pages["index.html"] = pages[f"index.{lang}.html"]
+    for name, data in pages.items():
+        path = os.path.join(out, name)
+        if os.path.islink(path):  # a link would write through to wherever it points
+            os.unlink(path)
+        write_atomic(path, data)
+    for problem in problems:
+        typer.echo(f"tipc status: {problem}", err=True)
+    typer.echo(
+        f"wrote {os.path.join(out, 'index.html')} ({len(pages['index.html'])} bytes): {len(runs)} runs, "
+        f"{len(problems)} records skipped, {len(flagged)} regressed"
+    )
+    if strict and (problems or flagged):
+        raise typer.Exit(1)

@@ -1,0 +1,522 @@
+"""The status page: run records over time as one static HTML file (inline CSS and SVG, no
+script, no CDN), in Chinese or English.
+
+- the grid: the latest run of each model x chain x mode (x node) with a cell per step (passed,
+  failed, skipped with its reason, timed out, stalled...), each linking to its log;
+- what changed since the previous run of the same model, chain and mode: steps that newly fail
+  or newly pass, and what the records say changed (tipcgen, the model repo's commit, paddle,
+  the machine);
+- per benchmark a trend chart of throughput, speed-up and efficiency over the runs, with the
+  regression band: a run whose value is below the median of the previous BASE_RUNS runs by more
+  than the threshold is flagged regressed (above by as much: improved).
+
+Every record string reaches the HTML through jinja2's autoescape (text and attributes), so a
+model named `<script>` is shown, not run. Rendering is deterministic: the same records give the
+same bytes (the page's date is the newest record's, not the clock's).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import statistics
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from tipcgen.results.history import FAILING, Run, StepCell
+
+BASE_RUNS = 5  # the reference: median of this many previous runs (one noisy run cannot move it)
+DEFAULT_THRESHOLD = 0.05
+MARKERS_UP_TO = 60  # a chart with more points marks only flagged ones and the last (page size)
+_W, _H, _PAD_L, _PAD_R, _PAD_T, _PAD_B = 640, 170, 62, 12, 14, 30
+
+WORDS: dict[str, dict[str, str]] = {
+    "zh": {
+        "title": "TIPC 运行状态",
+        "as_of": "截至最新记录",
+        "records": "条记录",
+        "runs": "次运行",
+        "skipped_records": "个记录被跳过",
+        "grid": "状态总览",
+        "grid_note": "每个模型 × 链路 × 模式（× 节点）最近一次运行，每格一个步骤；点击格子打开日志。",
+        "model": "模型",
+        "chain": "链路",
+        "mode": "模式",
+        "node": "节点",
+        "when": "时间",
+        "steps": "步骤",
+        "recent": "最近运行",
+        "changes": "与上一次运行相比",
+        "changes_note": "同一模型、链路、模式（与节点）的最近两次运行。",
+        "newly_failing": "新失败",
+        "newly_passing": "新通过",
+        "what_changed": "记录中的变化",
+        "no_changes": "最近两次运行之间没有状态变化。",
+        "regressions": "性能回退",
+        "regressions_note": (
+            "某次运行的值低于其前 {base} 次运行中位数超过 {pct} 即记为回退（高出同样幅度记为提升）。"
+            "灰带为中位数 ±{pct}。"
+        ),
+        "no_regressions": "没有超出阈值的运行。",
+        "benchmark": "基准",
+        "metric": "指标",
+        "value": "值",
+        "reference": "参考（中位数）",
+        "ratio": "比值",
+        "trends": "趋势",
+        "ips": "吞吐",
+        "speedup": "加速比",
+        "efficiency": "效率",
+        "regressed": "回退",
+        "improved": "提升",
+        "problems": "被跳过的记录",
+        "legend": "图例",
+        "passed": "通过",
+        "failed": "失败",
+        "skipped": "跳过",
+        "timed out": "超时",
+        "stalled": "停滞",
+        "stopped": "被停止",
+        "not run": "未运行",
+        "unknown": "未知",
+        "no_log": "无日志文件",
+        "empty": "没有可读的记录。",
+        "lang_other": "English",
+    },
+    "en": {
+        "title": "TIPC run status",
+        "as_of": "as of the newest record",
+        "records": "records",
+        "runs": "runs",
+        "skipped_records": "records skipped",
+        "grid": "Status grid",
+        "grid_note": "The latest run of each model x chain x mode (x node), a cell per step; a cell opens its log.",
+        "model": "model",
+        "chain": "chain",
+        "mode": "mode",
+        "node": "node",
+        "when": "when",
+        "steps": "steps",
+        "recent": "recent runs",
+        "changes": "Since the previous run",
+        "changes_note": "The two latest runs of the same model, chain and mode (and node).",
+        "newly_failing": "newly failing",
+        "newly_passing": "newly passing",
+        "what_changed": "changed in the records",
+        "no_changes": "No step changed state between the two latest runs.",
+        "regressions": "Regressions",
+        "regressions_note": (
+            "A run whose value is below the median of its {base} previous runs by more than {pct} is flagged"
+            " regressed (above by as much: improved). The grey band is that median ±{pct}."
+        ),
+        "no_regressions": "No run beyond the threshold.",
+        "benchmark": "benchmark",
+        "metric": "metric",
+        "value": "value",
+        "reference": "reference (median)",
+        "ratio": "ratio",
+        "trends": "Trends",
+        "ips": "throughput",
+        "speedup": "speed-up",
+        "efficiency": "efficiency",
+        "regressed": "regressed",
+        "improved": "improved",
+        "problems": "Records skipped",
+        "legend": "legend",
+        "passed": "passed",
+        "failed": "failed",
+        "skipped": "skipped",
+        "timed out": "timed out",
+        "stalled": "stalled",
+        "stopped": "stopped",
+        "not run": "not run",
+        "unknown": "unknown",
+        "no_log": "no log file",
+        "empty": "No readable records.",
+        "lang_other": "中文",
+    },
+}
+SYMBOL = {
+    "passed": "✓",
+    "failed": "✗",
+    "skipped": "–",
+    "timed out": "◷",
+    "stalled": "‖",
+    "stopped": "■",
+    "not run": "·",
+    "unknown": "?",
+}
+
+
+# ----------------------------------------------------------------------------- the grid
+
+
+def _candidates(run: Run, log: str) -> list[str]:
+    """Where a record's relative log path may be: below the repo root the record names, else
+    below the record's directory or one of its parents (a report written inside the repo)."""
+    if os.path.isabs(log):
+        return [log]
+    bases = [run.root] if run.root else []
+    d = os.path.dirname(os.path.abspath(run.path))
+    for _ in range(6):
+        bases.append(d)
+        d = os.path.dirname(d)
+    return [os.path.join(b, log) for b in bases]
+
+
+def _node_log(run: Run, log: str) -> str:
+    prefix = os.path.normpath(run.log_dir) + "/"
+    name = os.path.normpath(log)
+    return os.path.join(run.log_dir, "nodes", run.node, name[len(prefix) :] if name.startswith(prefix) else name)
+
+
+def log_href(run: Run, cell: StepCell, site: str) -> Optional[str]:
+    """A link from the site directory to the step's log file, when it exists."""
+    if "\0" in cell.log + run.log_dir + run.node:
+        return None
+    if run.kind == "fleet" and run.log_dir:  # gathered; a step without a log: the node's console
+        log = _node_log(run, cell.log) if cell.log else os.path.join(run.log_dir, "nodes", run.node, "fleet_run.out")
+    elif cell.log:
+        log = cell.log
+    else:
+        return None
+    for path in _candidates(run, log):
+        if os.path.isfile(path):
+            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(site)).replace(os.sep, "/")
+            return urllib.parse.quote(rel)
+    return None
+
+
+def _cell(run: Run, c: StepCell, site: str, w: dict) -> dict:
+    state = c.status
+    title = f"{c.index + 1} {c.kind} {c.group}".rstrip() + f": {w.get(state, state)}"
+    if c.reason:
+        title += f" ({c.reason})"
+    href = log_href(run, c, site)
+    if not href and c.log:
+        title += f" [{w['no_log']}: {c.log}]"
+    return {
+        "state": state,
+        "css": state.replace(" ", "-"),
+        "symbol": SYMBOL.get(state, "?"),
+        "kind": c.kind,
+        "why": c.reason if state in ("skipped", "timed out", "stalled") else "",
+        "title": title,
+        "href": href,
+    }
+
+
+def when(stamp: str) -> str:
+    """`2026-01-01T09:00:00+00:00` as `2026-01-01 09:00` (UTC: records write UTC)."""
+    return stamp[:16].replace("T", " ") if len(stamp) >= 16 and stamp[10:11] == "T" else stamp
+
+
+def _short(commit: Any) -> str:
+    return commit[:10] if isinstance(commit, str) else "-"
+
+
+RECENT = 10  # runs of a key shown as its recent history (newest last)
+
+
+def verdict(run: Run) -> str:
+    """A run's state in one word: its first failing step's (failed, timed out, stalled...),
+    else passed (skipped when nothing ran)."""
+    bad = next((c.status for c in run.steps if c.status in FAILING), None)
+    if bad:
+        return bad
+    return "passed" if any(c.status == "passed" for c in run.steps) else "skipped"
+
+
+def _recent(hist: list[Run], site: str, w: dict) -> list[dict]:
+    out = []
+    for r in hist[-RECENT:]:
+        state = verdict(r)
+        out.append({"state": state, "css": state.replace(" ", "-"), "symbol": SYMBOL.get(state, "?"),
+                    "title": f"{when(r.finished_at)}: {w.get(state, state)}", "href": _rel(r.path, site)})  # fmt: skip
+    return out
+
+
+def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
+    rows = []
+    for hist in latest:
+        run = hist[-1]
+        rows.append(
+            {
+                "model": run.model,
+                "chain": run.chain,
+                "mode": run.mode,
+                "node": run.node or "-",
+                "when": when(run.finished_at),
+                "record": os.path.relpath(os.path.abspath(run.path), os.path.abspath(site)).replace(os.sep, "/"),
+                "failing": any(c.status in FAILING for c in run.steps),
+                "cells": [_cell(run, c, site, w) for c in run.steps],
+                "commit": _short(run.meta.get("model_commit")),
+                "recent": _recent(hist, site, w),
+            }
+        )
+    return rows
+
+
+# ----------------------------------------------------------------------------- changes
+
+
+_META = (("tipcgen", "tipcgen"), ("model_commit", "commit"), ("paddle", "paddle"), ("host", "machine"))
+
+
+def changes(prev: Run, last: Run) -> dict:
+    """What differs between two runs of one key: steps newly failing / passing, provenance."""
+    before = {c.key: c.status for c in prev.steps}
+    fails, passes = [], []
+    for c in last.steps:
+        old = before.get(c.key)
+        label = f"{c.index + 1} {c.kind} {c.group}".rstrip()
+        if c.status in FAILING and old not in FAILING:
+            fails.append(f"{label} ({old or 'new'} → {c.status})")
+        elif c.status == "passed" and old in FAILING:
+            passes.append(f"{label} ({old} → passed)")
+    meta = []
+    for key, name in _META:
+        a, b = prev.meta.get(key), last.meta.get(key)
+        if a != b and (a or b):
+            show = _short if key == "model_commit" else (lambda v: "-" if v is None else str(v))
+            meta.append(f"{name} {show(a)} → {show(b)}")
+    return {"failing": fails, "passing": passes, "meta": meta}
+
+
+# ----------------------------------------------------------------------------- trends
+
+
+@dataclass
+class Series:
+    key: tuple
+    label: str
+    anchor: str
+    points: list = field(default_factory=list)  # (finished_at, {metric: value}, record path)
+
+
+def _bench_series(runs: list[Run]) -> list[Series]:
+    """Bench runs by benchmark, oldest first; speed-up and efficiency within each run's session
+    (the records of one `tipcgen bench` output directory)."""
+    from tipcgen.emit.bench_report import speedup_rows
+
+    sessions: dict[str, list[Run]] = {}
+    for r in runs:
+        if r.bench is not None:
+            sessions.setdefault(os.path.dirname(r.path), []).append(r)
+    ratio: dict[int, tuple] = {}
+    for members in sessions.values():
+        by_id = {id(m.bench): m for m in members}
+        for row in speedup_rows([m.bench for m in members if m.bench is not None]):
+            ratio[id(by_id[id(row.record)])] = (row.speedup, row.efficiency, row.baseline is row.record)
+    series: dict[tuple, Series] = {}
+    for r in runs:
+        b = r.bench
+        if b is None or id(r) not in ratio:  # failed runs have no throughput to trend
+            continue
+        key = (b["model"], b.get("device", ""), b["fp_item"], b["global_batch_size"], b["device_num"])
+        s = series.get(key)
+        if s is None:
+            label = f"{b['model']} · {b['fp_item']} · global batch {b['global_batch_size']:g} · {b['device_num']}"
+            s = series[key] = Series(key, label, f"trend-{len(series) + 1}")
+        speedup, eff, is_base = ratio[id(r)]
+        values = {"ips": b["ips"]} if is_base else {"ips": b["ips"], "speedup": speedup, "efficiency": eff}
+        s.points.append((when(r.finished_at), values, r.path))
+    return sorted(series.values(), key=lambda s: tuple(str(k) for k in s.key))
+
+
+def flags(values: list[Optional[float]], threshold: float) -> list[tuple[Optional[float], Optional[float], str]]:
+    """(reference, ratio, flag) per value: the reference is the median of up to BASE_RUNS
+    previous values; flag is "regressed" below 1 - threshold, "improved" above 1 + threshold."""
+    out: list[tuple[Optional[float], Optional[float], str]] = []
+    seen: list[float] = []
+    for v in values:
+        ref = statistics.median(seen[-BASE_RUNS:]) if seen else None
+        flag, ratio = "", None
+        if v is not None and ref:
+            ratio = v / ref
+            flag = "regressed" if ratio < 1 - threshold else "improved" if ratio > 1 + threshold else ""
+        out.append((ref, ratio, flag))
+        if v is not None:
+            seen.append(v)
+    return out
+
+
+def _fmt(v: Optional[float]) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.1f}" if abs(v) >= 100 else f"{v:.3g}"
+
+
+def chart(metric: str, points: list, threshold: float) -> dict:
+    """The SVG geometry of one metric of one benchmark: the line, the band, the marks."""
+    values = [p[1].get(metric) for p in points]
+    judged = flags(values, threshold)
+    lows = [ref * (1 - threshold) for ref, _, _ in judged if ref] + [v for v in values if v is not None]
+    highs = [ref * (1 + threshold) for ref, _, _ in judged if ref] + [v for v in values if v is not None]
+    lo, hi = min(lows), max(highs)
+    if hi - lo < 1e-9 * max(1.0, abs(hi)):
+        lo, hi = lo - 1, hi + 1
+    pad = (hi - lo) * 0.08
+    lo, hi = lo - pad, hi + pad
+    n = len(points)
+    inner_w, inner_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
+
+    xs = [_PAD_L + (inner_w * i / (n - 1) if n > 1 else inner_w / 2) for i in range(n)]
+    scale = inner_h / (hi - lo)
+
+    def y(v: float) -> str:
+        return f"{_PAD_T + (hi - v) * scale:.1f}"
+
+    line = " ".join(f"{xs[i]:.1f},{y(v)}" for i, v in enumerate(values) if v is not None)
+    upper = [f"{xs[i]:.1f},{y(ref * (1 + threshold))}" for i, (ref, _, _) in enumerate(judged) if ref]
+    lower = [f"{xs[i]:.1f},{y(ref * (1 - threshold))}" for i, (ref, _, _) in enumerate(judged) if ref]
+    band = " ".join(upper + lower[::-1])
+    marks = []
+    for i, ((at, _, path), v, (_, ratio, flag)) in enumerate(zip(points, values, judged)):
+        if v is None or not (n <= MARKERS_UP_TO or flag or i == n - 1):
+            continue
+        marks.append(
+            {
+                "x": f"{xs[i]:.1f}",
+                "y": y(v),
+                "flag": flag,
+                "run": i + 1,
+                "when": at,
+                "value": _fmt(v),
+                "ratio": "-" if ratio is None else f"{ratio:.3f}",
+                "record": path,
+            }
+        )
+    return {
+        "metric": metric,
+        "width": _W,
+        "height": _H,
+        "line": line,
+        "band": band,
+        "marks": marks,
+        "judged": judged,
+        "values": values,
+        "top": _fmt(hi - pad),
+        "bottom": _fmt(lo + pad),
+        "y_top": float(y(hi - pad)),
+        "y_bottom": float(y(lo + pad)),
+        "first": points[0][0] if points else "",
+        "last": points[-1][0] if points else "",
+        "n": n,
+        "x0": _PAD_L,
+        "x1": _W - _PAD_R,
+        "y_axis": _H - _PAD_B,
+    }
+
+
+def trends(runs: list[Run], threshold: float) -> tuple[list[dict], list[dict]]:
+    """(a chart block per benchmark, the flagged points of all of them)."""
+    blocks, flagged = [], []
+    for s in _bench_series(runs):
+        charts = []
+        for metric in ("ips", "speedup", "efficiency"):
+            if not any(metric in p[1] for p in s.points):
+                continue
+            c = chart(metric, s.points, threshold)
+            charts.append(c)
+            for i, ((at, _, path), v, (ref, ratio, flag)) in enumerate(zip(s.points, c["values"], c["judged"])):
+                if flag:
+                    flagged.append(
+                        {
+                            "benchmark": s.label,
+                            "anchor": s.anchor,
+                            "metric": metric,
+                            "run": i + 1,
+                            "when": at,
+                            "value": _fmt(v),
+                            "reference": _fmt(ref),
+                            "ratio": f"{ratio:.3f}",
+                            "flag": flag,
+                            "record": path,
+                        }
+                    )
+        blocks.append({"label": s.label, "anchor": s.anchor, "charts": charts, "runs": len(s.points)})
+    return blocks, flagged
+
+
+# ----------------------------------------------------------------------------- the page
+
+
+def _shared(runs: list[Run], problems: list[str], threshold: float, site: str) -> dict:
+    """What the page says in every language: the latest runs, the changes, the trends."""
+    by_key: dict[tuple, list[Run]] = {}
+    for r in runs:  # oldest first (load_history sorts)
+        by_key.setdefault(r.key, []).append(r)
+    keys = sorted(by_key, key=lambda k: tuple(str(p) for p in k))
+    changed = []
+    for k in keys:
+        hist = by_key[k]
+        if len(hist) < 2:
+            continue
+        diff = changes(hist[-2], hist[-1])
+        if diff["failing"] or diff["passing"] or diff["meta"]:
+            changed.append({"key": " · ".join(p for p in k if p), "from": when(hist[-2].finished_at),
+                            "to": when(hist[-1].finished_at), **diff})  # fmt: skip
+    blocks, flagged = trends(runs, threshold)
+    for b in blocks:  # the record links of the marks, relative to the site
+        for c in b["charts"]:
+            for m in c["marks"]:
+                m["record"] = _rel(m["record"], site)
+    for f in flagged:
+        f["record"] = _rel(f["record"], site)
+    return {
+        "latest": [by_key[k] for k in keys],
+        "as_of": when(runs[-1].finished_at) if runs else "",
+        "records": len({r.path for r in runs}),
+        "runs": len(runs),
+        "states": list(SYMBOL),
+        "symbols": SYMBOL,
+        "changes": changed,
+        "blocks": blocks,
+        "flagged": flagged,
+        "problems": problems,
+        "threshold_pct": f"{threshold * 100:g} %",
+        "base_runs": BASE_RUNS,
+    }
+
+
+def page_contexts(runs: list[Run], problems: list[str], threshold: float, site: str) -> dict[str, dict]:
+    """{lang: the template's context} for both languages (the shared part computed once)."""
+    shared = _shared(runs, problems, threshold, site)
+    latest = shared.pop("latest")
+    out = {}
+    for lang, w in WORDS.items():
+        out[lang] = {**shared, "lang": lang, "w": w, "other": "en" if lang == "zh" else "zh",
+                     "rows": grid_rows(latest, site, w)}  # fmt: skip
+    return out
+
+
+def page_context(runs: list[Run], problems: list[str], lang: str, threshold: float, site: str) -> dict:
+    return page_contexts(runs, problems, threshold, site)[lang]
+
+
+def _rel(path: str, site: str) -> str:
+    return urllib.parse.quote(os.path.relpath(os.path.abspath(path), os.path.abspath(site)).replace(os.sep, "/"))
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> Any:
+    from importlib import resources
+
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resources.files("tipcgen.templates"))),
+        autoescape=True,  # every record string is text, in an element or an attribute
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    return env.get_template("status_page.html.j2")
+
+
+def render_page(ctx: dict) -> str:
+    """The page's HTML from page_context (links relative to the directory the page is written to)."""
+    return str(_template().render(**ctx))

@@ -1,0 +1,250 @@
+"""Fast tier: results/ (records over time, the PR summary, the status page) on synthetic records:
+versioned and old records, the regression band, hostile records, escaping, `tipcgen status`."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers.history import REGRESSED, regression_history, run_report, stamp, with_logs, write
+from tipcgen.results.history import load_history
+from tipcgen.results.page import flags, page_context, render_page
+from tipcgen.results.summary import bench_summary, fence, fleet_summary, run_summary
+
+TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
+MODE = "lite_train_lite_infer"
+FAILED_EXPORT = ["passed", "passed", "failed", "skipped", "skipped"]
+
+
+def _page(tmp_path: Path, lang: str = "en", threshold: float = 0.05) -> tuple[dict, str]:
+    runs, problems = load_history([str(tmp_path / "rec")])
+    ctx = page_context(runs, problems, lang, threshold, str(tmp_path / "site"))
+    return ctx, render_page(ctx)
+
+
+def test_summary_of_a_failing_run_names_the_step_and_shows_its_log_tail(tmp_path):
+    data = run_report("tiny_rec", MODE, FAILED_EXPORT, stamp(0), reasons={3: "export failed", 4: "export failed"})
+    tail = "\n".join(f"line {i}" for i in range(40)) + "\nValueError: no checkpoint at ./output/best"
+    with_logs(tmp_path, data, tail)
+    text = run_summary(data, str(tmp_path), str(tmp_path / "ci"))
+    assert text.startswith(f"### ❌ FAILED: tiny\\_rec · {MODE} · paddleocr · 1 node\n".replace("\\_", "_"))
+    assert (
+        "| passed | failed | skipped | timed out | stalled |\n|---:|---:|---:|---:|---:|\n| 2 | 1 | 2 | 0 | 0 |" in text
+    )
+    assert "#### step 3 `export` export: failed (exit status 1)" in text
+    assert "python3 tools/export.py -c configs/tiny_rec.yml" in text  # its command
+    assert "ValueError: no checkpoint at ./output/best" in text and "line 26" in text and "line 25\n" not in text
+    log = f"test_tipc/output/tiny_rec/{MODE}/export_2.log"
+    assert f"last 15 lines of [{log}](<../{log}>):" in text  # relative to the summary's directory
+    assert "train_0.log" not in text  # passed steps are counted, not shown
+
+
+def test_summary_of_a_passing_run_is_short(tmp_path):
+    data = run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0))
+    text = run_summary(data, str(tmp_path), str(tmp_path))
+    assert text.splitlines()[0].startswith("### ✅ PASSED: tiny")
+    assert "Failed steps" not in text and len(text.splitlines()) <= 8
+
+
+def test_summary_escapes_record_text(tmp_path):
+    data = run_report("<script>x</script>|a", "m|b", FAILED_EXPORT, stamp(0))
+    data["steps"][2]["command"] = "echo ```x``` </details>"
+    with_logs(tmp_path, data, "```\n<img src=x onerror=alert(1)>")
+    text = run_summary(data, str(tmp_path), str(tmp_path))
+    head = text.splitlines()[0]
+    assert "\\<script\\>x\\</script\\>\\|a" in head and "m\\|b" in head  # literal text, not a tag, not a cell
+    assert "````text\necho ```x``` </details>\n````" in text  # a fence longer than the backticks inside
+    assert fence("a\n````b") == "`````text\na\n````b\n`````"
+    for line in text.splitlines():  # no table row gained a column
+        if line.startswith("| 2 |"):
+            assert line.count("|") == 6
+
+
+def test_bench_summary_shows_a_failed_run_with_its_log(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out/r2.log").write_text("epoch 1\nTraceback\nRuntimeError: gloo timeout\n")
+    records = [
+        {"model": "tiny_rec", "run_id": "r1", "status": "passed", "ips": 300.0, "device_num": "N1C1",
+         "speed_unit": "samples/s", "convergence_value": 0.5},
+        {"model": "tiny_rec", "run_id": "r2", "status": "failed", "ips": 0.0, "device_num": "N2C2",
+         "returncodes": [0, 1], "commands": [["python3", "tools/train.py"]], "log_file": "out/r2.log"},
+    ]  # fmt: skip
+    text = bench_summary(records, str(tmp_path), str(tmp_path))
+    assert "| `r1` | passed | N1C1 | 300.0 samples/s | 0.5 |" in text
+    assert "#### step 1 `train` r2: failed (exit status 1)" in text and "RuntimeError: gloo timeout" in text
+
+
+def test_synthetic_history_flags_exactly_the_regressed_runs(tmp_path):
+    regression_history(tmp_path / "rec")
+    ctx, html = _page(tmp_path)
+    regressed = {(f["benchmark"].split(" · ")[-1], f["metric"], f["run"]) for f in ctx["flagged"]}
+    runs = {i + 1 for i in REGRESSED}
+    assert regressed == {("N1C2", m, r) for m in ("ips", "speedup", "efficiency") for r in runs}
+    assert all(f["flag"] == "regressed" for f in ctx["flagged"])  # the recovery is no "improvement"
+    assert html.count('<tr class="regressed" data-flag="regressed"') == 6
+    assert len(re.findall(r'<circle class="pt regressed"', html)) == 6  # marked in the charts too
+    # a tighter band flags noise as well; a looser one misses the 12 % drop
+    tight, _ = _page(tmp_path, threshold=0.01)
+    assert len(tight["flagged"]) > 6
+    loose, _ = _page(tmp_path, threshold=0.15)
+    assert loose["flagged"] == []
+
+
+def test_band_reference_is_the_median_of_the_previous_runs():
+    judged = flags([100, 101, 99, 100, 100, 90, 100, None, 120], 0.05)
+    assert [j[2] for j in judged] == ["", "", "", "", "", "regressed", "", "", "improved"]
+    assert judged[5][0] == 100 and round(judged[5][1], 3) == 0.9
+
+
+def test_grid_changes_and_links(tmp_path):
+    rec = tmp_path / "rec"
+    first = run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0), paddle="2.6.1")
+    second = run_report("tiny_rec", MODE, FAILED_EXPORT, stamp(1), commit="b" * 40,
+                        reasons={3: "export failed", 4: "export failed"})  # fmt: skip
+    second["record"]["root"] = str(tmp_path / "repo")
+    write(rec / "r1.json", first)
+    write(rec / "r2.json", second)
+    with_logs(tmp_path / "repo", second)
+    ctx, html = _page(tmp_path)
+    (row,) = ctx["rows"]
+    assert [c["state"] for c in row["cells"]] == FAILED_EXPORT
+    assert row["cells"][3]["why"] == "export failed"
+    assert [h["state"] for h in row["recent"]] == ["passed", "failed"]
+    site = tmp_path / "site"
+    for c in row["cells"]:
+        assert (c["href"] is None) == (c["state"] == "skipped")  # skipped steps wrote no log
+        if c["href"]:
+            assert (site / c["href"]).resolve().is_file()
+    (change,) = ctx["changes"]
+    assert change["failing"] == ["3 export export (passed → failed)"]
+    assert change["meta"] == ["commit aaaaaaaaaa → bbbbbbbbbb", "paddle 2.6.1 → 3.0.0"]
+
+
+def test_old_unversioned_records_are_read(tmp_path):
+    write(tmp_path / "rec/old.json", run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0), versioned=False))
+    runs, problems = load_history([str(tmp_path / "rec")])
+    assert problems == [] and [(r.schema, r.kind, r.model) for r in runs] == [(1, "run", "tiny_rec")]
+
+
+def test_hostile_records_are_reported_skipped_and_escaped(tmp_path):
+    rec = tmp_path / "rec"
+    good = run_report("<script>alert(1)</script>|x", '"><b>m', ["passed", "timed out"], stamp(0),
+                      reasons={1: "<img src=x onerror=alert(1)>"})  # fmt: skip
+    write(rec / "markup.json", good)
+    (rec / "trunc.json").write_text(json.dumps(good)[:200])
+    write(rec / "future.json", {**good, "record": {**good["record"], "schema": 99}})
+    (rec / "nan.json").write_text(json.dumps(good).replace('"seconds": 1.5', '"seconds": NaN', 1))
+    write(rec / "types.json", {**good, "steps": [{"index": "0", "kind": 3, "status": []}]})
+    write(rec / "list.json", [1, 2])
+    write(rec / "other.json", {"hello": "world"})
+    (rec / "huge.json").write_text('{"a": "' + "x" * (5 << 20) + '"}')
+    (rec / "bytes.json").write_bytes(b'{"model_name": "\xff"}')
+    (rec / "deep.json").write_text("[" * 100000)
+    ctx, html = _page(tmp_path)
+    skipped = {Path(p.split(":")[0]).name for p in ctx["problems"]}
+    assert skipped == {"trunc.json", "future.json", "nan.json", "types.json", "list.json", "other.json",
+                       "huge.json", "bytes.json", "deep.json"}  # fmt: skip
+    assert any("future.json: skipped: record.schema 99: written by a newer tipcgen" in p for p in ctx["problems"])
+    assert "<script>" not in html and "<img" not in html and '"><b>' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;|x" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert re.search(r'data-state="timed out"', html)
+
+
+def test_status_command_writes_both_languages(tmp_path):
+    regression_history(tmp_path / "rec")
+    write(tmp_path / "rec/bad.json", {"record": {"schema": 3, "kind": "run"}})
+    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--out", str(tmp_path / "site"),
+                           "--strict"], capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1, done.stderr  # --strict: a record skipped, runs regressed
+    assert "bad.json: skipped: record.schema 3" in done.stderr
+    assert "40 runs, 1 records skipped, 6 regressed" in done.stdout
+    zh = (tmp_path / "site/index.html").read_text()
+    assert zh == (tmp_path / "site/index.zh.html").read_text()
+    assert '<html lang="zh-CN">' in zh and "性能回退" in zh and "回退</td>" in zh
+    en = (tmp_path / "site/index.en.html").read_text()
+    assert '<html lang="en">' in en and "Regressions (6)" in en
+    assert "<script" not in zh + en and "http" not in zh.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    bad = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--threshold", "5"], capture_output=True,
+                         text=True)  # fmt: skip
+    assert bad.returncode == 2 and "--threshold must be a fraction" in bad.stderr
+
+
+def test_fleet_reports_become_a_row_per_node_linking_to_gathered_logs(tmp_path):
+    log_dir = f"./test_tipc/output/tiny_rec/{MODE}"
+    steps = [{"index": 0, "kind": "train", "group": "norm_train", "log": None, "status": "failed",
+              "reason": None, "status_line": "Run failed with command - tiny_rec - python3 train.py!"},
+             {"index": 1, "kind": "eval", "group": "eval", "log": f"{log_dir}/eval.log", "status": "skipped",
+              "reason": "train failed", "status_line": None}]  # fmt: skip
+    data = {
+        "record": {"schema": 2, "kind": "fleet", "finished_at": stamp(0), "root": str(tmp_path / "repo")},
+        "model_name": "tiny_rec", "mode": MODE, "layout": "paddleocr", "log_dir": log_dir, "exit_code": 1,
+        "first_failure": None, "stopped": None,
+        "nodes": [{"ip": ip, "state": "failed", "steps": steps, "reason": "exit 1"} for ip in ("10.0.0.1", "10.0.0.2")],
+    }  # fmt: skip
+    write(tmp_path / "rec/fleet.json", data)
+    console = tmp_path / "repo/test_tipc/output/tiny_rec" / MODE / "nodes/10.0.0.1/fleet_run.out"
+    console.parent.mkdir(parents=True)
+    console.write_text("Traceback\nRuntimeError: gloo\n")
+    ctx, _ = _page(tmp_path)
+    rows = {r["node"]: r for r in ctx["rows"]}
+    assert set(rows) == {"10.0.0.1", "10.0.0.2"}
+    assert [c["state"] for c in rows["10.0.0.1"]["cells"]] == ["failed", "skipped"]
+    href = rows["10.0.0.1"]["cells"][0]["href"]  # the train step's output: the node's console
+    assert href and (tmp_path / "site" / href).resolve() == console
+    assert rows["10.0.0.2"]["cells"][0]["href"] is None  # nothing gathered from that node
+    text = fleet_summary(data, str(tmp_path / "repo"), str(tmp_path / "repo"))
+    assert "| 10.0.0.1 | failed | 0 | 1 | 1 | 0 | 0 | 0 |" in text and "RuntimeError: gloo" in text
+    assert "python3 train.py" in text
+
+
+def _paths(value, at=()):
+    """Every path into a JSON value (dict keys, list indices)."""
+    yield at
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        yield from _paths(v, (*at, k))
+
+
+def _mutated(data, at, new):
+    data = json.loads(json.dumps(data))
+    if not at:
+        return new
+    node = data
+    for k in at[:-1]:
+        node = node[k]
+    node[at[-1]] = new
+    return data
+
+
+def test_mutated_records_never_crash_the_page_nor_inject_markup(tmp_path):
+    """Every field of a run report, a fleet report and a bench record replaced, one at a time
+    (seeded), by a value of another type or size: each record is read or reported, the page
+    renders, and no record text becomes markup."""
+    import random
+
+    from helpers.history import bench_record
+
+    rng = random.Random(25)
+    odd = [None, "", "<i>x</i>", -1, 0, 2**70, 1e300, 1e400, float("nan"), [], {}, True, "y" * 10_000, [1, "<b>"]]
+    fleet = {"record": {"schema": 2, "kind": "fleet", "finished_at": stamp(0)}, "model_name": "m", "mode": MODE,
+             "layout": "paddleocr", "log_dir": "o", "first_failure": None, "exit_code": 0,
+             "nodes": [{"ip": "10.0.0.1", "state": "passed", "steps": run_report("m", MODE, ["passed"], stamp(0))["steps"]}]}  # fmt: skip
+    bases = [run_report("m", MODE, FAILED_EXPORT, stamp(0)), bench_record("m", "N1C2", 2, 1, 500.0, stamp(1)), fleet]
+    rec = tmp_path / "rec"
+    n = 0
+    for base in bases:
+        paths = list(_paths(base))
+        for at in rng.sample(paths, min(60, len(paths))):
+            text = json.dumps(_mutated(base, at, rng.choice(odd)), allow_nan=True).replace("1e+400", "1e400")
+            (rec / f"s{n // 50}").mkdir(parents=True, exist_ok=True)
+            (rec / f"s{n // 50}" / f"r{n}.json").write_text(text)
+            n += 1
+    ctx, html = _page(tmp_path)
+    assert ctx["runs"] + len(ctx["problems"]) >= n  # each read (a fleet: a run per node) or reported
+    assert "<i>" not in html and "<b>" not in html
+    numbers = re.findall(r' (?:points|cx|cy|x|y|x1|x2|y1|y2)="([^"]*)"', html)
+    assert numbers and all(math.isfinite(float(v)) for n in numbers for v in re.split(r"[ ,]", n) if v)
