@@ -157,7 +157,10 @@ def check(
 def validate(
     specs: list[str] = SPECS_ARG,
     suites: bool = typer.Option(
-        False, "--suites", help="Print only the suite names, one a line (for scripts: `tipcgen run SPEC --suite S`)."
+        False,
+        "--suites",
+        help="Print only the train suites' names, one a line (for scripts: `tipcgen run SPEC --suite S --mode M`;"
+        " other chains' suites run in their chain's modes).",
     ),
 ):
     """Validate specs: every problem as file:line:col with the field; exit 2 if any."""
@@ -165,7 +168,7 @@ def validate(
 
     for spec in load_specs(specs):
         if suites:
-            for name in spec.suites:
+            for name in spec.train_suites:
                 typer.echo(name)
         else:
             if spec.suites:
