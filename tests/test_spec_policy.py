@@ -266,7 +266,24 @@ def _merge(base, over):
 
 # A suite's `prepare` holds the steps of the spec's `prepare` (the same models, their own
 # validators: tried in test_prepare.py and test_hostile_downloads.py), not suite text fields.
-FIELD_PATHS = sorted(p for p in SUITE_LEAVES if p not in SKIP and p[0] != "prepare")
+def _chain_representatives(paths) -> list:
+    """The other chains' sections (spec/chain_fields.py) are made by one function from their line
+    tables, each leaf one of four types: one leaf per (section, type, policy) stands for the rest."""
+    from tipcgen.spec.chain_fields import chain_roles
+
+    chains = {role.split(".")[0] for role in chain_roles()}
+    seen, out = set(), []
+    for p in paths:
+        if p[0] in chains:
+            key = (p[0], p[-1] in ("key", "value", "values", "[]"), SUITE_LEAVES[p])
+            if key in seen:
+                continue
+            seen.add(key)
+        out.append(p)
+    return out
+
+
+FIELD_PATHS = _chain_representatives(sorted(p for p in SUITE_LEAVES if p not in SKIP and p[0] != "prepare"))
 
 
 def _chain_layout_of(path) -> Optional[str]:
