@@ -106,18 +106,18 @@ def test_grid_shows_each_real_run_as_its_cells(site):
     by_key = {(r["model"], r["chain"], r["mode"], r["node"]): [s for s, _ in r["cells"]] for r in dom.rows}
     mode = "lite_train_lite_infer"
     # the latest run of tiny_rec on one node: whichever of pass/fail/timeout finished last
-    one = by_key[("tiny_rec", "paddleocr", mode, "-")]
+    one = by_key[("tiny_rec", "train_inference_python", mode, "-")]
     assert one in (
         ["passed"] * 5,
         ["passed", "passed", "failed", "failed", "failed"],  # export failed; inference runs anyway, as upstream
         ["timed out", "skipped", "skipped", "skipped", "skipped"],
     )
     # the three real runs on one node, whatever their order, in the row's recent history
-    recent = {r["node"]: r["recent"] for r in dom.rows if r["model"] == "tiny_rec" and r["chain"] == "paddleocr"}
+    recent = {r["node"]: r["recent"] for r in dom.rows if r["model"] == "tiny_rec" and r["chain"] == "train_inference_python"}
     assert sorted(recent["-"]) == ["failed", "passed", "timed out"]
-    assert by_key[("tiny_rec", "paddleocr", mode, "127.0.0.2")] == ["passed"] * 5
-    assert by_key[("tiny_rec", "paddleocr", mode, "127.0.0.3")] == ["passed"] + ["skipped"] * 4  # not trainer 0
-    assert by_key[("<script>alert(1)</script>|m", "paddleocr", mode, "-")][2] == "failed"
+    assert by_key[("tiny_rec", "train_inference_python", mode, "127.0.0.2")] == ["passed"] * 5
+    assert by_key[("tiny_rec", "train_inference_python", mode, "127.0.0.3")] == ["passed"] + ["skipped"] * 4  # not trainer 0
+    assert by_key[("<script>alert(1)</script>|m", "train_inference_python", mode, "-")][2] == "failed"
     assert dom.scripts == 0  # the model named <script> is text
 
 

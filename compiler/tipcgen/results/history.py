@@ -193,13 +193,25 @@ def _steps(items: Any, what: str, full: bool) -> list[StepCell]:
     return cells
 
 
+def chain_name(layout: str) -> str:
+    """What the page calls a run's chain: its script's name (`train_inference_python`,
+    `paddle2onnx`, `inference_cpp`, ...) for a layout tipcgen knows, else the record's text."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+
+    if layout in CHAIN_LAYOUTS:
+        return CHAIN_LAYOUTS[layout].dialect.script.removeprefix("test_").removesuffix(".sh")
+    from tipcgen.dialects import LAYOUTS
+
+    return "train_inference_python" if layout in LAYOUTS else layout
+
+
 def _from_run(data: dict, path: str, base: dict) -> list[Run]:
     node = base.pop("node")
     steps = [st for st in data.get("steps") or [] if isinstance(st, dict)]
     run = Run(
         **base,
         model=_text(data.get("model_name"), "model_name"),
-        chain=_text(data.get("layout"), "layout"),
+        chain=chain_name(_text(data.get("layout"), "layout")),
         mode=_text(data.get("mode"), "mode"),
         node=node,
         nodes=max([1] + [st["nodes"] for st in steps if isinstance(st.get("nodes"), int)]),
@@ -215,7 +227,7 @@ def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
         raise BadRecord("nodes: a list of nodes is wanted")
     model = _text(data.get("model_name"), "model_name")
     mode = _text(data.get("mode"), "mode")
-    chain = _text(data.get("layout"), "layout", required=False) or "fleet"
+    chain = chain_name(_text(data.get("layout"), "layout", required=False)) or "fleet"
     log_dir = _text(data.get("log_dir"), "log_dir", required=False)
     runs = []
     for i, n in enumerate(nodes):

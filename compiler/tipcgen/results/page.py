@@ -188,6 +188,18 @@ def log_href(run: Run, cell: StepCell, site: str) -> Optional[str]:
     return None
 
 
+def _cells(run: Run, site: str, w: dict) -> list[dict]:
+    """A run's cells; a kind that repeats (two inference runs) is told apart by its step number."""
+    repeated = {k for k in (c.kind for c in run.steps) if sum(1 for d in run.steps if d.kind == k) > 1}
+    cells = []
+    for c in run.steps:
+        cell = _cell(run, c, site, w)
+        if c.kind in repeated:
+            cell["kind"] = f"{c.kind} #{c.index + 1}"
+        cells.append(cell)
+    return cells
+
+
 def _cell(run: Run, c: StepCell, site: str, w: dict) -> dict:
     state = c.status
     title = f"{c.index + 1} {c.kind} {c.group}".rstrip() + f": {w.get(state, state)}"
@@ -250,7 +262,7 @@ def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
                 "when": when(run.finished_at),
                 "record": os.path.relpath(os.path.abspath(run.path), os.path.abspath(site)).replace(os.sep, "/"),
                 "failing": any(c.status in FAILING for c in run.steps),
-                "cells": [_cell(run, c, site, w) for c in run.steps],
+                "cells": _cells(run, site, w),
                 "commit": _short(run.meta.get("model_commit")),
                 "recent": _recent(hist, site, w),
             }
