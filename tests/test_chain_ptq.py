@@ -282,10 +282,10 @@ def test_tiny_rec_ptq_runs_for_real_and_fails_cleanly(tmp_path):
     spec = tmp_path / "specs" / "tiny_rec.yml"
     spec.parent.mkdir()
     entry = "".join(f"      - {json.dumps(line)}\n" for line in ptq.splitlines())
-    spec.write_text(
-        (repo_root / "specs" / "tiny_rec.yml").read_text()
-        + f"other_configs:\n  tiny_rec_train_ptq_infer_python.txt:\n    lines:\n{entry}"
-    )
+    base = (repo_root / "specs" / "tiny_rec.yml").read_text()
+    assert base.rstrip("\n").split("\n")[-1].startswith("      - "), "other_configs must stay the spec's last key"
+    head = "" if "\nother_configs:\n" in base else "other_configs:\n"
+    spec.write_text(base + f"{head}  tiny_rec_train_ptq_infer_python.txt:\n    lines:\n{entry}")
     res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
     assert res.exit_code == 0, res.output
     shutil.copytree(tmp_path / "gen" / "tiny_rec" / "test_tipc", repo / "test_tipc")

@@ -290,7 +290,7 @@ def test_a_chain_suite_takes_only_the_shared_fields_from_defaults(tmp_path):
 def test_every_paddleclas_chain_config_imports_typed_and_rebuilds_byte_identical(corpus):
     """Import each PaddleClas model folder: every config rebuilds exactly, and each config a
     chain layout reads is a typed suite of that layout (not kept verbatim)."""
-    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS, chain_of_text
     from tipcgen.importer import config_groups, import_group
 
     counts: dict = {}
@@ -299,7 +299,7 @@ def test_every_paddleclas_chain_config_imports_typed_and_rebuilds_byte_identical
         assert not report.failures, report.failures
         for file, kind in report.layouts.items():
             counts[kind] = counts.get(kind, 0) + 1
-            chain = chain_layout(signature(split_lines(Path(_directory, file).read_text(errors="replace"))))
+            chain = chain_of_text(Path(_directory, file).read_text(errors="replace"), file)
             if chain is not None:
                 assert kind == chain.name, file
     print("PaddleClas import by layout:", json.dumps(counts, sort_keys=True))

@@ -37,10 +37,10 @@ def test_plan_without_layout_equals_plan_with_the_imported_layout_on_the_whole_c
             source = str(directory / file)
             chain = chain_of_text(Path(source).read_text(), file)
             if chain is not None:
-                # Named for another chain (PaddleClas's *_train_ptq_infer_python.txt): import keeps it a
-                # train config, `plan` without --layout follows that chain's script (tests/test_chain_ptq.py).
+                # another chain's config (PTQ's by its name): import names that chain, and `plan`
+                # without --layout follows that chain's script
                 mode = runner_for(chain).MODES[0]
-                assert plan_source(source, mode).layout == chain.name != plan_source(source, mode, layout=layout).layout
+                assert layout == chain.name == plan_source(source, mode).layout, (source, layout)
                 continue
             for mode in MODES:
                 auto = plan_source(source, mode)

@@ -128,10 +128,20 @@ def _try_repo(model: Path, hook: str, home: Path, source: Path) -> subprocess.Co
 
 
 def _workflow_steps() -> list[tuple[str, str]]:
+    import re
+
     import yaml
 
-    steps = yaml.safe_load(WORKFLOW.read_text())["jobs"]["tipc"]["steps"]
-    return [(s["name"], s["run"]) for s in steps if "run" in s and s["name"] != "Install tipcgen"]
+    doc = yaml.safe_load(WORKFLOW.read_text())
+    env = doc.get("env") or {}
+
+    def runs(step: dict) -> bool:
+        # as Actions would: a step guarded by `env.X != ''` runs only when the workflow sets X
+        guard = re.search(r"env\.(\w+) != ''", str(step.get("if", "")))
+        return guard is None or bool(env.get(guard.group(1)))
+
+    steps = doc["jobs"]["tipc"]["steps"]
+    return [(s["name"], s["run"]) for s in steps if "run" in s and s["name"] != "Install tipcgen" and runs(s)]
 
 
 def _run_step(model: Path, script: str) -> subprocess.CompletedProcess:

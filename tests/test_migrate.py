@@ -60,8 +60,10 @@ def test_migrate_reports_every_config_and_mode_then_applies_one_checked_tree(tmp
         assert report.count("| cpp_infer | faithful (test_inference_cpp.sh: no-demo-build) |") == 3
         for script in ("test_paddle2onnx.sh", "test_inference_cpp.sh", "test_serving_infer_python.sh"):
             assert f"- replaced: `test_tipc/{script}` (compared above: Other chains)" in report
+        # prepare.sh in each chain's mode: the repo's branch and ours do the same (typed, or `run` steps)
+        assert "the repo's prepare.sh against ours in the chain's mode: 11 faithful." in report
         # what the generated prepare.sh does not carry is named, not dropped silently
-        assert "`cpp_infer`, `paddle2onnx_infer`, `serving_infer`" in report
+        assert "keep what they fetch another way before applying: `benchmark_train`." in report
     # apply: one runner, one prepare.sh, the specs, and check agrees
     applied = _invoke(root, "migrate", "--apply")
     assert applied.exit_code == 0, applied.output

@@ -113,10 +113,14 @@ def test_grid_shows_each_real_run_as_its_cells(site):
         ["timed out", "skipped", "skipped", "skipped", "skipped"],
     )
     # the three real runs on one node, whatever their order, in the row's recent history
-    recent = {r["node"]: r["recent"] for r in dom.rows if r["model"] == "tiny_rec" and r["chain"] == "train_inference_python"}
+    recent = {
+        r["node"]: r["recent"] for r in dom.rows if r["model"] == "tiny_rec" and r["chain"] == "train_inference_python"
+    }
     assert sorted(recent["-"]) == ["failed", "passed", "timed out"]
     assert by_key[("tiny_rec", "train_inference_python", mode, "127.0.0.2")] == ["passed"] * 5
-    assert by_key[("tiny_rec", "train_inference_python", mode, "127.0.0.3")] == ["passed"] + ["skipped"] * 4  # not trainer 0
+    assert (
+        by_key[("tiny_rec", "train_inference_python", mode, "127.0.0.3")] == ["passed"] + ["skipped"] * 4
+    )  # not trainer 0
     assert by_key[("<script>alert(1)</script>|m", "train_inference_python", mode, "-")][2] == "failed"
     assert dom.scripts == 0  # the model named <script> is text
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from tipcgen.check.spec import load_spec_text
 from tipcgen.emit.files import build_files
 from tipcgen.importer import config_groups, import_group
-from tipcgen.importer.prepare_import import add_prepare
+from tipcgen.importer.prepare_import import add_prepare, chain_prepare_modes
 from tipcgen.migrate.prepare_diff import compare_prepare
 from tipcgen.script.decode import read_config
 from tipcgen.spec.modes import MODES
@@ -61,10 +61,12 @@ def differential(corpus: Path, upstream: Path, repo: str, group_filter=None) -> 
                 if rel.endswith(".sh"):
                     (out / rel).parent.mkdir(parents=True, exist_ok=True)
                     (out / rel).write_bytes(data)
-            for suite in spec.suites.values():
+            for name, suite in spec.suites.items():
                 text = read_config(report.result.sources[suite.file]).decode("utf-8", "replace")
                 rel = f"test_tipc/configs/{spec.model}/{suite.file}"
-                for mode in MODES:
+                # another chain's config: the modes of its script that prepare.sh serves
+                modes = chain_prepare_modes(str(suite.layout)) if name in spec.chain_suites else MODES
+                for mode in modes:
                     row = compare_prepare(script, out / "test_tipc", text, rel, mode, suite.python)
                     tally.counts[row.diff.verdict] += 1
                     tally.deviations.update(row.diff.deviations)

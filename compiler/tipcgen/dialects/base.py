@@ -122,6 +122,8 @@ class Layout:
     # A `generic` layout is the family's plain form: it yields to a layout whose own rule matches.
     detect: Optional[Callable[[Signature], Optional[str]]] = field(default=None, compare=False)
     generic: bool = False
+    # Rows at the end a config may leave out (PaddleClas's C++ table: PP-ShiTu's last line only).
+    optional_rows: int = 0
 
     def index(self, role: str) -> Optional[int]:
         """Line index (0-based, as the scripts' `lines[i]`) of a role, or None."""

@@ -216,8 +216,8 @@ def _lines_by_role(lines: list, rows: tuple) -> dict:
 
 
 def _truncated(lines: list, layout: Layout, numbers: list, path: str) -> list[Finding]:
-    """Fewer lines than the layout has rows (TIPC006)."""
-    if len(lines) >= len(layout.rows):
+    """Fewer lines than the layout has rows (TIPC006), its optional last rows aside."""
+    if len(lines) >= len(layout.rows) - layout.optional_rows:
         return []
     return [
         Finding(
@@ -371,7 +371,7 @@ def _no_layout(lines: list, numbers: list, path: str) -> list[Finding]:
 def _expected(row) -> tuple:
     """Keys (or header name) a row's line may carry, for lint."""
     if row.kind == "header":
-        return (row.name,)
+        return (row.name, *row.lint_keys)
     if row.kind == "field":
         return ((row.key,) if row.key is not None else ()) + tuple(row.lint_keys)
     return ()

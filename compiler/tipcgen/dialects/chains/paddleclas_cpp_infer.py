@@ -14,7 +14,7 @@ PADDLECLAS_CPP_INFER = Layout(
         H("cpp_infer_params"),
         F("model_name", "model_name"),
         F("cpp.type", "cpp_infer_type"),
-        F("cpp.model_dir", "cls_inference_model_dir"),
+        F("cpp.model_dir", "cls_inference_model_dir", lint_keys=("feature_inference_model_dir",)),  # PP-ShiTu's
         F("cpp.det_model_dir", "det_inference_model_dir"),
         F("infer_model_url", "cls_inference_url"),
         F("cpp.det_model_url", "det_inference_url"),
@@ -75,6 +75,7 @@ PADDLECLAS_CPP_INFER = Layout(
         ),
     ),
     read_lines=19,
+    optional_rows=1,  # transform_index_cmd: PP-ShiTu configs only
     detect=lambda sig: (
         "cpp_infer_params with `cpp_infer_type:` on line 3 (PaddleClas test_inference_cpp.sh)"
         if "cpp_infer_params" in sig.headers and sig.key(2) == "cpp_infer_type"

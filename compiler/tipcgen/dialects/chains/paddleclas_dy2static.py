@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tipcgen.dialects.base import SEP, Dialect, F, H, Layout, Signature
+from tipcgen.dialects.base import SEP, Dialect, F, Layout, Row, Signature, header
 
 # Section names the corpus uses; the script itself takes any header (it cuts the name out).
 SECTIONS = ("base_train", "amp_train")
@@ -14,8 +14,18 @@ def _detect(sig: Signature) -> Optional[str]:
     from tipcgen.script.lines import header_name
 
     first = header_name(sig.lines[0]) if sig.lines else None
-    if first in SECTIONS and sig.key(1) == "model_name" and sig.key(14) == "trainer":
-        return f"a `{first}` section with `model_name:` and `trainer:` (PaddleClas test_train_dy2static_python.sh)"
+    # PaddleClas's keys (`-o Global.device`): PaddleSeg's and PaddleVideo's dy2static configs have
+    # other keys on these lines, and their own scripts
+    if (
+        first in SECTIONS
+        and sig.key(1) == "model_name"
+        and sig.key(14) == "trainer"
+        and sig.key(4) == "-o Global.device"
+    ):
+        return (
+            f"a `{first}` section with `model_name:`, `-o Global.device:` and `trainer:`"
+            " (PaddleClas test_train_dy2static_python.sh)"
+        )
     return None
 
 
@@ -28,7 +38,8 @@ PADDLECLAS_DY2STATIC = Layout(
     "paddleclas_dy2static",
     "PaddleClas dynamic-to-static config (22-line sections, test_train_dy2static_python.sh)",
     (
-        H(" base_train "),  # or ` amp_train `: the name is between blanks
+        # `=== base_train ===` (or ` amp_train `): the name between blanks, as the corpus writes it
+        Row("header", text=header(" base_train "), name="base_train", lint_keys=("amp_train",)),
         F("model_name", "model_name"),
         F("python", "python"),
         F("dy2static.gpu_list", "gpu_list"),
