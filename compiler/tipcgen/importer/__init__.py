@@ -29,6 +29,7 @@ from tipcgen.importer.yaml_out import spec_yaml
 from tipcgen.lower.text import config_text
 from tipcgen.script.decode import Decoded, UnreadableFile, _fail, decode, read_config
 from tipcgen.script.lines import header_name
+from tipcgen.spec.chain_fields import inherits_all, shared_defaults
 from tipcgen.spec.ir import Suite, is_chain_layout
 from tipcgen.spec.policy import name_problem
 
@@ -99,7 +100,11 @@ def _unshadow(named: dict, defaults: dict, presets: dict, main_layout: str) -> N
     from tipcgen.lower.text import ROLES
 
     for suite in named.values():
-        base = merge(defaults, presets.get(suite.get("preset")) or {}) if suite.get("preset") else defaults
+        own = suite.get("layout")
+        # another chain's suite inherits only the shared fields (spec/load.py), not the train
+        # suites' trivia
+        start = shared_defaults(defaults) if is_chain_layout(own) and not inherits_all(own) else defaults
+        base = merge(start, presets.get(suite.get("preset")) or {}) if suite.get("preset") else start
         merged = merge(base, suite)
         layout = any_layout(merged.get("layout", main_layout))
         for index in (merged.get("trivia") or {}).get("line_overrides") or {}:

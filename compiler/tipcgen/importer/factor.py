@@ -8,7 +8,7 @@ import re
 from typing import Optional
 
 from tipcgen.dialects import get_layout
-from tipcgen.spec.chain_fields import SHARED_ROLES, inherited_keys, inherits_all
+from tipcgen.spec.chain_fields import SHARED_ROLES, inherited_keys, inherits_all, shared_defaults
 from tipcgen.spec.ir import is_chain_layout
 from tipcgen.spec.load import MODEL_NAME_VAR
 from tipcgen.spec.policy import is_name
@@ -185,9 +185,8 @@ def _kind_base(members: list[dict], defaults: dict, headers: dict) -> Optional[t
     own = chains.pop()
     if not own or inherits_all(own):
         return defaults, headers
-    keep = inherited_keys()
     own_headers = {r.name: r.text for r in get_layout(own).rows if r.kind == "header"}
-    return {k: v for k, v in defaults.items() if k in keep}, own_headers
+    return shared_defaults(defaults), own_headers
 
 
 def _size(data) -> int:

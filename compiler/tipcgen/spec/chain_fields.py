@@ -112,6 +112,12 @@ def inherits_all(layout_name: Any) -> bool:
     return layout is not None and train_table(layout)
 
 
+def shared_defaults(defaults: dict) -> dict:
+    """What of `defaults` a chain suite without a train table takes (spec/load.py, import)."""
+    keep = inherited_keys()
+    return {k: v for k, v in defaults.items() if k in keep}
+
+
 def inherited_keys() -> frozenset[str]:
     """What a chain suite takes from `defaults` and its preset: the shared fields, step limits and
     the chains' own sections; the rest of `defaults` is the train suites' (a chain has no line

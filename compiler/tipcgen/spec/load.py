@@ -14,7 +14,7 @@ from typing import Annotated, Any, Callable, Optional, Union, get_args, get_orig
 from pydantic import BaseModel, Tag, ValidationError
 
 from tipcgen.errors import Problem, SpecError
-from tipcgen.spec.chain_fields import inherited_keys, inherits_all
+from tipcgen.spec.chain_fields import inherits_all, shared_defaults
 from tipcgen.spec.ir import Spec, SpecFile, Suite, is_chain_layout
 from tipcgen.spec.policy import name_problem
 from tipcgen.spec.yamlpos import MAX_NODES, Path, Positions, load_yaml
@@ -445,8 +445,7 @@ def _merged(
     if is_chain_layout(chain) and not inherits_all(chain):
         # another chain's suite takes only the shared fields from `defaults` (its preset, of its
         # own kind, whole)
-        keep = inherited_keys()
-        defaults = {k: v for k, v in defaults.items() if k in keep}
+        defaults = shared_defaults(defaults)
     base, bpath, base_origin = _preset_base(top, defaults, name, overlay, pos, filename, origin is not None)
     merged = deep_merge(base, overlay, bpath, ("suites", name), origin)
     if origin is not None and bpath == ("<preset>",):  # name what came from `defaults` or the preset

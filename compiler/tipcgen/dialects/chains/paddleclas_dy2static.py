@@ -14,18 +14,8 @@ def _detect(sig: Signature) -> Optional[str]:
     from tipcgen.script.lines import header_name
 
     first = header_name(sig.lines[0]) if sig.lines else None
-    # PaddleClas's keys (`-o Global.device`): PaddleSeg's and PaddleVideo's dy2static configs have
-    # other keys on these lines, and their own scripts
-    if (
-        first in SECTIONS
-        and sig.key(1) == "model_name"
-        and sig.key(14) == "trainer"
-        and sig.key(4) == "-o Global.device"
-    ):
-        return (
-            f"a `{first}` section with `model_name:`, `-o Global.device:` and `trainer:`"
-            " (PaddleClas test_train_dy2static_python.sh)"
-        )
+    if first in SECTIONS and sig.key(1) == "model_name" and sig.key(14) == "trainer":
+        return f"a `{first}` section with `model_name:` and `trainer:` (PaddleClas test_train_dy2static_python.sh)"
     return None
 
 
@@ -38,19 +28,21 @@ PADDLECLAS_DY2STATIC = Layout(
     "paddleclas_dy2static",
     "PaddleClas dynamic-to-static config (22-line sections, test_train_dy2static_python.sh)",
     (
+        # The train lines' keys are the repo's own (PaddleClas `-o Global.device`, PaddleSeg
+        # `--precision`, PaddleVideo `-o epochs`, tiny_rec `Global.use_gpu`): not fixed here.
         # `=== base_train ===` (or ` amp_train `): the name between blanks, as the corpus writes it
         Row("header", text=header(" base_train "), name="base_train", lint_keys=("amp_train",)),
         F("model_name", "model_name"),
         F("python", "python"),
         F("dy2static.gpu_list", "gpu_list"),
-        F("dy2static.device", "-o Global.device"),
-        F("dy2static.autocast", "-o Global.auto_cast"),
-        F("dy2static.epochs", "-o Global.epochs"),
-        F("dy2static.save_dir", "-o Global.output_dir"),
-        F("dy2static.batch_size", "-o DataLoader.Train.sampler.batch_size"),
-        F("dy2static.pretrained", "-o Global.pretrained_model"),
+        F("dy2static.device"),
+        F("dy2static.autocast"),
+        F("dy2static.epochs"),
+        F("dy2static.save_dir"),
+        F("dy2static.batch_size"),
+        F("dy2static.pretrained"),
         F("dy2static.model_file", "train_model_name"),
-        F("dy2static.infer_img_dir", "train_infer_img_dir"),
+        F("dy2static.infer_img_dir"),
         F("dy2static.train_param1"),
         SEP,
         F("dy2static.trainer", "trainer"),
