@@ -278,10 +278,10 @@ def _generated_runs_are_faithful(corpus, upstream, tmp_path_factory, data, repo)
         assert diff.faithful, diff.describe() + "\n" + Path(diff.config).read_text()
 
 
-# 150 examples of 2 variants: 300 generated configs per runner.
+# 100 examples of 2 variants: 200 generated configs per runner.
 @pytest.mark.slow
 @pytest.mark.parametrize("repo", FAITHFUL)
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_generated_configs_are_faithful(corpus, upstream, tmp_path_factory, repo, data):
     _generated_runs_are_faithful(corpus, upstream, tmp_path_factory, data, repo)

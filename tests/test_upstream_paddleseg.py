@@ -131,7 +131,7 @@ def test_mutated_configs_are_faithful(corpus, upstream, tmp_path_factory):
     work = tmp_path_factory.mktemp("seg-mutated")
     seen: Counter = Counter()
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=200, deadline=None)
     @given(mutated(configs))
     def check(case):
         config, text, mode, gpuid, fail = case

@@ -75,7 +75,7 @@ def replace_values(text: str, changes: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_mutations(repo: str, configs: list, values: dict, runs: list, examples: int = 300, most: int = 7) -> Tally:
+def check_mutations(repo: str, configs: list, values: dict, runs: list, examples: int = 200, most: int = 7) -> Tally:
     """Hypothesis: `examples` corpus configs with 1..`most` of their lines given other values
     (`values`: line index -> candidates), each in one of `runs` ((mode, gpuid) pairs), compared
     with upstream: every difference must be explained by a deviation. Returns the tally."""
