@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.oracle_runs import check_mutations, oracle
+from helpers.oracle_runs import MUTATION_EXAMPLES, check_mutations, oracle
 from helpers.sweep import every_kth, rotate
 from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle tests' fixture: the scripts, or a skip)
@@ -78,4 +78,4 @@ MUTATIONS = {
 def test_mutated_configs_run_faithfully(corpus):
     tally = check_mutations(REPO, train_configs(corpus, REPO), MUTATIONS, RUNS, most=6)
     print("\n" + tally.report("mutated configs"))
-    assert tally.runs >= 300
+    assert tally.runs >= MUTATION_EXAMPLES

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.oracle_runs import Tally, check_mutations, oracle
+from helpers.oracle_runs import MUTATION_EXAMPLES, Tally, check_mutations, oracle
 from helpers.sweep import rotate
 from helpers.upstream import MODES, compare, run_upstream, train_configs, upstream_dir
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
@@ -136,4 +136,4 @@ MUTATION_RUNS = [*RUNS, KLQUANT]
 def test_mutated_corpus_configs_run_faithfully(corpus):
     tally = check_mutations(REPO, train_configs(corpus, REPO), VALUES, MUTATION_RUNS)
     print("\n" + tally.report("mutated corpus configs"))
-    assert tally.runs >= 300
+    assert tally.runs >= MUTATION_EXAMPLES

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.oracle_runs import MUTATION_EXAMPLES
 from helpers.upstream import MODES, compare, train_configs, upstream_dir
 
 pytestmark = pytest.mark.corpus
@@ -131,7 +132,7 @@ def test_mutated_configs_are_faithful(corpus, upstream, tmp_path_factory):
     work = tmp_path_factory.mktemp("seg-mutated")
     seen: Counter = Counter()
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=MUTATION_EXAMPLES, deadline=None)
     @given(mutated(configs))
     def check(case):
         config, text, mode, gpuid, fail = case
@@ -144,4 +145,4 @@ def test_mutated_configs_are_faithful(corpus, upstream, tmp_path_factory):
 
     check()
     print(f"\n{REPO} mutated configs: {dict(seen)}")
-    assert sum(seen.values()) >= 300
+    assert sum(seen.values()) >= MUTATION_EXAMPLES

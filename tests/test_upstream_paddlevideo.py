@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from helpers.oracle_runs import Tally, check_mutations, oracle
+from helpers.oracle_runs import MUTATION_EXAMPLES, Tally, check_mutations, oracle
 from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
@@ -96,4 +96,4 @@ VALUES = {
 def test_mutated_corpus_configs_run_faithfully(corpus):
     tally = check_mutations(REPO, train_configs(corpus, REPO), VALUES, RUNS)
     print("\n" + tally.report("mutated corpus configs"))
-    assert tally.runs >= 300
+    assert tally.runs >= MUTATION_EXAMPLES

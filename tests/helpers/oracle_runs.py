@@ -75,7 +75,14 @@ def replace_values(text: str, changes: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def check_mutations(repo: str, configs: list, values: dict, runs: list, examples: int = 200, most: int = 7) -> Tally:
+# Mutated configs each repo's hypothesis test compares with upstream (a CI-time budget; each is a
+# real run of the upstream script under the recording shims).
+MUTATION_EXAMPLES = 200
+
+
+def check_mutations(
+    repo: str, configs: list, values: dict, runs: list, examples: int = MUTATION_EXAMPLES, most: int = 7
+) -> Tally:
     """Hypothesis: `examples` corpus configs with 1..`most` of their lines given other values
     (`values`: line index -> candidates), each in one of `runs` ((mode, gpuid) pairs), compared
     with upstream: every difference must be explained by a deviation. Returns the tally."""

@@ -23,6 +23,7 @@ from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
+from tipcgen.spec.chain_fields import inherits_all
 from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers, is_chain_layout
 from tipcgen.spec.load import parse_spec_text, sorted_problems
 from tipcgen.spec.yamlpos import Positions
@@ -125,7 +126,8 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
             )
         docs.setdefault(doc, name)
         problems += _check_trivia(spec, pos, name, suite)
-        if suite.topology is None and not is_chain_layout(suite.layout):
+        # (a train table's: the train suites' and PTQ's gpu_list line)
+        if suite.topology is None and (not is_chain_layout(suite.layout) or inherits_all(suite.layout)):
             problems.append(
                 _problem(
                     spec,
