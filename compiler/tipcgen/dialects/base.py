@@ -99,6 +99,8 @@ class Dialect:
     # The script this dialect's runner is (another chain's: its own name) and the status log it writes.
     script: str = "test_train_inference_python.sh"
     status_log: str = "results_python.log"
+    # Another chain's docs page title, (zh, en) (default: its script's name).
+    title: tuple = ()
     # Another chain's script that also takes a GPUID after its optional MODE (CONFIG [MODE] [GPUID]).
     gpuid_arg: bool = False
     # Files the build emits beside the chain's script: (name under test_tipc/, template).

@@ -15,17 +15,6 @@ from tipcgen.plan.steps import SILENT_KINDS
 from tipcgen.spec.ir import Spec
 from tipcgen.spec.modes import CHAIN_MODES
 
-# What each chain script tests, by the script's name (zh, en); another chain: its script's name.
-TITLES = {
-    "test_paddle2onnx.sh": ("Paddle2ONNX 模型转换与推理测试", "Paddle2ONNX conversion and inference test"),
-    "test_inference_cpp.sh": ("C++ 预测测试", "C++ inference test"),
-    "test_serving_infer_python.sh": ("Python 服务化部署测试", "Python serving test"),
-    "test_serving_infer_cpp.sh": ("C++ 服务化部署测试", "C++ serving test"),
-    "test_ptq_inference_python.sh": ("离线量化（PTQ）推理测试", "Post-training quantization (PTQ) inference test"),
-    "test_train_dy2static_python.sh": ("动转静训练测试", "Dynamic-to-static training test"),
-    "test_lite_arm_cpu_cpp.sh": ("Paddle-Lite ARM CPU 预测测试", "Paddle-Lite ARM CPU inference test"),
-}
-
 WORDS = {
     "zh": {
         "intro": "本测试的主程序为`{script}`。本文档由 tipcgen 根据 `{source}` 生成，命令与预期输出均由配置计算得到。",
@@ -67,16 +56,19 @@ def chain_doc_files(
     """{path: page} of every chain the spec has suites of, named after the chain's script
     (`render`: emit.files' template renderer, which imports this module)."""
     by_script: dict[str, list[str]] = {}
+    titles: dict[str, tuple] = {}
     for name, suite in spec.chain_suites.items():
-        by_script.setdefault(get_layout(str(suite.layout)).dialect.script, []).append(name)
+        dialect = get_layout(str(suite.layout)).dialect
+        by_script.setdefault(dialect.script, []).append(name)
+        titles.setdefault(dialect.script, dialect.title or (dialect.script, dialect.script))
     out = {}
     for script, names in sorted(by_script.items()):
         page = f"{folder}/{script[: -len('.sh')]}.md"
-        out[page] = render("doc_chain.md.j2", **_context(spec, script, names, lang, banner, source))
+        out[page] = render("doc_chain.md.j2", **_context(spec, script, titles[script], names, lang, banner, source))
     return out
 
 
-def _context(spec: Spec, script: str, names: list[str], lang: str, banner: str, source: str) -> dict:
+def _context(spec: Spec, script: str, title: tuple, names: list[str], lang: str, banner: str, source: str) -> dict:
     words = WORDS[lang]
     rows, runs = [], []
     for name in names:
@@ -89,5 +81,5 @@ def _context(spec: Spec, script: str, names: list[str], lang: str, banner: str, 
         rows.append((suite.model_name, suite.file, mode, words["steps"].format(n=len(plan.steps))))
         prepare = describe_steps(spec.prepare_for(name, mode), lang) if mode in CHAIN_MODES else []
         runs.append(dict(config=config, mode=mode, prepare=prepare, expected=expected, status_log=plan.status_log))
-    title = TITLES.get(script, (script, script))[0 if lang == "zh" else 1]
-    return dict(banner=banner, w=words, title=title, script=script, source=source, rows=rows, runs=runs)
+    text = title[0 if lang == "zh" else 1]
+    return dict(banner=banner, w=words, title=text, script=script, source=source, rows=rows, runs=runs)

@@ -202,21 +202,23 @@ def _compare_chain_configs(
                 verdict, detail = "faithful", ", ".join(f"{script}: {n}" for n in diff.explained_by())
             else:
                 verdict, detail = "CHANGED", diff.unexplained()[0].detail
-            p_verdict, p_detail = _chain_prepare(m, prepare_script, ours, Path(source), mode)
+            p_verdict, p_detail = _chain_prepare(m, prepare_script, ours, Path(source), mode, layout)
             m.chain_rows.append(Row(rel, mode, verdict, detail, p_verdict, p_detail, script))
 
 
-def _chain_prepare(m: Migration, prepare_script: Path, ours: Optional[Path], source: Path, mode: str) -> tuple:
-    """(verdict, detail) of the repo's prepare.sh against ours for a chain config's mode."""
+def _chain_prepare(
+    m: Migration, prepare_script: Path, ours: Optional[Path], source: Path, mode: str, layout: Any
+) -> tuple:
+    """(verdict, detail) of the repo's prepare.sh against ours for a chain config's mode (its
+    `layout` reads the config's python, as the chain's script does)."""
     from tipcgen.importer.prepare_steps import DEVIATIONS
+    from tipcgen.lower.configview import ConfigView
     from tipcgen.migrate.prepare_diff import compare_prepare
-    from tipcgen.script.lines import split_lines
 
     if ours is None or mode not in CHAIN_MODES or not prepare_script.is_file():
         return "not compared", ""
     text = source.read_bytes().decode("utf-8", "replace")
-    lines = split_lines(text)
-    python = lines[2].partition(":")[2] if len(lines) > 2 and lines[2].startswith("python:") else "python"
+    python = ConfigView.parse(text, layout).value("python") or "python"  # (a chain without the line: none)
     p = compare_prepare(prepare_script, ours, text, _rel(m.root, str(source)), mode, python)
     if p.error:
         return p.diff.verdict, p.error

@@ -33,6 +33,7 @@ PADDLECLAS_CPP_INFER = Layout(
     ),
     Dialect(
         family="chain",
+        title=("C++ 预测测试", "C++ inference test"),
         runners=("paddleclas_cpp_infer",),  # plan/runners/paddleclas_cpp_infer.py
         values_to_colon=True,
         script="test_inference_cpp.sh",

@@ -42,6 +42,7 @@ PADDLECLAS_LITE_ARM = Layout(
     ),
     Dialect(
         family="chain",
+        title=("Paddle-Lite ARM CPU 预测测试", "Paddle-Lite ARM CPU inference test"),
         runners=("paddleclas_lite_arm",),  # plan/runners/paddleclas_lite_arm.py
         values_to_colon=True,
         script="test_lite_arm_cpu_cpp.sh",

@@ -29,6 +29,7 @@ PADDLECLAS_PADDLE2ONNX = Layout(
     ),
     Dialect(
         family="chain",
+        title=("Paddle2ONNX 模型转换与推理测试", "Paddle2ONNX conversion and inference test"),
         runners=("paddleclas_paddle2onnx",),  # plan/runners/paddleclas_paddle2onnx.py
         values_to_colon=True,
         script="test_paddle2onnx.sh",

@@ -39,6 +39,7 @@ PADDLECLAS_PTQ = Layout(
     PADDLECLAS.rows,
     Dialect(
         family="chain",
+        title=("离线量化（PTQ）推理测试", "Post-training quantization (PTQ) inference test"),
         runners=("paddleclas_ptq",),  # plan/runners/paddleclas_ptq.py
         values_to_colon=True,
         script="test_ptq_inference_python.sh",

@@ -16,6 +16,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
     _rule,
 )
 
+TITLE = ("C++ 服务化部署测试", "C++ serving test")
 SCRIPT = "test_serving_infer_cpp.sh"
 
 
@@ -23,7 +24,7 @@ def _cpp(reads: tuple):
     # the C++ classifier's client is fixed (test_cpp_serving_client.py), PP-ShiTu's runs once:
     # only the device list is looped over
     return replace(
-        _dialect("paddleclas_serving_cpp", SCRIPT, "results_cpp_serving.log", reads),
+        _dialect("paddleclas_serving_cpp", SCRIPT, "results_cpp_serving.log", reads, TITLE),
         matrix_roles=("serving.use_gpu",),
     )
 

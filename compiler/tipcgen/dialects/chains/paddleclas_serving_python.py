@@ -126,9 +126,10 @@ def _rule(form: str, cpp: bool):
     return detect
 
 
-def _dialect(runner: str, script: str, status_log: str, reads: tuple) -> Dialect:
+def _dialect(runner: str, script: str, status_log: str, reads: tuple, title: tuple = ()) -> Dialect:
     return Dialect(
         family="chain",
+        title=title or ("Python 服务化部署测试", "Python serving test"),
         runners=(runner,),
         values_to_colon=True,
         script=script,
