@@ -1,4 +1,6 @@
-"""The only module that writes files: atomically, after everything was rendered in memory.
+"""The one gate for writing files: atomically, after everything was rendered in memory, never
+through a link, into a FIFO or a device (write_atomic, write_text, append_text, open_output;
+tests/test_gates.py fails on a raw write anywhere else in the package).
 
 `build` writes only below `--out/<model>/`: every relative path is checked, and a directory on
 the way that is a symbolic link leading outside `--out` is refused (check_destinations). One
@@ -19,9 +21,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
-from typing import Optional
+from typing import BinaryIO, Optional
 
-from tipcgen.errors import TipcError, UsageError
+from tipcgen.errors import SpecError, TipcError, UsageError, printable
+from tipcgen.inputs import read_owned
 
 EXECUTABLE_SUFFIXES = (".sh",)
 TEMP_PREFIX = ".tipcgen-"
@@ -54,16 +57,69 @@ def is_temp(name: str) -> bool:
     return os.path.basename(name).startswith(TEMP_PREFIX)
 
 
-def write_atomic(path: str, data: bytes) -> bool:
-    """Write `data` to `path` via a temp file + rename; return True when the file changed."""
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def refuse_special(path: str) -> None:
+    """A PathError when `path` exists and is anything but a regular file: tipcgen never writes
+    through a link (it would land wherever the link points), into a FIFO (it would block) or a
+    device."""
     try:
-        with open(path, "rb") as fh:
-            if fh.read() == data:
-                return False
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise path_error(exc, "write") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise PathError(
+            f"{printable(path)}: error: cannot write: it is {_kind(st.st_mode)}; "
+            "tipcgen writes only regular files (remove it, or name another path)"
+        )
+
+
+def _same_bytes(path: str, data: bytes) -> bool:
+    """Whether the regular file at `path` already holds `data` (read without following a link
+    or blocking, never more than len(data) + 1 bytes)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError:
-        pass
-    if os.path.isdir(path):
-        raise PathError(f"{path}: error: cannot write: it is a directory")
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        have, want = b"", len(data) + 1
+        while len(have) < want:
+            chunk = os.read(fd, want - len(have))
+            if not chunk:
+                break
+            have += chunk
+        return have == data
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str, data: bytes, mode: Optional[int] = None) -> bool:
+    """Write `data` to `path` via a temp file + rename; return True when the file changed.
+
+    The one gate for writing: a link, FIFO, device or directory at `path` is refused (PathError
+    naming it), the bytes land in a temp file beside it first, so a reader never sees half a
+    file and a killed writer leaves the old one."""
+    refuse_special(path)
+    if _same_bytes(path, data):
+        return False
     directory = os.path.dirname(path) or "."
     try:
         os.makedirs(directory, exist_ok=True)
@@ -73,13 +129,62 @@ def write_atomic(path: str, data: bytes) -> bool:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(tmp, 0o755 if path.endswith(EXECUTABLE_SUFFIXES) else 0o644)
+        if mode is None:
+            mode = 0o755 if path.endswith(EXECUTABLE_SUFFIXES) else 0o644
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise path_error(exc, "write") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     return True
+
+
+def write_text(path: str, text: str, mode: Optional[int] = None) -> bool:
+    """write_atomic of UTF-8 text."""
+    return write_atomic(path, text.encode("utf-8"), mode)
+
+
+def _open_regular(path: str, flags: int) -> int:
+    """An fd of the regular file at `path` opened for writing with `flags`: never through a
+    link (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then fstat), never a device."""
+    refuse_special(path)
+    try:
+        fd = os.open(path, flags | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise path_error(exc, "write") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):  # swapped in after the check
+        os.close(fd)
+        raise PathError(f"{printable(path)}: error: cannot write: it is {_kind(st.st_mode)}")
+    os.set_blocking(fd, True)
+    return fd
+
+
+def append_text(path: str, text: str) -> None:
+    """Append `text` to the regular file at `path` (created when missing), e.g. a summary file a CI
+    runner names: refused when it is a link, FIFO or device; a PathError naming it on failure."""
+    fd = _open_regular(path, os.O_APPEND | os.O_CREAT)
+    try:
+        data = text.encode("utf-8")
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError as exc:
+        exc.filename = path
+        raise path_error(exc, "write") from None
+    finally:
+        os.close(fd)
+
+
+def open_output(path: str, append: bool = False) -> BinaryIO:
+    """A new (or truncated, or appended-to) regular file at `path` for output written as it comes
+    (a step's log, a gathered file): the same refusals as write_atomic."""
+    flags = os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    return os.fdopen(_open_regular(path, flags), "ab" if append else "wb")
 
 
 def diff_tree(root: str, files: dict[str, bytes]) -> list[str]:
@@ -88,9 +193,11 @@ def diff_tree(root: str, files: dict[str, bytes]) -> list[str]:
     for rel, want in files.items():
         path = os.path.join(root, rel)
         try:
-            with open(path, "rb") as fh:
-                have = fh.read()
-        except OSError:
+            have = read_owned(path, root)
+        except SpecError as exc:  # a link, FIFO or device where tipcgen wrote a file: never read
+            out.append(f"{exc}\n")
+            continue
+        if have is None:
             out.append(f"missing: {path}\n")
             continue
         if have != want:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import statistics
 from typing import Annotated, Any, Literal, Optional, Union
 
@@ -37,6 +36,7 @@ from tipcgen.bench.execute import Outcome
 from tipcgen.bench.matrix import BenchRun
 from tipcgen.bench.parse import TrainLog
 from tipcgen.errors import Problem, SpecError
+from tipcgen.inputs import dotted, parse_json
 from tipcgen.spec.bench_section import MAX_RUN_COUNT, MAX_WORKERS
 from tipcgen.spec.policy import MAX_NAME, refuse_control
 
@@ -312,141 +312,26 @@ class RunRecord(_Typed):
         return len(self.loss_curve) + len(self.epoch_loss) + (len(self.convergence.curve) if self.convergence else 0)
 
 
-class _Odd(str):
-    """A JSON number a record may not hold (NaN, Infinity, out of range, too many digits): the
-    parser leaves this marker so that the error can name the field."""
-
-
-class _Duplicate(Exception):
-    pass
-
-
 def _problem(path: str, message: str, field: Optional[str] = None, line: Optional[int] = None, col=None):
     from tipcgen.errors import printable
 
     return SpecError([Problem(printable(path), line, col, field, message)])
 
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_PAIR = re.compile(r"\[\]|\{\}")
-
-
-def _too_deep(brackets: str) -> bool:
-    """Whether JSON with these brackets (strings and all else removed) nests deeper than
-    MAX_DEPTH, in C-speed passes (no recursion): each pass drops the innermost bracket pairs.
-    What is left afterwards is either a pair (deeper) or, for broken JSON, unmatched brackets,
-    of which only the openers could nest."""
-    for _ in range(MAX_DEPTH):
-        if not brackets:
-            return False
-        brackets = _PAIR.sub("", brackets)
-    return bool(_PAIR.search(brackets)) or brackets.count("[") + brackets.count("{") > MAX_DEPTH
-
-
-def _shape_problem(text: str) -> Optional[str]:
-    """What makes `text` too costly to parse, counted in C before Python's parser (which recurses
-    per level and calls a hook per object and number) runs: nesting, values, objects."""
-    bare = _STRING.sub('""', text)
-    if _too_deep(_NOT_BRACKET.sub("", bare)):
-        return f"nested more than {MAX_DEPTH} deep (a record nests 3 deep)"
-    if bare.count(",") > MAX_VALUES:
-        return f"more than {MAX_VALUES} values (a record's curves hold {3 * MAX_CURVE} points at most)"
-    if bare.count("{") > MAX_OBJECTS:
-        return f"more than {MAX_OBJECTS} JSON objects (a record has 2)"
-    return None
-
-
-def _dotted(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _find_odd(data: Any) -> tuple[tuple, str]:
-    """The path and text of the first _Odd marker in parsed JSON (iterative: no recursion)."""
-    stack: list[tuple[tuple, Any]] = [((), data)]
-    while stack:
-        loc, value = stack.pop()
-        if isinstance(value, _Odd):
-            return loc, str(value)
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        stack.extend(reversed([((*loc, k), v) for k, v in items]))
-    return (), ""
-
-
-class _Hooks:
-    """json.loads' hooks: odd numbers become _Odd markers (counted), a repeated key raises."""
-
-    def __init__(self) -> None:
-        self.odd = 0
-
-    def _mark(self, s: str) -> _Odd:
-        self.odd += 1
-        return _Odd(s)
-
-    def constant(self, name: str) -> _Odd:  # NaN, Infinity, -Infinity
-        return self._mark(name)
-
-    def number(self, s: str) -> Any:
-        value = float(s)
-        return value if math.isfinite(value) else self._mark(s)
-
-    def integer(self, s: str) -> Any:
-        return int(s) if len(s.lstrip("-")) <= MAX_DIGITS else self._mark(s)
-
-    @staticmethod
-    def pairs(items: list) -> dict:
-        obj: dict = {}
-        for key, value in items:
-            if key in obj:
-                raise _Duplicate(key)
-            obj[key] = value
-        return obj
-
-
-def _decode(raw: bytes, path: str) -> str:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise _problem(path, "not a JSON run record: the file is not UTF-8 text", line=line) from None
-    shape = _shape_problem(text)
-    if shape:
-        raise _problem(path, f"not a JSON run record: {shape}")
-    return text
-
-
 def _parse(raw: bytes, path: str) -> Any:
-    """The JSON of a record, refusing what another reader would take differently: invalid
-    UTF-8, a key given twice, numbers that are not finite or do not fit, deep nesting."""
-    text = _decode(raw, path)
-    hooks = _Hooks()
-    try:
-        data = json.loads(
-            text,
-            parse_constant=hooks.constant,
-            parse_float=hooks.number,
-            parse_int=hooks.integer,
-            object_pairs_hook=hooks.pairs,
-        )
-    except json.JSONDecodeError as exc:
-        raise _problem(path, f"not a JSON run record: {exc.msg}", line=exc.lineno, col=exc.colno) from None
-    except _Duplicate as exc:
-        key = str(exc.args[0])
-        raise _problem(path, "given twice (readers disagree on which one counts)", field=key[:80]) from None
-    except RecursionError:  # _shape_problem should have said so
-        raise _problem(path, f"not a JSON run record: nested more than {MAX_DEPTH} deep") from None
-    if hooks.odd:
-        loc, value = _find_odd(data)
-        shown = value if len(value) <= 40 else f"{value[:20]}...({len(value)} characters)"
-        raise _problem(
-            path,
-            f"{shown} does not fit: a record's numbers are finite, its whole numbers at most {MAX_DIGITS} digits",
-            field=_dotted(loc) or None,
-        )
-    return data
+    """The JSON of a record through the one bounded JSON reader (tipcgen.inputs.parse_json):
+    invalid UTF-8, a key given twice, numbers that are not finite or do not fit, deep nesting,
+    too many values or objects are refused, each naming the file (and field)."""
+    return parse_json(
+        raw,
+        path,
+        what="a JSON run record",
+        limit=MAX_RECORD_BYTES + 1,
+        depth=MAX_DEPTH,
+        values=MAX_VALUES,
+        objects=MAX_OBJECTS,
+        digits=MAX_DIGITS,
+    )
 
 
 def _shown(value: Any) -> str:
@@ -473,7 +358,7 @@ def check_record(data: Any, path: str) -> RunRecord:
         message = message[:1].lower() + message[1:]
         if err["type"] not in ("missing", "value_error"):  # a value error shows the value itself
             message += f", got {_shown(err.get('input'))}"
-        raise _problem(path, message, field=_dotted(err["loc"]) or None) from None
+        raise _problem(path, message, field=dotted(err["loc"]) or None) from None
 
 
 def _record_files(paths: list[str]) -> list[tuple[str, Optional[str]]]:

@@ -13,14 +13,13 @@ without a `record` block (written before it existed) are schema 1 and still read
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from tipcgen.errors import printable
+from tipcgen.errors import SpecError, printable
+from tipcgen.inputs import read_json as read_json_gate
 from tipcgen.run.provenance import SCHEMA
 
 MAX_FILES = 20_000  # record files below one directory (200 runs x 20 models x run + bench, twice)
@@ -301,43 +300,17 @@ _READERS = {"run": _from_run, "fleet": _from_fleet, "bench": _from_bench}
 MAX_RECORD_BYTES = 4 << 20  # as bench's records: a few KiB written, a curve-heavy one under 3 MiB
 
 
-def _reject(name: str) -> Any:
-    raise BadRecord(f"{name} is no number a record may hold (numbers are finite)")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_reject)
-
-
 def read_json(path: str) -> Any:
-    """A record's JSON: a regular file (not a link, a FIFO or a device), at most
-    MAX_RECORD_BYTES, UTF-8, finite numbers; BadRecord otherwise."""
+    """A record's JSON through the one bounded reader (tipcgen.inputs.read_json): a regular file
+    (not a link, a FIFO or a device), at most MAX_RECORD_BYTES, UTF-8, bounded nesting, finite
+    numbers; BadRecord otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise BadRecord(f"cannot read: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise BadRecord("not a regular file")
-        raw = os.read(fd, MAX_RECORD_BYTES + 1)
-        while len(raw) <= MAX_RECORD_BYTES:
-            more = os.read(fd, MAX_RECORD_BYTES + 1 - len(raw))
-            if not more:
-                break
-            raw += more
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_RECORD_BYTES:
-        raise BadRecord(f"more than {MAX_RECORD_BYTES >> 20} MiB; a run record is a few KiB")
-    try:
-        return _DECODER.decode(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadRecord(f"not UTF-8 text (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise BadRecord(f"line {exc.lineno} column {exc.colno}: not JSON ({exc.msg}; cut short?)") from None
-    except RecursionError:
-        raise BadRecord("nested too deep for a record") from None
-    except ValueError as exc:  # an integer of more digits than Python converts
-        raise BadRecord(f"not a record: {str(exc)[:120]}") from None
+        return read_json_gate(path, os.path.dirname(path) or ".", what="a record", limit=MAX_RECORD_BYTES, links=False)
+    except SpecError as exc:
+        problem = exc.problems[0]
+        where = f"line {problem.line}: " if problem.line else ""
+        field = f"{problem.field}: " if problem.field else ""
+        raise BadRecord(f"{where}{field}{problem.message}") from None
 
 
 def read_run(path: str) -> list[Run]:

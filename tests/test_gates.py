@@ -1,0 +1,252 @@
+"""The gates: every file tipcgen reads goes through tipcgen.inputs, every file it writes through
+tipcgen.fsio. A raw `open`, `read_text`, `json.loads`, `os.walk`, `shutil.copy` ... anywhere else in
+the package fails this test, so a new command inherits the gates' rules (no read through a link
+leading out of its tree, no block on a FIFO, a size bound, bounded JSON; no write through a link,
+into a FIFO or a device, atomic) instead of re-implementing them."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tipcgen.errors import SpecError
+
+PKG = Path(__file__).resolve().parents[1] / "compiler" / "tipcgen"
+# The gates themselves, and the one YAML parser (it parses text the read gate returned, with its
+# own bounds on size, depth, nodes and aliases: spec/yamlpos.py).
+GATES = {"inputs.py", "fsio.py", "spec/yamlpos.py"}
+
+# name -> why it is forbidden outside the gates
+RAW_CALLS = {
+    "open": "a raw open (use tipcgen.inputs.read_* to read, tipcgen.fsio to write)",
+    "io.open": "a raw open",
+    "os.open": "a raw open",
+    "os.fdopen": "a raw open",
+    "os.walk": "a raw directory walk (use tipcgen.inputs.files_below/dirs_below/walk)",
+    "json.load": "unbounded JSON (use tipcgen.inputs.read_json/parse_json)",
+    "json.loads": "unbounded JSON (use tipcgen.inputs.read_json/parse_json)",
+    "shutil.copy": "a copy that reads through links",
+    "shutil.copy2": "a copy that reads through links",
+    "shutil.copyfile": "a copy that reads through links",
+    "shutil.copyfileobj": "a copy of a raw stream",
+    "tarfile.open": "an archive opened by path (open it through the gate, pass fileobj=)",
+    "zipfile.ZipFile": "an archive opened by path (open it through the gate, pass the file object)",
+    "yaml.load": "YAML outside the spec loader",
+    "yaml.safe_load": "YAML outside the spec loader",
+    "yaml.full_load": "YAML outside the spec loader",
+    "yaml.unsafe_load": "YAML outside the spec loader",
+}
+RAW_METHODS = {
+    "read_text": "Path.read_text (use tipcgen.inputs)",
+    "read_bytes": "Path.read_bytes (use tipcgen.inputs)",
+    "write_text": "Path.write_text (use tipcgen.fsio)",
+    "write_bytes": "Path.write_bytes (use tipcgen.fsio)",
+    "open": "Path.open / X.open (use tipcgen.inputs / tipcgen.fsio)",
+    "load": "a parser's load of a stream (parse text the gate read)",
+}
+# Methods of these names that are not file access: the receiver is named here (`zf.open(info)`
+# reads a member of an archive the gate opened).
+METHOD_RECEIVERS_OK = {("zf", "open"), ("tf", "extractfile")}
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def raw_access(source: str, filename: str = "<module>") -> list[tuple[int, str, str]]:
+    """(line, call, why) of every raw file access in `source`."""
+    found = []
+    tree = ast.parse(source, filename)
+    imported: dict[str, str] = {}  # `from json import loads` -> loads: json.loads
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                imported[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _dotted(node.func)
+        name = imported.get(name, name)
+        if name in RAW_CALLS:
+            if name == "tarfile.open" and any(k.arg == "fileobj" for k in node.keywords):
+                continue  # a stream the gate opened
+            found.append((node.lineno, name, RAW_CALLS[name]))
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in RAW_METHODS:
+            receiver = _dotted(node.func.value)
+            if (receiver.split(".")[-1], node.func.attr) in METHOD_RECEIVERS_OK:
+                continue
+            if node.func.attr == "load" and receiver in ("", "self") or receiver.endswith("inputs"):
+                continue
+            found.append((node.lineno, f"{receiver or '?'}.{node.func.attr}", RAW_METHODS[node.func.attr]))
+    return found
+
+
+def _package_sources() -> dict[str, str]:
+    return {
+        str(p.relative_to(PKG)): p.read_text("utf-8")
+        for p in sorted(PKG.rglob("*.py"))
+        if str(p.relative_to(PKG)) not in GATES
+    }
+
+
+def test_no_raw_file_access_outside_the_gates():
+    bad = []
+    for rel, source in _package_sources().items():
+        bad += [f"compiler/tipcgen/{rel}:{line}: {call}: {why}" for line, call, why in raw_access(source, rel)]
+    assert not bad, "raw file access outside tipcgen.inputs / tipcgen.fsio:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize(
+    "injected",
+    [
+        'open("/etc/passwd").read()',
+        'Path("x").read_text()',
+        "Path('x').write_bytes(b'')",
+        "os.walk('.')",
+        "json.loads(text)",
+        "from json import loads as j\nj(text)",
+        "shutil.copy('a', 'b')",
+        "tarfile.open('a.tar')",
+        "os.open('x', os.O_RDONLY)",
+    ],
+)
+def test_the_scan_fails_on_a_raw_access_injected_into_emit(injected):
+    """The scan is not vacuous: a raw read or write added to emit/ (or anywhere) is found."""
+    source = (PKG / "emit" / "files.py").read_text("utf-8")
+    assert raw_access(source, "emit/files.py") == []
+    found = raw_access(source + "\n\ndef _sneaky(text):\n    " + injected.replace("\n", "\n    ") + "\n", "x")
+    assert found, f"{injected!r} was not caught"
+
+
+def test_the_gates_exist_and_are_used():
+    """Every package module that touches files does so through the gates (the scan above passes
+    because they are used, not because nothing reads)."""
+    users = [rel for rel, src in _package_sources().items() if "tipcgen.inputs" in src or "tipcgen.fsio" in src]
+    assert len(users) >= 20, users
+
+
+# --- the read gate's rules, as a user meets them -------------------------------------------------
+
+
+def test_read_gate_refuses_fifo_without_blocking(tmp_path):
+    from tipcgen.inputs import read_bytes, read_json
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    for reader in (read_bytes, read_json):
+        with pytest.raises(SpecError, match="named pipe"):
+            reader(str(fifo), tree=str(tmp_path))
+
+
+def test_read_gate_refuses_link_leading_out_and_devices(tmp_path):
+    from tipcgen.inputs import read_bytes, read_owned
+
+    (tmp_path / "out").symlink_to("/etc/passwd")
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    with pytest.raises(SpecError, match="outside"):
+        read_bytes(str(tmp_path / "out"), tree=str(tmp_path))
+    with pytest.raises(SpecError, match="outside"):
+        read_bytes(str(tmp_path / "zero"), tree=str(tmp_path))
+    with pytest.raises(SpecError, match="character device"):
+        read_bytes("/dev/zero", tree="/dev")
+    # a generated file is never a link, even one inside its tree
+    (tmp_path / "real.sh").write_text("echo\n")
+    (tmp_path / "inside.sh").symlink_to("real.sh")
+    assert read_owned(str(tmp_path / "real.sh"), str(tmp_path)) == b"echo\n"
+    with pytest.raises(SpecError, match="symbolic link"):
+        read_owned(str(tmp_path / "inside.sh"), str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"count": 1e400}', "out of range"),
+        ('{"count": ' + "9" * 30 + "}", "out of range"),
+        ("[" * 3000 + "]" * 3000, "nested"),
+        ('{"a": NaN}', "finite"),
+        ('{"a": 1, "a": 2}', "twice"),
+        ("\xff", None),
+        ("{", "not JSON"),
+    ],
+)
+def test_json_gate_bounds(tmp_path, text, message):
+    from tipcgen.inputs import read_json
+
+    path = tmp_path / "x.json"
+    path.write_bytes(text.encode("latin-1") if text == "\xff" else text.encode())
+    with pytest.raises(SpecError) as err:
+        read_json(str(path), tree=str(tmp_path))
+    assert str(path) in str(err.value)
+    if message:
+        assert message in str(err.value)
+
+
+def test_json_gate_types_name_the_field(tmp_path):
+    from typing import TypedDict
+
+    from tipcgen.inputs import read_json
+
+    class Entry(TypedDict):
+        rule: str
+        count: int
+
+    path = tmp_path / "b.json"
+    path.write_text('{"entries": [{"rule": "TIPC001", "count": "5"}]}')
+    with pytest.raises(SpecError, match=r"entries\.0\.count"):
+        read_json(str(path), tree=str(tmp_path), schema=dict[str, list[Entry]])
+
+
+# --- the write gate's rules ----------------------------------------------------------------------
+
+
+def test_write_gate_refuses_link_fifo_device(tmp_path):
+    from tipcgen.fsio import PathError, append_text, open_output, write_atomic
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp_path / "lnk").symlink_to(victim)
+    os.mkfifo(tmp_path / "fifo")
+    for target, kind in ((tmp_path / "lnk", "symbolic link"), (tmp_path / "fifo", "FIFO"), (Path("/dev/null"), "device")):
+        for write in (
+            lambda p: write_atomic(str(p), b"x"),
+            lambda p: append_text(str(p), "x"),
+            lambda p: open_output(str(p)).close(),
+        ):
+            with pytest.raises(PathError, match=kind) as err:
+                write(target)
+            assert str(target) in str(err.value)
+    assert victim.read_text() == "keep\n"
+    assert stat.S_ISLNK(os.lstat(tmp_path / "lnk").st_mode)
+
+
+def test_write_gate_failure_names_the_path_on_a_full_disk():
+    """/dev/full is a device: refused by name before anything is written."""
+    from tipcgen.fsio import PathError, append_text
+
+    with pytest.raises(PathError, match="/dev/full"):
+        append_text("/dev/full", "x")
+
+
+def test_cli_on_fifo_input_does_not_hang(tmp_path):
+    """The gate as the CLI meets it: a FIFO given as a lint baseline is refused at once."""
+    os.mkfifo(tmp_path / "base.json")
+    spec = Path(__file__).resolve().parents[1] / "specs" / "tiny_rec.yml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "tipcgen", "lint", str(spec), "--baseline", str(tmp_path / "base.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "named pipe" in proc.stderr and "Traceback" not in proc.stderr
