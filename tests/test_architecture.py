@@ -34,7 +34,8 @@ MODULES = _modules()
 # folder is one stage; the use cases (importer, the executors, the CLI) sit above what they use.
 RANKS = (
     ("tipcgen", "tipcgen.errors"),  # the package itself; one error hierarchy
-    ("tipcgen.inputs", "tipcgen.fsio"),  # bounded reads of untrusted inputs; atomic writes, the lock
+    # the gates: bounded reads of untrusted inputs (and the bounded YAML parser); atomic writes, the lock
+    ("tipcgen.inputs", "tipcgen.fsio", "tipcgen.spec.yamlpos", "tipcgen.spec.yamlcore"),
     ("tipcgen.project",),  # a model repo: where its specs are, what tipcgen owns in its test_tipc/
     ("tipcgen.script",),  # how upstream bash reads config text
     ("tipcgen.dialects",),  # the registry: line tables, detection, per-family data

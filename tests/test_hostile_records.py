@@ -325,7 +325,12 @@ def test_report_writes_only_below_out(tmp_path):
     os.symlink("other.md", out / "report.zh.md")  # a link even inside --out is refused, not followed
     write(out / "other.md", "other\n")
     refused(
-        "report", runs, "--out", out, "--no-plots", names=(f"{out / 'report.zh.md'}: error: cannot write: it is a symbolic link",)
+        "report",
+        runs,
+        "--out",
+        out,
+        "--no-plots",
+        names=(f"{out / 'report.zh.md'}: error: cannot write: it is a symbolic link",),
     )
     assert (out / "report.zh.md").is_symlink() and (out / "other.md").read_text(encoding="utf-8") == "other\n"
 

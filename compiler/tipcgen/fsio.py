@@ -20,7 +20,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO, Optional
 
 from tipcgen.errors import SpecError, TipcError, UsageError, printable
@@ -149,12 +149,12 @@ def write_text(path: str, text: str, mode: Optional[int] = None) -> bool:
     return write_atomic(path, text.encode("utf-8"), mode)
 
 
-def _open_regular(path: str, flags: int) -> int:
+def _open_regular(path: str, flags: int, mode: int = 0o644) -> int:
     """An fd of the regular file at `path` opened for writing with `flags`: never through a
     link (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, then fstat), never a device."""
     refuse_special(path)
     try:
-        fd = os.open(path, flags | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, flags | os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, mode)
     except OSError as exc:
         raise path_error(exc, "write") from None
     st = os.fstat(fd)
@@ -180,11 +180,30 @@ def append_text(path: str, text: str) -> None:
         os.close(fd)
 
 
-def open_output(path: str, append: bool = False) -> BinaryIO:
+def open_output(path: str, append: bool = False, mode: int = 0o644) -> BinaryIO:
     """A new (or truncated, or appended-to) regular file at `path` for output written as it comes
-    (a step's log, a gathered file): the same refusals as write_atomic."""
+    (a step's log, a gathered file, a download): the same refusals as write_atomic; `mode` for a
+    file it creates."""
     flags = os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
-    return os.fdopen(_open_regular(path, flags), "ab" if append else "wb")
+    return os.fdopen(_open_regular(path, flags, mode), "ab" if append else "wb")
+
+
+@contextlib.contextmanager
+def flock_dir(path: str, wait: bool = True) -> Iterator[bool]:
+    """An exclusive flock on the directory `path` while the block runs (yields whether it was
+    had: some NFS mounts refuse locks, and the caller goes on unlocked)."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = True
+        except OSError:
+            held = False
+        yield held
+    finally:
+        os.close(fd)
 
 
 def diff_tree(root: str, files: dict[str, bytes]) -> list[str]:

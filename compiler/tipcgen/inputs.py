@@ -28,7 +28,7 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator
-from typing import Any, Optional
+from typing import Any, BinaryIO, Optional
 
 from tipcgen.errors import Problem, SpecError, UsageError, printable
 
@@ -224,6 +224,30 @@ def spec_paths(paths: list[str]) -> list[str]:
     return out
 
 
+def open_read(path: str, tree: Optional[str] = None, what: str = "a file", links: bool = True) -> BinaryIO:
+    """The regular file at `path` inside `tree`, opened for reading as a stream (a download, an
+    archive, a log followed as it grows): the same refusals as read_bytes (a link leading out,
+    a FIFO, a device), without a byte limit: the caller bounds what it reads."""
+    try:
+        if not links:
+            _refuse_links_below(path, tree or tree_of(path))
+        real = resolve_inside(path, tree)
+        st = os.stat(real)
+        if not stat.S_ISREG(st.st_mode):
+            raise _not_regular(path, st.st_mode, what)
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise _problem(path, f"cannot read file: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise _problem(path, f"cannot read file: {exc}") from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _not_regular(path, st.st_mode, what)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
 def _refuse_links_below(path: str, tree: str) -> None:
     """A SpecError when `path` or a directory between `tree` and it is a symbolic link."""
     rel = os.path.relpath(path, tree)
@@ -252,15 +276,17 @@ def read_owned(path: str, tree: str, limit: int = MAX_FILE_BYTES) -> Optional[by
     return data
 
 
-def read_log(path: str, tree: str, limit: int = 16 << 20) -> bytes:
-    """The last at most `limit` bytes worth of a log below `tree` (a run's own output folder); b""
-    when it is missing, a link leading out of `tree`, or not a regular file: a step that swaps its
-    log for a link or a FIFO gets nothing of the target into a report."""
+def read_log(path: str, tree: str, limit: int = 1 << 20) -> Optional[bytes]:
+    """The last at most `limit` bytes of a log below `tree` (a run's own folder), for a report's
+    tail; None when it is missing, a link leading out of `tree` or not a regular file: a step that
+    swaps its log for a link or a FIFO gets nothing of the target into a report."""
     try:
-        data = read_bytes(path, limit, tree=tree, what="a log")
-    except SpecError:
-        return b""
-    return data[:limit]
+        with open_read(path, tree, what="a log") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - limit))
+            return fh.read(limit)
+    except (SpecError, OSError):
+        return None
 
 
 def files_below(root: str) -> Iterator[str]:
@@ -403,10 +429,11 @@ def parse_json(
     if len(text) > limit:
         raise _json_problem(source, f"not {what}: more than {limit} bytes")
     if isinstance(text, bytes):
+        raw = text
         try:
-            text = text.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            line = text[: exc.start].count(b"\n") + 1
+            line = raw[: exc.start].count(b"\n") + 1
             raise _json_problem(source, f"not {what}: the file is not UTF-8 text", line=line) from None
     shape = _shape_problem(text, depth, values, objects)
     if shape:
@@ -436,11 +463,13 @@ def parse_json(
             field=dotted(loc) or None,
         )
     if schema is not None:
-        data = _check_shape(data, schema, source)
+        data = check_shape(data, schema, source)
     return data
 
 
-def _check_shape(value: Any, schema: Any, source: str) -> Any:
+def check_shape(value: Any, schema: Any, source: str) -> Any:
+    """`value` (parsed JSON) checked strictly against `schema`, or a SpecError naming `source` and
+    the first bad field."""
     from pydantic import TypeAdapter, ValidationError
 
     try:

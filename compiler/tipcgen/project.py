@@ -65,24 +65,20 @@ def load_project(root: str) -> Project:
 
 
 def _read_settings(path: str, text: str) -> dict[str, str]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    # the spec loader's bounded YAML parser (size, depth, aliases), which locates every key
+    from tipcgen.spec.yamlpos import load_yaml
 
     def problem(line: int, col: int, field: str, message: str) -> SpecError:
         return SpecError([Problem(path, line, col, field, message, None)])
 
-    try:
-        data = YAML(typ="rt", pure=True).load(text)
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise problem(mark.line + 1 if mark else 1, mark.column + 1 if mark else 1, "", f"not YAML: {exc}") from None
+    data, positions = load_yaml(text, path)
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise problem(1, 1, "", "the settings must be a mapping (specs:, lang:)")
     out: dict[str, str] = {}
     for key, value in data.items():
-        line, col = (data.lc.key(key)[0] + 1, data.lc.key(key)[1] + 1) if hasattr(data, "lc") else (1, 1)
+        line, col = positions.locate((key,), prefer_key=True) or (1, 1)
         if key not in _KEYS:
             raise problem(line, col, str(key), f"unknown setting {key!r}; settings are {', '.join(_KEYS)}")
         if not isinstance(value, str) or not value.strip():

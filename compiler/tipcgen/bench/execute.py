@@ -19,11 +19,15 @@ from typing import Callable, Optional
 
 from tipcgen.bench.matrix import BenchRun
 from tipcgen.bench.parse import progress
+from tipcgen.errors import TipcError
+from tipcgen.fsio import open_output
+from tipcgen.inputs import open_read, read_bytes
 from tipcgen.run.executor import ProcessTree, kill_group
 
 POLL = 0.25
 GRACE = 5.0
 # The caller's distributed settings would redirect the launcher (a stale master, endpoints).
+TAIL_STEP_BYTES = 16 << 20  # read of a growing log per poll: progress lines, not the whole file at once
 _DROP_ENV = ("CUDA_VISIBLE_DEVICES", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_MASTER", "PADDLE_TRAINERS_NUM")
 
 
@@ -38,8 +42,9 @@ class Outcome:
 def _rss_mb(pids: list[int]) -> float:
     total = 0
     for pid in pids:
-        with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/status", "rb") as fh:
-            for line in fh:
+        with contextlib.suppress(TipcError, ValueError, IndexError):
+            status = read_bytes(f"/proc/{pid}/status", 1 << 16, tree="/proc", what="a process's status")
+            for line in status.splitlines():
                 if line.startswith(b"VmRSS:"):
                     total += int(line.split()[1])  # kB
                     break
@@ -57,10 +62,10 @@ def node_env(cuda_visible_devices: Optional[str], base: Optional[dict] = None) -
 def _tail(path: str, state: dict) -> str:
     """What `path` gained since the last call (state keeps the offset and a partial line)."""
     try:
-        with open(path, "rb") as fh:
+        with open_read(path, what="a training log") as fh:
             fh.seek(state.get(path, 0))
-            chunk = fh.read()
-    except OSError:
+            chunk = fh.read(TAIL_STEP_BYTES)
+    except (TipcError, OSError):
         return ""
     state[path] = state.get(path, 0) + len(chunk)
     return chunk.decode("utf-8", "replace")
@@ -109,7 +114,7 @@ def execute(
                     cwd=os.path.join(root, node.cwd) if node.cwd else root,
                     env=node_env(node.cuda_visible_devices, environ),
                     stdin=subprocess.DEVNULL,
-                    stdout=files.enter_context(open(run.node_output(i), "wb")),
+                    stdout=files.enter_context(open_output(run.node_output(i))),
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )

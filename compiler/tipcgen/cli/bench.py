@@ -11,6 +11,8 @@ import typer
 from tipcgen.cli.common import LANG_OPT, SOURCE_ARG, SUITE_OPT, SUMMARY_OPT, app, choice, out_dir, seconds
 from tipcgen.errors import UsageError
 
+MAX_TRAIN_LOG = 256 << 20  # a benchmark run's training log read for its curve (its last 256 MiB)
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -53,11 +55,11 @@ def _run_one(run: BenchRun, root: str, console: Console) -> tuple[dict, TrainLog
         outcome = execute(run, root, on_progress)
         if outcome.status == "passed":
             bar.update(task, completed=bar.tasks[0].total)
-    try:
-        with open(run.main_log, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError:
-        text = ""
+    from tipcgen.inputs import read_log
+
+    # the whole log is parsed (its loss curve): bounded, read inside the run's own folder
+    data = read_log(run.main_log, os.path.dirname(run.main_log) or ".", MAX_TRAIN_LOG)
+    text = (data or b"").decode("utf-8", "replace")
     log = parse_train_log(text)
     return make_record(run, outcome, log, root=root), log
 

@@ -114,7 +114,7 @@ def check(
     choice("--lang", lang, ("zh", "en"))
     # Unchanged specs whose files are unchanged since a clean check are not rendered again (not
     # with --results: records are not part of the key).
-    cache = CheckCache.open(os.environ, enabled=not no_cache and not results)
+    cache = CheckCache.load(os.environ, enabled=not no_cache and not results)
     paths = spec_paths(specs)
     keys = {path: cache.key(path, lang, out) for path in paths}
     hits = {path: entry for path in paths if (entry := cache.hit(keys[path], out))}

@@ -68,7 +68,7 @@ def check_repo(root: str, lang: Optional[str], no_cache: bool) -> None:
     from tipcgen.project import TIPC, load_project, read_manifest
 
     project = load_project(root)
-    cache = CheckCache.open(os.environ, enabled=not no_cache)
+    cache = CheckCache.load(os.environ, enabled=not no_cache)
     paths = spec_paths([project.specs_dir]) if os.path.isdir(project.specs_dir) else []
     key = cache.repo_key(paths, project.settings, lang or project.lang, root) if paths else None
     entry = cache.hit(key, root)

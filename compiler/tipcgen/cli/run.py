@@ -84,14 +84,15 @@ def _print_stalled(console: Console, step: Step) -> None:
     """A stalled step: the last lines of each worker log, and how to find where it hangs."""
     import os
 
+    from tipcgen.inputs import read_log
     from tipcgen.run.reports import log_tail
     from tipcgen.run.watch import STALL_HINTS, worker_logs
 
     escape = _text
 
     for path in worker_logs(os.path.join(".", step.cwd) if step.cwd else "."):
-        with open(path, "rb") as fh:
-            tail = log_tail(fh.read().decode("utf-8", "replace"), lines=10)
+        data = read_log(path, ".", 1 << 16)  # the repo's tree: a worker log linked out reads as empty
+        tail = log_tail((data or b"").decode("utf-8", "replace"), lines=10)
         console.print(f"[dim]--- last lines of {escape(os.path.relpath(path))}:[/]")
         console.print(escape(tail or "(empty)"), style="dim")
     for hint in STALL_HINTS:

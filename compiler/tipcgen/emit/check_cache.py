@@ -17,14 +17,30 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
+from typing_extensions import TypedDict
+
 from tipcgen.errors import TipcError
-from tipcgen.fsio import cache_dir, is_temp
-from tipcgen.inputs import read_bytes
+from tipcgen.fsio import cache_dir, is_temp, write_text
+from tipcgen.inputs import dirs_below, read_bytes, read_json
+
+_CODE_BYTES = 4 << 20  # one module or template of tipcgen's own
+
+
+class _Entry(TypedDict, total=False):
+    model: str
+    files: int
+    state: dict[str, list[int]]
+    repo: bool
+
+
+class _CacheFile(TypedDict):
+    version: int
+    entries: dict[str, _Entry]
+
 
 VERSION = 1
 MAX_ENTRIES = 20_000  # specs remembered (a repo has at most a few hundred); the oldest go first
@@ -43,11 +59,13 @@ def _code_digest() -> str:
     base = Path(tipcgen.__file__).parent
     for path in sorted(base.rglob("*.py")):
         if "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+            data = read_bytes(str(path), _CODE_BYTES, tree=str(base), what="tipcgen's code")
+            digest.update(str(path.relative_to(base)).encode() + b"\0" + data + b"\0")
     templates = resources.files("tipcgen.templates")
     for entry in sorted(templates.iterdir(), key=lambda e: e.name):
         if entry.name.endswith((".j2", ".sh")) and entry.is_file():
-            digest.update(b"templates/" + entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+            data = read_bytes(str(entry), _CODE_BYTES, tree=str(templates), what="a template")
+            digest.update(b"templates/" + entry.name.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
 
 
@@ -56,7 +74,7 @@ def tree_state(root: str) -> dict[str, list[int]]:
     an interrupted build left out: check only notes them)."""
     state = {}
     base = os.path.join(root, TOP)
-    for dirpath, _dirs, names in os.walk(base):
+    for dirpath, _dirs, names in dirs_below(base):
         for name in names:
             if is_temp(name):
                 continue
@@ -79,15 +97,23 @@ class CheckCache:
         if path is None:
             return
         try:
-            if path.stat().st_size <= MAX_CACHE_BYTES:
-                data = json.loads(path.read_bytes())
-                if isinstance(data, dict) and data.get("version") == VERSION and isinstance(data.get("entries"), dict):
-                    self.entries = data["entries"]
-        except (OSError, ValueError):
-            pass  # no cache, or not ours: every spec is a miss
+            data = read_json(
+                str(path),
+                str(path.parent),
+                _CacheFile,
+                what="tipcgen's check cache",
+                limit=MAX_CACHE_BYTES,
+                links=False,
+                values=MAX_CACHE_BYTES,
+                objects=MAX_CACHE_BYTES,
+            )
+        except TipcError:
+            return  # no cache, or not ours (a link, a FIFO, too big, nested, mistyped): every spec is a miss
+        if data["version"] == VERSION:
+            self.entries = dict(data["entries"])
 
     @classmethod
-    def open(cls, environ: Mapping[str, str], enabled: bool = True) -> CheckCache:
+    def load(cls, environ: Mapping[str, str], enabled: bool = True) -> CheckCache:
         if not enabled or environ.get("TIPC_CHECK_CACHE", "1").strip().lower() in ("0", "false", "no"):
             return cls(None, environ)
         return cls(Path(cache_dir(environ)) / f"check-v{VERSION}.json", environ)  # prepare's cache dir
@@ -153,14 +179,6 @@ class CheckCache:
     def save(self) -> None:
         if self.path is None or not self.changed:
             return
-        tmp = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".check-", dir=self.path.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"version": VERSION, "entries": self.entries}, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
-        except OSError:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+        text = json.dumps({"version": VERSION, "entries": self.entries}, separators=(",", ":"))
+        with contextlib.suppress(TipcError, OSError):  # best effort: a cache that cannot be written is not
+            write_text(str(self.path), text, mode=0o600)

@@ -25,6 +25,7 @@ from tipcgen.fleet.nodes import Node
 from tipcgen.fleet.preflight import SLACK, drain
 from tipcgen.fleet.ssh import gather_script
 from tipcgen.fleet.transport import Transport
+from tipcgen.fsio import open_output
 
 WORKER_LOGS = "log/workerlog.*"
 MAX_BYTES = 1 << 30  # a node sending more than 1 GiB of logs is cut off
@@ -106,7 +107,7 @@ def unpack(
                 continue
             if os.path.islink(path):  # two members of one name: never write through a link
                 os.unlink(path)
-            with open(path, "wb") as out:
+            with open_output(path) as out:
                 while chunk := src.read(_CHUNK):
                     total += len(chunk)
                     if total > limit:

@@ -12,13 +12,14 @@ for each other until a timeout; the ports its processes will listen on are free.
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
+from tipcgen.errors import TipcError
 from tipcgen.fleet.ssh import MARK, env_words
+from tipcgen.inputs import parse_json
 from tipcgen.plan.steps import Plan
 from tipcgen.run.doctor import check_launcher, check_ports, plan_launches, port_number, start_port
 
@@ -125,10 +126,9 @@ def verdicts(node_ip: str, plan: Plan, probe: Probe, words: Optional[list], time
             f"{where}: {probe.python} -c '<the check>' gave no answer (is it a Python 3 interpreter?); "
             "run `tipcgen doctor` on that node"
         ]
-    try:
-        answer = json.loads(" ".join(words[1:]))
-        assert isinstance(answer, dict)
-    except (ValueError, AssertionError):
+    try:  # the node's answer is parsed bounded and typed, never trusted
+        answer = parse_json(" ".join(words[1:]), where, dict, limit=1 << 16)
+    except TipcError:
         return [f"{where}: its answer to the check is not what tipcgen wrote; a login script printing lines?"]
     problems = []
     if not answer.get("paddle"):

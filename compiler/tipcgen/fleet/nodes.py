@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Optional
 
-from tipcgen.errors import UsageError
+from tipcgen.errors import TipcError, UsageError
 from tipcgen.fleet.ssh import PREPARE, RUNNER
+from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
 from tipcgen.plan.steps import Plan
 from tipcgen.run.digest import bytes_digest
 
@@ -111,12 +112,12 @@ def _where(source: str, name: str) -> str:
     if not os.path.isfile(source):
         return source
     try:
-        with open(source, encoding="utf-8", errors="replace") as fh:
-            for number, line in enumerate(fh, 1):
-                if line.startswith("gpu_list") and name in line:
-                    return f"{source}:{number}:{line.index(name) + 1}"
-    except OSError:
-        pass
+        text = read_bytes(source, what="a config").decode("utf-8", "replace")
+    except TipcError:
+        return source
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("gpu_list") and name in line:
+            return f"{source}:{number}:{line.index(name) + 1}"
     return source
 
 
@@ -140,9 +141,12 @@ def _relative(root: str, path: str) -> Optional[str]:
     return rel.replace(os.sep, "/")
 
 
-def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
+def _read(path: str, tree: Optional[str] = None) -> bytes:
+    """A file fleet sends to the nodes, read through the gate (inside its tree, bounded)."""
+    data = read_bytes(path, tree=tree, what="a file sent to the nodes")
+    if len(data) > MAX_FILE_BYTES:
+        raise UsageError(f"{path}: error: more than {MAX_FILE_BYTES} bytes; fleet sends configs and specs, not data")
+    return data
 
 
 def _config_files(source: str, root: str, prepare: bool) -> tuple[str, list[SharedFile]]:
@@ -155,7 +159,7 @@ def _config_files(source: str, root: str, prepare: bool) -> tuple[str, list[Shar
     files = [SharedFile(rel, _read(source), "config")]
     for path, why in ((RUNNER, "runner"), (COMMON, "runner"), *([(PREPARE, "prepare")] if prepare else [])):
         if os.path.isfile(os.path.join(root, path)):
-            files.append(SharedFile(path, _read(os.path.join(root, path)), why))
+            files.append(SharedFile(path, _read(os.path.join(root, path), root), why))
     return rel, files
 
 

@@ -22,9 +22,12 @@ from tipcgen.fleet.report import FAILED, NOT_RUN, SKIPPED, STOPPED, TIMED_OUT, N
 from tipcgen.fleet.session import NodeRun, Printer, run_everywhere
 from tipcgen.fleet.ssh import PREPARE, RUNNER
 from tipcgen.fleet.transport import Transport
+from tipcgen.inputs import read_log
 
 # What the fleet sets itself on every node; --env may not override them.
 RESERVED_ENV = ("TIPC_NODE_IP", "FLAGS_START_PORT", "PADDLE_START_PORT", "TIPC_STEP_TIMEOUT", "TIPC_FLEET_RUN")
+MAX_STATUS_BYTES = 16 << 20  # a node's gathered status log (a few KiB)
+MAX_OUTPUT_BYTES = 64 << 20  # what a node printed, as fleet kept it (its last 64 MiB)
 PREPARE_OUT, RUN_OUT = "fleet_prepare.out", "fleet_run.out"
 
 
@@ -115,14 +118,12 @@ def outcome(node: Node, run: Optional[NodeRun], check: NodeCheck, dest: str, gat
     """A node's outcome from its run and the status log gathered from it."""
     state, ended, why = _ended_as(run, None if run else "prepare failed")
     status_log = os.path.join(dest, os.path.basename(node.plan.status_log))
-    raw = b""
-    if os.path.isfile(status_log):
-        with open(status_log, "rb") as fh:
-            raw = fh.read()
+    # gathered files are read inside the node's own folder (a link there reads as nothing)
+    raw = read_log(status_log, dest, MAX_STATUS_BYTES) or b""
     output: list = []
-    if run is not None and os.path.isfile(run.out_path):
-        with open(run.out_path, encoding="utf-8", errors="replace") as fh:
-            output = fh.read().splitlines()
+    if run is not None:
+        out = read_log(run.out_path, os.path.dirname(run.out_path) or ".", MAX_OUTPUT_BYTES) or b""
+        output = out.decode("utf-8", "replace").splitlines()
     steps = step_outcomes(node, status_lines(raw, check.status_offset), ended, output)
     for s in steps:
         if s.status in (STOPPED, TIMED_OUT, FAILED) and s.reason is None and why:

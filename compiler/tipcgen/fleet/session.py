@@ -23,6 +23,7 @@ from tipcgen.fleet.nodes import Node
 from tipcgen.fleet.preflight import SLACK, run_bounded
 from tipcgen.fleet.ssh import MARK, run_script, stop_script
 from tipcgen.fleet.transport import Transport
+from tipcgen.fsio import open_output
 
 
 class Printer:
@@ -61,7 +62,7 @@ class NodeRun:
 def _read(run: NodeRun, printer: Printer) -> None:
     assert run.proc is not None and run.proc.stdout is not None
     stdout = run.proc.stdout
-    with open(run.out_path, "ab") as out:
+    with open_output(run.out_path, append=True) as out:
         # a line longer than 64 KiB comes in pieces: a node's output is never held whole
         for raw in iter(lambda: stdout.readline(1 << 16), b""):
             out.write(raw)

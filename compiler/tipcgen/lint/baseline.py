@@ -10,7 +10,10 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import Any
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import NotRequired, TypedDict
 
 from tipcgen.errors import UsageError
 from tipcgen.lint.rules import Finding
@@ -34,24 +37,36 @@ def baseline_text(findings: list[Finding], path: str) -> str:
     return json.dumps({"format": FORMAT, "version": VERSION, "findings": entries}, indent=1, ensure_ascii=False) + "\n"
 
 
-def read_baseline(path: str) -> Counter:
-    from tipcgen.inputs import read_text
+MAX_COUNT = 1_000_000  # occurrences of one finding a baseline may accept
 
-    try:
-        data: Any = json.loads(read_text(path))
-    except ValueError as exc:
-        raise UsageError(
-            f"{path}: not a lint baseline (invalid JSON: {exc}); write one with --write-baseline"
-        ) from None
+
+class _Entry(TypedDict):
+    rule: str
+    file: str
+    role: str
+    message: str
+    count: NotRequired[Annotated[int, Field(ge=1, le=MAX_COUNT)]]
+
+
+class _Baseline(TypedDict):
+    format: str
+    version: int
+    findings: list[_Entry]
+
+
+def read_baseline(path: str) -> Counter:
+    """The accepted findings of a baseline, read through the one bounded JSON reader and typed:
+    a wrong type, a count out of 1..MAX_COUNT or a missing key is an error naming the file and
+    the entry's field."""
+    from tipcgen.inputs import check_shape, read_json
+
+    data = read_json(path, what="a lint baseline")
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise UsageError(f"{path}: not a tipcgen lint baseline (version {VERSION}); write one with --write-baseline")
+    typed = check_shape(data, _Baseline, path)
     counts: Counter = Counter()
-    for entry in data.get("findings") or []:
-        try:
-            key = (str(entry["rule"]), str(entry["file"]), str(entry["role"]), str(entry["message"]))
-            counts[key] += int(entry.get("count", 1))
-        except (KeyError, TypeError, ValueError):
-            raise UsageError(f"{path}: a finding entry lacks rule/file/role/message: {entry!r}") from None
+    for entry in typed["findings"]:
+        counts[(entry["rule"], entry["file"], entry["role"], entry["message"])] += entry.get("count", 1)
     return counts
 
 

@@ -14,6 +14,7 @@ STATUS_BANG = "{verdict} with command - {model} - {command}!  "
 # Steps upstream runs without a status line (PaddleClas's C++ chain writes the demo's yaml before
 # each inference run): they run, and count when they fail, but write no line to the status log.
 SILENT_KINDS = frozenset({"prep"})
+FILL_BYTES = 1 << 16  # a run-time fill reads the first lines of a small file the step wrote
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,9 @@ def runtime_argv(step: Step, root: str) -> Optional[tuple]:
     import glob
     import os
 
+    from tipcgen.errors import TipcError
+    from tipcgen.inputs import read_bytes
+
     if step.argv is None:
         return None
     where = os.path.join(root, step.cwd or ".")
@@ -136,14 +140,14 @@ def runtime_argv(step: Step, root: str) -> Optional[tuple]:
     for placeholder, path, index in step.fills:
         value = ""
         try:
-            with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
-                # upstream: awk's first three lines, split on newlines (empty ones vanish)
-                lines = [line for line in fh.read().split("\n")[:3] if line]
-            if index < len(lines):
-                parts = lines[index].split(":")
-                value = parts[1] if len(parts) > 1 else ""
-        except OSError:
-            pass
+            data = read_bytes(os.path.join(root, path), FILL_BYTES, tree=root, what="a file a step reads")
+        except TipcError:
+            data = b""  # missing, a link leading out of the repo, not a regular file: as an empty file
+        # upstream: awk's first three lines, split on newlines (empty ones vanish)
+        lines = [line for line in data[:FILL_BYTES].decode("utf-8", "replace").split("\n")[:3] if line]
+        if index < len(lines):
+            parts = lines[index].split(":")
+            value = parts[1] if len(parts) > 1 else ""
         argv = [a.replace(placeholder, value) for a in argv]
     if step.globs:
         out: list = []

@@ -10,6 +10,8 @@ import hashlib
 from pathlib import Path
 from typing import Union
 
+from tipcgen.inputs import open_read
+
 
 def bytes_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -18,7 +20,7 @@ def bytes_digest(data: bytes) -> str:
 def file_digest(path: Union[str, Path]) -> str:
     """sha256 hex of the file's bytes (what `sha256sum FILE` prints first)."""
     h = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with open_read(str(path), what="a file to digest") as fh:
         for chunk in iter(lambda: fh.read(1 << 16), b""):
             h.update(chunk)
     return h.hexdigest()

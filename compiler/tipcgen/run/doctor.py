@@ -26,7 +26,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import functools
-import json
 import os
 import shutil
 import signal
@@ -40,6 +39,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from typing_extensions import TypedDict
+
+from tipcgen.errors import TipcError
+from tipcgen.inputs import parse_json
 from tipcgen.plan.builder import gpu_entry
 from tipcgen.run.digest import bytes_digest, file_digest, short
 from tipcgen.script.shellwords import ifs_split
@@ -398,6 +401,12 @@ def _probe_into(results: dict, answer: Callable[[str, int, float], str], ip: str
 # -- 4. python and paddle ---------------------------------------------------------------------------
 
 
+class _ProbeAnswer(TypedDict):
+    version: str
+    cuda: bool
+    devices: int
+
+
 @dataclass(frozen=True)
 class Paddle:
     version: str
@@ -457,10 +466,10 @@ def import_paddle(exe: str, environ: Mapping[str, str], root: Path, timeout: flo
     out, err = (b"".join(chunks).decode("utf-8", "replace") for chunks in kept)
     for line in out.splitlines():
         if line.startswith(MARK):
-            try:  # the interpreter is the config's: its answer is parsed, never trusted
-                got = json.loads(line[len(MARK) :])
-                return Paddle(str(got["version"]), bool(got["cuda"]), int(got["devices"])), ""
-            except (ValueError, TypeError, KeyError, OverflowError, RecursionError):
+            try:  # the interpreter is the config's: its answer is parsed (bounded, typed), never trusted
+                got = parse_json(line[len(MARK) :], exe, _ProbeAnswer, limit=4096)
+                return Paddle(got["version"], got["cuda"], got["devices"]), ""
+            except TipcError:
                 return None, f"{exe} answered the probe with {line[:200]!r}, not what `import paddle` prints"
     lines = [line.strip() for line in err.splitlines() if line.strip()]
     if not lines:

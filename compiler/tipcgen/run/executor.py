@@ -25,7 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from tipcgen.errors import UsageError
+from tipcgen.errors import TipcError, UsageError
+from tipcgen.fsio import PathError, append_text, open_output, write_atomic
+from tipcgen.inputs import dirs_below, read_bytes
 from tipcgen.plan.limits import DEFAULT_SECONDS, default_limit
 from tipcgen.plan.steps import SILENT_KINDS, Plan, Step, skip_reason
 from tipcgen.run.watch import StallClock
@@ -186,10 +188,10 @@ def _proc_table() -> dict:
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().decode("utf-8", "replace")
-        except OSError:
+            raw = read_bytes(f"/proc/{entry}/stat", 4096, tree="/proc", what="a process's status")
+        except TipcError:  # the process is gone
             continue
+        stat = raw.decode("utf-8", "replace")
         fields = stat[stat.rfind(")") + 2 :].split()
         # fields: state ppid pgrp session ... starttime is field 22 of stat, index 19 here
         if len(fields) > 19:
@@ -286,7 +288,7 @@ def check_log_dir(plan: Plan, cwd: str) -> None:
     real = escapes(log_dir, root)
     if real is not None:
         raise UsageError(_refusal(plan.log_dir, "the logs", real, root))
-    for dirpath, dirnames, filenames in os.walk(log_dir):
+    for dirpath, dirnames, filenames in dirs_below(log_dir):
         for name in dirnames + filenames:
             path = os.path.join(dirpath, name)
             real = escapes(path, root) if os.path.islink(path) else None
@@ -312,9 +314,9 @@ def _open_log(cwd: str, log: Optional[str]) -> tuple:
     if not log:
         return None, None
     try:
-        return open(os.path.join(cwd, log), "wb"), None
-    except OSError as exc:
-        return None, f"tipc: {log}: {exc.strerror or exc}"
+        return open_output(os.path.join(cwd, log)), None
+    except PathError as exc:
+        return None, f"tipc: {exc}"
 
 
 def _tee(proc: subprocess.Popen, out) -> threading.Thread:
@@ -374,6 +376,19 @@ def _wait(proc: subprocess.Popen, tree: ProcessTree, bounds: Bounds, clock: Opti
             return f"stalled: no log output for {bounds.stall:g} s (limit from {bounds.stall_from})"
 
 
+def _write_step_files(step: Step, top: str, root: str) -> Optional[str]:
+    """Write what the step reads first (as the bash does); why it cannot be, or None."""
+    for path, text in step.files:
+        why = _writable(os.path.join(top, path), root, "the step's config")
+        if why:
+            return why
+        try:
+            write_atomic(os.path.join(top, path), text.encode("utf-8", "surrogateescape"), mode=0o644)
+        except PathError as exc:
+            return str(exc)
+    return None
+
+
 def _execute(step: Step, cwd: str, bounds: Bounds, grace: float, env: dict) -> tuple[str, Optional[int], Optional[str]]:
     """Run one step -> (status, returncode, reason)."""
     if step.argv is None:
@@ -385,11 +400,7 @@ def _execute(step: Step, cwd: str, bounds: Bounds, grace: float, env: dict) -> t
     why = _writable(os.path.join(cwd, "."), root, f"the step's files in {step.cwd}") if step.cwd else None
     if why is None and step.log:
         why = _writable(os.path.join(cwd, step.log), root, "the log")
-    for path, text in step.files:  # what the step reads, written first (as the bash does)
-        why = why or _writable(os.path.join(top, path), root, "the step's config")
-        if why is None:
-            with open(os.path.join(top, path), "wb") as fh:
-                fh.write(text.encode("utf-8", "surrogateescape"))
+    why = why or _write_step_files(step, top, root)
     if why:
         return FAILED, 2, f"tipc: {why}"
     out, why = _open_log(cwd, step.log)
@@ -467,8 +478,7 @@ def run_plan(
     if why:
         raise UsageError(why)
     if plan.preamble:
-        with open(status_path, "a", encoding="utf-8") as fh:
-            fh.write("".join(f"{line}\n" for line in plan.preamble))
+        append_text(status_path, "".join(f"{line}\n" for line in plan.preamble))
     failed: set = set()
     results: list[StepResult] = []
     for step in plan.steps:
@@ -489,8 +499,7 @@ def run_plan(
             if result.counts_as_failed:
                 failed.add(step.index)
         if result.status_line and step.writes_status:  # a silent step (SILENT_KINDS) writes none, as upstream's
-            with open(status_path, "a", encoding="utf-8") as fh:
-                fh.write(status_record(result.status_line))
+            append_text(status_path, status_record(result.status_line))
         results.append(result)
         if on_event:
             on_event("end", step, result)

@@ -9,10 +9,12 @@ from typing import Optional
 
 from tipcgen import __version__
 from tipcgen.emit.junit import Case, Suite, junit_xml, xml_text
+from tipcgen.inputs import read_log as read_log_gate
 from tipcgen.plan.steps import Plan
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summarize
 
+LOG_READ_BYTES = 1 << 20  # a report shows a log's tail: its last MiB is plenty
 TAIL_LINES = 200
 TAIL_BYTES = 64 * 1024
 # Characters XML 1.0 cannot hold (logs carry ANSI colour codes, \x1b, and progress bars' \r).
@@ -20,13 +22,12 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def read_log(cwd: str, log: Optional[str]) -> Optional[str]:
+    """The end of a step's log (what reports show: its tail), read through the gate inside the
+    run's folder `cwd`: a log swapped for a link leading out, or a FIFO, reads as no log."""
     if not log:
         return None
-    try:
-        with open(os.path.join(cwd, log), "rb") as fh:
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return None
+    data = read_log_gate(os.path.join(cwd, log), cwd, LOG_READ_BYTES)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def log_tail(text: Optional[str], lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:
@@ -133,7 +134,7 @@ def check_report_path(option: str, path: Optional[str]) -> None:
     """Fail now (UsageError / PathError) when a report could not be written to `path` later:
     its directory is made, and the file is opened for appending (and removed if it is new)."""
     from tipcgen.errors import UsageError
-    from tipcgen.fsio import path_error
+    from tipcgen.fsio import open_output, path_error, refuse_special
 
     if path is None:
         return
@@ -142,8 +143,8 @@ def check_report_path(option: str, path: Optional[str]) -> None:
     existed = os.path.lexists(path)
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "a", encoding="utf-8"):
-            pass
+        refuse_special(path)  # a link, FIFO or device there: refused now, not after the run
+        open_output(path, append=True).close()
         if not existed:
             os.unlink(path)
     except OSError as exc:
@@ -151,11 +152,12 @@ def check_report_path(option: str, path: Optional[str]) -> None:
 
 
 def write_report(path: str, text: str) -> None:
-    from tipcgen.fsio import path_error
+    """The report at `path`, written through the gate (atomically; never through a link, into a
+    FIFO or a device)."""
+    from tipcgen.fsio import path_error, write_text
 
     try:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
     except OSError as exc:
         raise path_error(exc, "write the report") from None
+    write_text(path, text)

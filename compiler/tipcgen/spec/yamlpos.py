@@ -53,8 +53,8 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, NoReturn
 
+import tipcgen.spec.yamlcore as yamlcore
 from tipcgen.errors import Problem, SpecError
-from tipcgen.spec import yamlcore
 from tipcgen.spec.yamlcore import BOOL as _BOOL
 from tipcgen.spec.yamlcore import CORE as _CORE
 from tipcgen.spec.yamlcore import FLOAT as _FLOAT

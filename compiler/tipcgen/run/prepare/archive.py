@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import lzma
 import os
-import shutil
 import stat
 import tarfile
 import time
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Any, Optional
+from typing import IO, Any, BinaryIO, Optional
 
 from tipcgen.emit.prepare import STATE_DIR
+from tipcgen.errors import SpecError, TipcError
+from tipcgen.fsio import open_output
+from tipcgen.inputs import dirs_below, open_read, read_bytes
 from tipcgen.run.prepare.options import FetchError, Options
 
 CHUNK = 1 << 16
@@ -117,7 +119,7 @@ def _tar_members(path: Path, label: str, limit: Optional[int], opts: Optional[Op
     members = []
     total = 0
     try:
-        with tarfile.open(path, "r:*") as tf:
+        with _opened(path) as fh, tarfile.open(fileobj=fh, mode="r:*") as tf:
             for m in tf:
                 members.append(m)
                 total += MEMBER_COST + (m.size if m.isreg() else 0)
@@ -183,7 +185,7 @@ def check_zip(path: Path, label: Optional[str] = None, opts: Optional[Options] =
     """The entries of a zip archive, after the same checks as check_tar."""
     label = label or str(path)
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(_opened(path))
     except READ_ERRORS as exc:
         raise FetchError(f"prepare: error: cannot read {label} (not a zip archive?): {exc}") from exc
     with zf:
@@ -217,7 +219,7 @@ def check_zip(path: Path, label: Optional[str] = None, opts: Optional[Options] =
 def _check_tree(root: Path, label: str) -> None:
     """After extraction, every link under ROOT still resolves inside ROOT."""
     real_root = os.path.realpath(root)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in dirs_below(str(root)):
         for name in dirnames + filenames:
             path = os.path.join(dirpath, name)
             if os.path.islink(path):
@@ -229,15 +231,29 @@ def _check_tree(root: Path, label: str) -> None:
                     )
 
 
+def _opened(path: Path) -> BinaryIO:
+    """A downloaded file (in the cache or a .part beside its target), opened through the read
+    gate: a regular file, not blocking, no link leading out of its folder."""
+    try:
+        return open_read(str(path), what="a download")
+    except SpecError as exc:
+        raise FetchError(f"prepare: error: {exc}") from None
+
+
+def _copy(src: IO[bytes], out: BinaryIO) -> None:
+    while chunk := src.read(CHUNK):
+        out.write(chunk)
+
+
 def _umask() -> int:
     """The process's umask, read without setting it (setting it, even back, races with the
     process's other threads); where /proc does not say, set and restored."""
     try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
+        status = read_bytes("/proc/self/status", 1 << 16, tree="/proc", what="the process's status")
+        for line in status.decode("ascii", "replace").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (TipcError, ValueError, IndexError):
         pass
     mask = os.umask(0o022)  # pragma: no cover - not Linux
     os.umask(mask)
@@ -253,7 +269,7 @@ def _tar_filter(member: tarfile.TarInfo, path: str, mask: int = 0o022) -> tarfil
 
 
 def _extract_tar(path: Path, dest: Path) -> None:
-    with tarfile.open(path, "r:*") as tf:
+    with _opened(path) as fh, tarfile.open(fileobj=fh, mode="r:*") as tf:
         if hasattr(tarfile, "fully_trusted_filter"):  # checked by check_tar; extract like GNU tar
             mask = _umask()
             tf.extractall(dest, filter=lambda member, where: _tar_filter(member, where, mask))
@@ -267,7 +283,7 @@ def _extract_tar(path: Path, dest: Path) -> None:
 
 def _extract_zip(path: Path, dest: Path) -> None:
     """Like `unzip -o`: links made on Unix become links, Unix permissions are kept."""
-    with zipfile.ZipFile(path) as zf:
+    with zipfile.ZipFile(_opened(path)) as zf:
         for info in zf.infolist():
             clean = _clean(info.filename)
             if not clean:
@@ -282,8 +298,8 @@ def _extract_zip(path: Path, dest: Path) -> None:
             if _zip_is_link(info):
                 os.symlink(zf.read(info).decode("utf-8", "surrogateescape"), target)
                 continue
-            with zf.open(info) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out, CHUNK)
+            with zf.open(info) as src, open_output(str(target), mode=0o666) as out:
+                _copy(src, out)
             mode = (info.external_attr >> 16) & 0o777
             if info.create_system == 3 and mode:
                 os.chmod(target, mode)
@@ -304,7 +320,8 @@ def unpack(src: Path, dest: Path, file: str, fmt: str, label: str) -> None:
     cache file of 0600) or extract it into DEST, then check DEST's links."""
     try:
         if fmt == "file":
-            shutil.copyfile(src, dest / file)
+            with _opened(src) as fh, open_output(str(dest / file), mode=0o666) as out:
+                _copy(fh, out)
         elif fmt == "tar":
             _extract_tar(src, dest)
         else:

@@ -11,11 +11,9 @@ private: the directories prepare creates there are 0700, its files 0600."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import signal
-import stat
 import sys
 import threading
 import time
@@ -23,14 +21,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
-from tipcgen.errors import UsageError
+from tipcgen.errors import SpecError, UsageError
+from tipcgen.fsio import flock_dir, open_output
+from tipcgen.inputs import open_read
 from tipcgen.run.prepare.options import MAX_REDIRECTS, FetchError, Options
 from tipcgen.spec.prepare import url_basename
 
 
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_read(str(path), what="a download") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -73,8 +73,7 @@ def private_dir(path: Path) -> None:
 
 def _open_private(path: Path, mode: str) -> Any:
     """PATH opened for writing ("wb" or "ab"), created 0600."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if mode == "ab" else os.O_TRUNC)
-    return os.fdopen(os.open(path, flags, 0o600), mode)
+    return open_output(str(path), append=mode == "ab", mode=0o600)
 
 
 @contextlib.contextmanager
@@ -232,10 +231,11 @@ def _copy_file(url: str, part: Path, limit: int, root: str) -> None:
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
         raise FetchError(f"prepare: error: refusing {url}: it leads to {real}, outside {real_root}")
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)  # a FIFO must not block
-        with os.fdopen(fd, "rb") as src:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise FetchError(f"prepare: error: refusing {url}: not a regular file")
+        src = open_read(real, real_root, what="a file:// download")  # a FIFO must not block
+    except SpecError:
+        raise FetchError(f"prepare: error: refusing {url}: not a regular file") from None
+    try:
+        with src:
             data_left = limit + 1
             with _open_private(part, "wb") as out:
                 while data_left > 0 and (block := src.read(min(1 << 20, data_left))):
@@ -337,13 +337,8 @@ def cache_fill(url: str, base: str, sha: str, size: str, cfile: Path, opts: Opti
     prepare.sh: on the cache directory), so the second finds the first's download instead of
     racing it on the .part; where the lock is refused (some NFS mounts), it goes on unlocked."""
     private_dir(opts.cache)
-    fd = os.open(opts.cache, os.O_RDONLY)
-    try:
-        with contextlib.suppress(OSError):
-            fcntl.flock(fd, fcntl.LOCK_EX)
+    with flock_dir(str(opts.cache)):  # not held where refused: goes on unlocked
         _cache_fill_locked(url, base, sha, size, cfile, opts)
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def _cache_fill_locked(url: str, base: str, sha: str, size: str, cfile: Path, opts: Options) -> None:

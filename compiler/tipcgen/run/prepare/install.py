@@ -14,9 +14,14 @@ from pathlib import Path
 from typing import Optional
 
 from tipcgen.emit.prepare import STATE_DIR
+from tipcgen.errors import TipcError
+from tipcgen.fsio import write_atomic
+from tipcgen.inputs import read_owned
 from tipcgen.run.prepare.archive import check_archive, unpack
 from tipcgen.run.prepare.http import sha256_file
 from tipcgen.run.prepare.options import FetchError, Options
+
+STAMP_BYTES = 1 << 20  # a stamp lists an archive's top-level entries
 
 
 class UnsafeDestination(FetchError):
@@ -44,10 +49,14 @@ def inside_root(root: Path, rel: str, doing: str) -> Path:
 def stamp_ok(to: Path, file: str, source: str, sha: str) -> bool:
     """TO/.tipcgen/FILE.stamp records SOURCE (and SHA, when given) and its entries all exist."""
     stamp = to / STATE_DIR / f"{file}.stamp"
-    if not stamp.is_file():
+    try:  # a stamp is tipcgen's own file: never a link, a FIFO, or large
+        text = read_owned(str(stamp), str(to), STAMP_BYTES)
+    except TipcError:
+        return False
+    if text is None or len(text) > STAMP_BYTES:
         return False
     ok_source = ok_sha = False
-    for line in stamp.read_text("utf-8", "surrogateescape").split("\n"):
+    for line in text.decode("utf-8", "surrogateescape").split("\n"):
         key, _, value = line.partition(" ")
         if key == "source":
             ok_source = ok_source or value == source
@@ -99,9 +108,7 @@ def _move_into_place(tmp: Path, dest_dir: Path, state: Path, to: str) -> list[st
 def _write_stamp(state: Path, file: str, source: str, sha: str, entries: list[str]) -> None:
     text = f"source {source}\nsha256 {sha}\n" + "".join(f"entry {e}\n" for e in entries)
     stamp = state / f"{file}.stamp"
-    part = state / f"{file}.stamp.tmp"
-    part.write_text(text, "utf-8", "surrogateescape")
-    os.replace(part, stamp)
+    write_atomic(str(stamp), text.encode("utf-8", "surrogateescape"))
 
 
 def _missing(path: Path) -> list[Path]:
