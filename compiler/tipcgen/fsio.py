@@ -278,14 +278,17 @@ def check_destinations(out: str, model: str, rels: Iterable[str]) -> str:
 
 
 def check_tree(out: str, rels: Iterable[str], label: str = "") -> None:
-    """Refuse relative paths below `out` that are absolute, have `..`, empty or `.` parts, or
-    pass a directory that is a symbolic link leading outside `out`."""
+    """Refuse relative paths below `out` that are absolute, have `..`, empty or `.` parts, pass
+    a directory that is a symbolic link leading outside `out`, or name a link, FIFO or device."""
+    rels = list(rels)
     dirs: set[str] = set()
     for rel in rels:
         parts = rel.split("/")
         if rel.startswith("/") or "\x00" in rel or any(p in ("", ".", "..") for p in parts):
             raise UsageError(f"{label or out}: generated path {rel!r} would leave {out}/; refusing to write it")
         dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    for rel in rels:  # every file to be written: refused now, before the first write, not half-way
+        refuse_special(os.path.join(out, *rel.split("/")))
     real_out = os.path.realpath(out)
     for d in sorted(dirs):
         path = os.path.join(out, *d.split("/"))

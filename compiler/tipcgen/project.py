@@ -20,7 +20,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Optional
 
-from tipcgen.errors import Problem, SpecError, UsageError
+from tipcgen.errors import Problem, SpecError, UsageError, printable
 from tipcgen.inputs import read_text
 
 SETTINGS = "tipcgen.yml"
@@ -61,7 +61,31 @@ def load_project(root: str) -> Project:
             f"{os.path.abspath(root)} is not a model repo root: it has neither {TIPC}/ nor {SETTINGS}; "
             "run this in the repo's root (or give SPEC files)"
         )
-    return Project(root=root, specs=values["specs"], lang=values["lang"], settings=found)
+    project = Project(root=root, specs=values["specs"], lang=values["lang"], settings=found)
+    _specs_inside(project)
+    return project
+
+
+def _specs_inside(project: Project) -> None:
+    """The specs folder, every link on its way resolved, lies inside the repo: a committed link
+    (`test_tipc/specs -> /elsewhere`, or `specs: lnk` naming one) must not build specs from
+    outside the pull request into the repo."""
+    real_root = os.path.realpath(project.root)
+    real = os.path.realpath(project.specs_dir)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        where = project.settings or project.specs_dir
+        raise SpecError(
+            [
+                Problem(
+                    printable(where),
+                    None,
+                    None,
+                    "specs" if project.settings else None,
+                    f"the specs folder {printable(project.specs)} leads to {printable(real)}, outside the repo "
+                    "(a symbolic link on the way); tipcgen reads a repo's specs only inside the repo",
+                )
+            ]
+        )
 
 
 def _read_settings(path: str, text: str) -> dict[str, str]:

@@ -171,7 +171,13 @@ def bench_summary(records: list[dict], cwd: str = ".", where: str = ".") -> str:
 
 
 def write_summary(path: Optional[str], text: str) -> None:
-    """Write the summary to `path` (when given) and append it to `$GITHUB_STEP_SUMMARY` (when set)."""
+    """Write the summary to `path` (when given) and append it to `$GITHUB_STEP_SUMMARY` (when set),
+    both through the write gate (never through a link, into a FIFO or a device). The step summary
+    is the CI runner's file, not the user's: one that cannot be written is a warning naming it,
+    and the command's exit status stays what the run decided."""
+    import sys
+
+    from tipcgen.fsio import PathError, append_text
     from tipcgen.run.reports import write_report
 
     if path:
@@ -179,9 +185,6 @@ def write_summary(path: Optional[str], text: str) -> None:
     step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if step_summary:
         try:
-            with open(step_summary, "a", encoding="utf-8") as fh:
-                fh.write(text + "\n")
-        except OSError as exc:
-            from tipcgen.fsio import path_error
-
-            raise path_error(exc, "append to $GITHUB_STEP_SUMMARY") from None
+            append_text(step_summary, text + "\n")
+        except PathError as exc:
+            print(f"tipcgen: warning: $GITHUB_STEP_SUMMARY not written: {exc}", file=sys.stderr)
