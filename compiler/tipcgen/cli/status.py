@@ -29,7 +29,7 @@ def status(
     latest state of every model x chain x mode x step, what newly fails or passes since the
     previous run, and per-benchmark trends of throughput, speed-up and efficiency with the runs
     beyond --threshold flagged. Records that cannot be read are listed and left out."""
-    from tipcgen.fsio import write_atomic
+    from tipcgen.fsio import check_tree, write_atomic
     from tipcgen.results.history import load_history
     from tipcgen.results.page import page_contexts, render_page
 
@@ -48,11 +48,9 @@ def status(
         pages[f"index.{each}.html"] = render_page(ctx).encode("utf-8")
     flagged = [f for f in contexts[lang]["flagged"] if f["flag"] == "regressed"]
     pages["index.html"] = pages[f"index.{lang}.html"]
+    check_tree(out, list(pages))  # a link, FIFO or device at any page: refused before the first write
     for name, data in pages.items():
-        path = os.path.join(out, name)
-        if os.path.islink(path):  # a link would write through to wherever it points
-            os.unlink(path)
-        write_atomic(path, data)
+        write_atomic(os.path.join(out, name), data)
     for problem in problems:
         typer.echo(f"tipc status: {problem}", err=True)
     typer.echo(
