@@ -195,7 +195,15 @@ def _import_verified(paths: list[str], layout: str, model: Optional[str], lenien
     """(result, YAML text, names of configs it does not rebuild exactly)."""
     result = import_configs(paths, layout, model, lenient)
     text_ = spec_yaml(result, result.findings)
-    return result, text_, verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
+    return result, text_, verify_roundtrip(result, text_, imported_label(result))
+
+
+def imported_label(result: ImportResult) -> str:
+    """What an error in an imported spec names: the spec is in memory, never written when it
+    fails, so the configs' folder it came from, and the name it would have."""
+    folders = sorted({os.path.dirname(p) or "." for p in result.sources.values()})
+    where = folders[0] if len(folders) == 1 else ", ".join(folders)
+    return f"{where}/ (imported as {result.spec.get('model', 'the spec')}.yml, not written)"
 
 
 def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[str]:

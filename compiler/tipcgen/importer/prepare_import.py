@@ -131,12 +131,12 @@ def add_prepare(
     import dataclasses
 
     from tipcgen.check.spec import load_spec_text
-    from tipcgen.importer import verify_roundtrip
+    from tipcgen.importer import imported_label, verify_roundtrip
     from tipcgen.importer.yaml_out import spec_yaml
     from tipcgen.script.decode import read_config
 
     result = report.result
-    spec = load_spec_text(report.yaml, f"{report.model}.yml")
+    spec = load_spec_text(report.yaml, imported_label(result))
     suites, chain_modes = {}, {}
     for name, suite in spec.suites.items():
         source = result.sources[suite.file]
@@ -148,7 +148,7 @@ def add_prepare(
         return report, found
     new = dataclasses.replace(result, spec=with_prepare(result.spec, found))
     text = spec_yaml(new, new.findings, schema)
-    bad = verify_roundtrip(new, text, f"{report.model}.yml")
+    bad = verify_roundtrip(new, text, imported_label(new))
     if bad:  # cannot happen unless prepare touched the configs: say so rather than write it
         raise AssertionError(f"{report.model}: adding prepare changed configs {bad}")
     return dataclasses.replace(report, yaml=text, result=new), found
