@@ -7,7 +7,9 @@ its wall time, the child's peak RSS, the verdict (refused = exit 2; failed = exi
 the server spoilt; accepted = exit 0) and whether a traceback escaped. Download cases talk to a
 hostile HTTP server on 127.0.0.1 (drip, endless body, redirect loop, archive bombs), started here,
 with short deadlines set through the environment.
-Target: every case within 5 s, or within its own deadline + 5 s where it sets one.
+Target: every case within 5 s, or within its own deadline + 5 s where it sets one, and within
+400 MB of peak RSS (the gates' classes: links, FIFOs and devices at every input and output path of
+a repo build, check, lint baseline, check cache and step summary).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import gzip
 import io
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 TARGET = 5.0
+RSS_BOUND = 400.0  # MB: a gate reads a bounded prefix, never the whole of /dev/zero or a 60 MB record
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 VALID = (REPO / "specs" / "tiny_rec.yml").read_text()
@@ -41,6 +45,7 @@ class Case:
     want: int = 2  # the exit code of a clean answer: 2 bad input, 1 a download that failed, 0 accepted
     argv: list[str] = field(default_factory=list)  # a command other than the CLI (the generated bash)
     cwd: str = "."
+    rss: float = RSS_BOUND  # peak MB allowed
 
 
 def _laughs(levels: int = 9, width: int = 9) -> str:
@@ -124,6 +129,72 @@ def _records(tmp: Path) -> list[Case]:
             ["build", str(REPO / "specs/tiny_rec.yml"), "--out", str(tmp / "b"), "--results", str(fifo)],
         ),
     ]
+
+
+def _gate_cases(tmp: Path) -> list[Case]:
+    """A switched repo whose generated files, manifest and specs folder are swapped for links,
+    /dev/zero and FIFOs; baselines, the check cache and the step summary likewise."""
+    cases = []
+    spec = REPO / "specs" / "tiny_rec.yml"
+    for name, make in (
+        ("prepare.sh -> /dev/zero", lambda p: p.symlink_to("/dev/zero")),
+        ("prepare.sh FIFO", os.mkfifo),
+        ("manifest FIFO", os.mkfifo),
+        ("manifest -> /etc/shadow", lambda p: p.symlink_to("/etc/shadow")),
+    ):
+        repo = tmp / f"gate_{len(cases)}"
+        (repo / "test_tipc" / "specs").mkdir(parents=True)
+        (repo / "test_tipc" / "specs" / "tiny_rec.yml").write_text(spec.read_text())
+        subprocess.run([sys.executable, "-m", "tipcgen.cli", "build", "--root", str(repo)], capture_output=True)
+        target = repo / "test_tipc" / (".tipcgen.manifest" if name.startswith("manifest") else "prepare.sh")
+        target.unlink()
+        make(target)
+        cases.append(Case(f"repo {name} (check)", ["check", "--root", str(repo), "--no-cache"], want=1))
+        cases.append(Case(f"repo {name} (build)", ["build", "--root", str(repo)]))
+    repo = tmp / "gate_specs_link"
+    (repo / "test_tipc").mkdir(parents=True)
+    (repo / "test_tipc" / "specs").symlink_to(REPO / "specs")
+    cases.append(Case("repo specs/ -> outside (build)", ["build", "--root", str(repo)]))
+    fifo = tmp / "gate_fifo.json"
+    os.mkfifo(fifo)
+    deep = tmp / "gate_deep.json"
+    deep.write_text("[" * 1_000_000)
+    cases += [
+        Case("baseline FIFO (lint)", ["lint", str(spec), "--baseline", str(fifo)]),
+        Case("baseline /dev/zero (lint)", ["lint", str(spec), "--baseline", "/dev/zero"]),
+        Case("baseline 1M nested [ (lint)", ["lint", str(spec), "--baseline", str(deep)]),
+        Case("write-baseline /dev/zero (lint)", ["lint", str(spec), "--write-baseline", "/dev/zero"]),
+        Case("write-baseline FIFO (lint)", ["lint", str(spec), "--write-baseline", str(fifo)]),
+    ]
+    cache = tmp / "gate_cache"
+    cache.mkdir()
+    os.mkfifo(cache / "check-v1.json")
+    out = tmp / "gate_out"
+    subprocess.run([sys.executable, "-m", "tipcgen.cli", "build", str(spec), "--out", str(out)], capture_output=True)
+    cases.append(
+        Case("check cache FIFO (check)", ["check", str(spec), "--out", str(out)], {"TIPC_CACHE": str(cache)}, want=0)
+    )
+    cases.append(
+        Case("check cache 1M nested", ["check", str(spec), "--out", str(out)], {"TIPC_CACHE": str(tmp)}, want=0)
+    )
+    (tmp / "check-v1.json").write_text("[" * 1_000_000)
+    # a run whose steps fail at once (python:false): its verdict (exit 1) must survive a step
+    # summary that cannot be written
+    failing = tmp / "gate_failing"
+    shutil.copytree(REPO / "generated" / "tiny_rec", failing)
+    config = failing / "test_tipc/configs/tiny_rec/train_infer_python.txt"
+    config.write_text(config.read_text().replace("python:python3\n", "python:false\n", 1))
+    for target in ("/dev/full", str(fifo)):
+        cases.append(
+            Case(
+                f"GITHUB_STEP_SUMMARY={Path(target).name} (run)",
+                ["run", str(config.relative_to(failing)), "--mode", "lite_train_lite_infer"],
+                {"GITHUB_STEP_SUMMARY": target},
+                want=1,
+                cwd=str(failing),
+            )
+        )
+    return cases
 
 
 def _bombs() -> dict[str, bytes]:
@@ -247,17 +318,18 @@ def main() -> None:
 def _all(tmp: Path, server, only: str) -> tuple[int, float, str]:
     """Run every case; (cases out of bounds, worst ratio of time to bound, its line)."""
     base = server.url("/").rstrip("/")
-    cases = _spec_cases(tmp) + _link_cases(tmp) + _records(tmp) + _download_cases(tmp, base)
+    cases = _spec_cases(tmp) + _link_cases(tmp) + _records(tmp) + _gate_cases(tmp) + _download_cases(tmp, base)
     worst, worst_line, bad = 0.0, "", 0
     print(f"{'case':<36} {'time':>7} {'bound':>6} {'RSS':>7}  verdict")
     for case in cases:
         if only not in case.name:
             continue
         took, rss, code, clean = _run(case)
-        ok = took <= case.bound and code == case.want and clean
+        ok = took <= case.bound and code == case.want and clean and rss <= case.rss
         bad += not ok
         verdict = {0: "accepted", 1: "failed", 2: "refused"}.get(code, f"exit {code}")
-        note = ("" if clean else "  TRACEBACK") + ("" if ok else "  <- OVER" if took > case.bound else "  <- WRONG")
+        over = took > case.bound or rss > case.rss
+        note = ("" if clean else "  TRACEBACK") + ("" if ok else "  <- OVER" if over else "  <- WRONG")
         line = f"{case.name:<36} {took:6.2f}s {case.bound:5.1f}s {rss:6.0f}M  {verdict}{note}"
         print(line, flush=True)
         if took / case.bound > worst:
