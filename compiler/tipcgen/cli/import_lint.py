@@ -109,7 +109,7 @@ def _with_prepare(reports: list, prepare: str, configs: list[str], schema: str) 
     import dataclasses
     from pathlib import Path
 
-    from tipcgen.importer.prepare_import import add_prepare, find_prepare
+    from tipcgen.importer.prepare_import import add_prepare, check_prepare_script, find_prepare
     from tipcgen.importer.yaml_out import spec_yaml
 
     if prepare == "none":
@@ -124,8 +124,9 @@ def _with_prepare(reports: list, prepare: str, configs: list[str], schema: str) 
             )
     else:
         script = Path(prepare)
-        if not script.is_file():
+        if not os.path.lexists(script):
             raise UsageError(f"--prepare {prepare}: no such file")
+        check_prepare_script(prepare)  # a regular text file inside its folder (a link leading out: no)
     out = []
     for r in reports:
         if schema != "../generated/spec.schema.json" and r.result is not None:

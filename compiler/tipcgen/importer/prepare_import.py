@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from tipcgen.errors import Problem, SpecError, UsageError, printable
 from tipcgen.importer.prepare_steps import Imported, steps_from_ops
 from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
 from tipcgen.spec.modes import CHAIN_MODES, MODES
@@ -43,10 +44,39 @@ def find_prepare(sources: list[str]) -> Optional[Path]:
         norm = os.path.abspath(source)
         marker = os.sep + os.path.join("test_tipc", "configs") + os.sep
         if marker in norm:
-            candidate = Path(norm.split(marker, 1)[0]) / "test_tipc" / "prepare.sh"
-            if candidate.is_file():
+            repo = norm.split(marker, 1)[0]
+            candidate = Path(repo) / "test_tipc" / "prepare.sh"
+            if os.path.lexists(candidate):
+                check_prepare_script(str(candidate), repo)  # a link leading out is an error, not skipped
                 return candidate
     return None
+
+
+def check_prepare_script(path: str, tree: Optional[str] = None) -> None:
+    """A SpecError unless `path` is a regular file inside `tree` (default: its folder) that a
+    prepare.sh could be: at most MAX_FILE_BYTES of text."""
+    from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
+
+    data = read_bytes(path, MAX_FILE_BYTES, tree=tree, what="a prepare.sh")
+    if len(data) > MAX_FILE_BYTES:
+        raise SpecError([Problem(path, None, None, None, f"more than {MAX_FILE_BYTES} bytes; not a prepare.sh")])
+    if b"\0" in data:
+        raise SpecError([Problem(path, None, None, None, "a binary file (NUL bytes), not a prepare.sh")])
+
+
+def _refuse_if_never_ran(script: Path, traces: dict) -> None:
+    """A UsageError when the script failed in every traced mode having done nothing: not a
+    prepare.sh (`--prepare /etc/shadow`), or one that cannot run here; an empty `prepare` section
+    would be a silent lie."""
+    done = [t for t in traces.values() if not t.timed_out]
+    if not done or any(t.ops or t.returncode == 0 for t in done):
+        return
+    first = next((line for t in done for line in t.stderr.splitlines() if line.strip()), "no output")
+    raise UsageError(
+        f"{script}: error: the script failed in every traced config and mode and ran no command "
+        f"(first error: {printable(first[:200])}); is it the repo's test_tipc/prepare.sh? "
+        "(`--prepare none` imports without it)"
+    )
 
 
 def import_prepare(
@@ -74,6 +104,7 @@ def import_prepare(
     workers = jobs or min(4, os.cpu_count() or 1)
     with ThreadPoolExecutor(workers) as pool:
         traces = dict(zip(tasks, pool.map(one, tasks)))
+    _refuse_if_never_ran(script, traces)
     result = PrepareImport({}, {})
     typed: dict[tuple[str, str], Imported] = {}
     for (name, mode), trace in traces.items():
