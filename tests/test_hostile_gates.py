@@ -342,3 +342,48 @@ def test_import_out_refuses_link(tmp_path):
     config = REPO / "generated" / "tiny_rec" / CONFIG
     clean(tipcgen("import", config, "--out", specs, "--prepare", "none", cwd=tmp_path), 2, "tiny_rec.yml")
     assert victim.read_text() == "keep\n"
+
+
+# --- import --prepare: the script itself -----------------------------------------------------------
+
+
+def _configs_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO / "generated" / "tiny_rec", repo)
+    return repo
+
+
+def test_import_prepare_link_leading_out_is_an_error(tmp_path, secret):
+    repo = _configs_repo(tmp_path)
+    (repo / "test_tipc" / "prepare.sh").unlink()
+    (repo / "test_tipc" / "prepare.sh").symlink_to(secret)
+    proc = tipcgen("import", "test_tipc/configs/tiny_rec", "--out", "specs_out", cwd=repo, timeout=120)
+    clean(proc, 2, "prepare.sh", "outside")
+    assert not (repo / "specs_out").exists()
+
+
+def test_import_prepare_that_is_no_script_is_refused(tmp_path):
+    """`--prepare /etc/shadow` (or any file that is not a prepare.sh): the trace runs nothing in
+    any mode, and that is an error, not an empty `prepare` section."""
+    repo = _configs_repo(tmp_path)
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("these are not shell commands ((\n")
+    proc = tipcgen(
+        "import", "test_tipc/configs/tiny_rec", "--out", "specs_out", "--prepare", bogus, cwd=repo, timeout=300
+    )
+    clean(proc, 2, "notes.txt", "ran no command")
+    assert not (repo / "specs_out").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_import_prepare_fifo_or_device(tmp_path, kind):
+    repo = _configs_repo(tmp_path)
+    target = tmp_path / "fifo.sh"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target = Path("/dev/zero")
+    proc = tipcgen(
+        "import", "test_tipc/configs/tiny_rec", "--out", "specs_out", "--prepare", target, cwd=repo, timeout=60
+    )
+    clean(proc, 2, str(target))
