@@ -35,6 +35,7 @@ MODULES = _modules()
 RANKS = (
     ("tipcgen", "tipcgen.errors"),  # the package itself; one error hierarchy
     ("tipcgen.inputs", "tipcgen.fsio"),  # bounded reads of untrusted inputs; atomic writes, the lock
+    ("tipcgen.sandbox",),  # the one way a repo's own scripts run (migrate, import --prepare)
     ("tipcgen.project",),  # a model repo: where its specs are, what tipcgen owns in its test_tipc/
     ("tipcgen.script",),  # how upstream bash reads config text
     ("tipcgen.dialects",),  # the registry: line tables, detection, per-family data
