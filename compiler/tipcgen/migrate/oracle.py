@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
@@ -291,6 +292,7 @@ def _stage(
     root = scratch / "repo"
     # the scripts and what they source; not a real repo's outputs or configs
     shutil.copytree(repo_dir, root / "test_tipc", ignore=shutil.ignore_patterns("output", "configs", "specs"))
+    _owner_writable(root / "test_tipc")
     conf_dir = root / "test_tipc" / "configs" / config.parent.name
     conf_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(config, conf_dir / config.name)
@@ -307,6 +309,15 @@ def _stage(
         if quant.is_relative_to(root.resolve()):
             quant.mkdir(parents=True, exist_ok=True)
     return root, f"test_tipc/configs/{config.parent.name}/{config.name}"
+
+
+def _owner_writable(top: Path) -> None:
+    """The copy writable by its owner, as a checkout is: copytree keeps the modes of a read-only
+    source, and the sandbox's root has no capability to write past them."""
+    for path in [top, *top.rglob("*")]:
+        if not path.is_symlink():
+            mode = path.stat().st_mode
+            path.chmod(mode | stat.S_IWUSR | stat.S_IRUSR | (stat.S_IXUSR if path.is_dir() else 0))
 
 
 def _snapshot(root: Path) -> set:
