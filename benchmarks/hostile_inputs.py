@@ -9,7 +9,9 @@ hostile HTTP server on 127.0.0.1 (drip, endless body, redirect loop, archive bom
 with short deadlines set through the environment.
 Target: every case within 5 s, or within its own deadline + 5 s where it sets one, and within
 400 MB of peak RSS (the gates' classes: links, FIFOs and devices at every input and output path of
-a repo build, check, lint baseline, check cache and step summary).
+a repo build, check, lint baseline, check cache and step summary). The sandbox cases (a repo's
+hostile scripts under migrate and import --prepare) also fail on any change outside their scratch
+copy or any process of theirs left running.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Optional
 
 TARGET = 5.0
 RSS_BOUND = 400.0  # MB: a gate reads a bounded prefix, never the whole of /dev/zero or a 60 MB record
@@ -46,6 +49,7 @@ class Case:
     argv: list[str] = field(default_factory=list)  # a command other than the CLI (the generated bash)
     cwd: str = "."
     rss: float = RSS_BOUND  # peak MB allowed
+    check: Optional[Callable[[], list]] = None  # after the run: what it wrongly did (empty: nothing)
 
 
 def _laughs(levels: int = 9, width: int = 9) -> str:
@@ -256,6 +260,39 @@ def _download_cases(tmp: Path, base: str) -> list[Case]:
     return cases
 
 
+SANDBOX_TIMEOUT = 3.0
+
+
+def _sandbox_cases(tmp: Path, cleanup: list) -> list[Case]:
+    """`migrate` and `import --prepare` on a repo whose scripts try every way out of their scratch
+    copy and then hang (tests/helpers/hostile_repo.py): nothing outside may change, no process of
+    theirs may survive, and each run ends at --timeout (migrate: two such runs one after the other,
+    prepare.sh's traces then the runner; import: one, the modes traced at once)."""
+    from helpers.hostile_repo import HostileRepo
+
+    cases = []
+    t = str(SANDBOX_TIMEOUT)
+    for name, args, runs, want in (
+        ("hostile scripts (migrate)", ["migrate", "--mode", "lite_train_lite_infer", "--timeout", t], 2, 1),
+        (
+            "hostile scripts (import --prepare)",
+            ["import", "test_tipc/configs", "--out", "../specs", "--timeout", t],
+            1,
+            0,
+        ),
+    ):
+        h = HostileRepo.make(tmp / name.split("(")[1].rstrip(")").replace(" ", "_"))
+        cleanup.append(h.close)
+        env = {k: v for k, v in h.env().items() if k not in os.environ or os.environ[k] != v}
+        bound = runs * SANDBOX_TIMEOUT + TARGET
+        cases.append(Case(name, args, env, bound=bound, want=want, cwd=str(h.root), check=_outside(h)))
+    return cases
+
+
+def _outside(h) -> Callable[[], list]:
+    return lambda: h.changed() + [f"survives: {line}" for line in h.survivors()]
+
+
 def _peak_rss(pid: int) -> float:
     """The process's peak RSS so far in MB (VmHWM of its current image), 0 once it is gone."""
     try:
@@ -305,31 +342,37 @@ def main() -> None:
     for path, fault in (("/drip", "drip"), ("/endless", "endless"), ("/loop", "loop")):
         server.always(path, fault)
     server.start()
+    cleanup: list = []
     try:
         with tempfile.TemporaryDirectory() as tmp_:
-            bad, worst, worst_line = _all(Path(tmp_), server, opts.only)
+            bad, worst, worst_line = _all(Path(tmp_), server, opts.only, cleanup)
     finally:
         server.stop()
+        for close in cleanup:
+            close()
     print(f"worst (time / bound = {worst:.2f}): {worst_line.split('  ')[0].strip()}")
     print(f"{bad} case(s) out of bounds or answered wrongly")
     sys.exit(1 if bad else 0)
 
 
-def _all(tmp: Path, server, only: str) -> tuple[int, float, str]:
-    """Run every case; (cases out of bounds, worst ratio of time to bound, its line)."""
+def _all(tmp: Path, server, only: str, cleanup: list) -> tuple[int, float, str]:
+    """Run every case; (cases out of bounds or answered wrongly, worst ratio of time to bound, its line)."""
     base = server.url("/").rstrip("/")
     cases = _spec_cases(tmp) + _link_cases(tmp) + _records(tmp) + _gate_cases(tmp) + _download_cases(tmp, base)
+    cases += _sandbox_cases(tmp, cleanup)
     worst, worst_line, bad = 0.0, "", 0
     print(f"{'case':<36} {'time':>7} {'bound':>6} {'RSS':>7}  verdict")
     for case in cases:
         if only not in case.name:
             continue
         took, rss, code, clean = _run(case)
-        ok = took <= case.bound and code == case.want and clean and rss <= case.rss
+        harm = case.check() if case.check else []
+        ok = took <= case.bound and code == case.want and clean and rss <= case.rss and not harm
         bad += not ok
         verdict = {0: "accepted", 1: "failed", 2: "refused"}.get(code, f"exit {code}")
         over = took > case.bound or rss > case.rss
         note = ("" if clean else "  TRACEBACK") + ("" if ok else "  <- OVER" if over else "  <- WRONG")
+        note += f"  HARM: {'; '.join(harm[:3])}" if harm else ""
         line = f"{case.name:<36} {took:6.2f}s {case.bound:5.1f}s {rss:6.0f}M  {verdict}{note}"
         print(line, flush=True)
         if took / case.bound > worst:

@@ -36,6 +36,7 @@ RANKS = (
     ("tipcgen", "tipcgen.errors"),  # the package itself; one error hierarchy
     # the gates: bounded reads of untrusted inputs (and the bounded YAML parser); atomic writes, the lock
     ("tipcgen.inputs", "tipcgen.fsio", "tipcgen.spec.yamlpos", "tipcgen.spec.yamlcore"),
+    ("tipcgen.sandbox",),  # the one way a repo's own scripts run (migrate, import --prepare)
     ("tipcgen.project",),  # a model repo: where its specs are, what tipcgen owns in its test_tipc/
     ("tipcgen.script",),  # how upstream bash reads config text
     ("tipcgen.dialects",),  # the registry: line tables, detection, per-family data

@@ -5,10 +5,11 @@ Exit codes: 0 ok, 1 a check/lint/run found something, 2 bad input (with a locate
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Optional
 
 import typer
@@ -142,6 +143,27 @@ def seconds(option: str, value: float, zero: bool = False, most: float = MAX_LIM
 def _num(value: float) -> str:
     """10000001, not 1e+07; 1e+308 and 0.5 as they are."""
     return str(int(value)) if math.isfinite(value) and value == int(value) and abs(value) < 1e15 else f"{value:g}"
+
+
+NO_SANDBOX_HELP = (
+    "Run the repo's scripts for real, outside the sandbox (for machines where it cannot be made): they can"
+    " then change, read and send whatever you can. Only for scripts you trust."
+)
+
+
+@contextlib.contextmanager
+def scripts_sandbox(no_sandbox: bool) -> Iterator[None]:
+    """Where a command runs a repo's own scripts: in the sandbox (refused, exit 2, naming why and
+    --no-sandbox, when it cannot be made here), or for real with --no-sandbox, said on stderr."""
+    from tipcgen import sandbox
+
+    if not no_sandbox:
+        sandbox.require()
+        yield
+        return
+    typer.echo("warning: --no-sandbox: the repo's scripts run for real, with your rights, files and network", err=True)
+    with sandbox.unsandboxed():
+        yield
 
 
 def choice(option: str, value: str, allowed: tuple) -> str:

@@ -9,8 +9,9 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import app, choice, out_dir
+from tipcgen.cli.common import NO_SANDBOX_HELP, app, choice, out_dir, scripts_sandbox, seconds
 from tipcgen.errors import UsageError
+from tipcgen.sandbox import DEFAULT_TIMEOUT
 
 
 def _spec_file_name(name: Optional[str], out: str) -> str:
@@ -65,11 +66,18 @@ def import_(
         "--schema",
         help="What the specs' `$schema` line points at (in a repo: ../spec.schema.json).",
     ),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT,
+        "--timeout",
+        help="Seconds one run of the repo's prepare.sh (per config and mode) may take (then all it started is killed).",
+    ),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help=NO_SANDBOX_HELP),
 ):
     """Import legacy configs into specs: one spec per model directory, verified to rebuild byte for byte."""
     from tipcgen.fsio import write_atomic
     from tipcgen.importer import config_groups, import_group
 
+    seconds("--timeout", timeout, most=3600)
     _check_import_options(configs, layout, out, model, report, fmt)
     groups = config_groups(configs)
     if not groups:
@@ -84,7 +92,7 @@ def import_(
     skipped: dict = {}
     kept = [_without_bad_files(r, paths, layout, model, skipped) for r, paths in zip(reports, groups.values())]
     reports = _distinct_models([k for k in kept if k is not None], layout)
-    reports = _with_prepare(reports, prepare, configs, schema)
+    reports = _with_prepare(reports, prepare, schema, timeout, no_sandbox)
     paths = [_spec_file_name(r.model, out) for r in reports]  # every name checked before anything is written
     for r, path in zip(reports, paths):
         assert r.yaml is not None  # only reports without failures reach here
@@ -104,13 +112,13 @@ def import_(
         raise typer.Exit(1)
 
 
-def _with_prepare(reports: list, prepare: str, configs: list[str], schema: str) -> list:
-    """Each report with its spec's `prepare` traced from the repo's prepare.sh (see --prepare)."""
-    import dataclasses
+def _with_prepare(reports: list, prepare: str, schema: str, timeout: float, no_sandbox: bool) -> list:
+    """Each report with its spec's `prepare` traced from the repo's prepare.sh (see --prepare), in
+    the sandbox (or for real: --no-sandbox); nothing runs without a script."""
+    import contextlib
     from pathlib import Path
 
-    from tipcgen.importer.prepare_import import add_prepare, check_prepare_script, find_prepare
-    from tipcgen.importer.yaml_out import spec_yaml
+    from tipcgen.importer.prepare_import import check_prepare_script, find_prepare
 
     if prepare == "none":
         script = None
@@ -128,22 +136,34 @@ def _with_prepare(reports: list, prepare: str, configs: list[str], schema: str) 
             raise UsageError(f"--prepare {prepare}: no such file")
         check_prepare_script(prepare)  # a regular text file inside its folder (a link leading out: no)
     out = []
-    for r in reports:
-        if schema != "../generated/spec.schema.json" and r.result is not None:
-            r = dataclasses.replace(r, yaml=spec_yaml(r.result, r.result.findings, schema))
-        if script is not None and r.result is not None and r.result.spec.get("suites"):
-            r, found = add_prepare(r, script, schema=schema)
-            for failure in found.failures:
-                typer.echo(f"{r.model}: warning: prepare: {failure}", err=True)
-            if found.untyped:
-                typer.echo(
-                    f"{r.model}: prepare: {len(found.untyped)} command(s) kept as `run` steps (review them): "
-                    + "; ".join(found.untyped[:5])
-                    + (" ..." if len(found.untyped) > 5 else ""),
-                    err=True,
-                )
-        out.append(r)
+    with scripts_sandbox(no_sandbox) if script is not None else contextlib.nullcontext():
+        for r in reports:
+            out.append(_one_prepare(r, script, schema, timeout))
     return out
+
+
+def _one_prepare(r, script, schema: str, timeout: float):
+    """One report with its `$schema` line, and its prepare sections when there is a script."""
+    import dataclasses
+
+    from tipcgen.importer.prepare_import import add_prepare
+    from tipcgen.importer.yaml_out import spec_yaml
+
+    if schema != "../generated/spec.schema.json" and r.result is not None:
+        r = dataclasses.replace(r, yaml=spec_yaml(r.result, r.result.findings, schema))
+    if script is None or r.result is None or not r.result.spec.get("suites"):
+        return r
+    r, found = add_prepare(r, script, timeout=timeout, schema=schema)
+    for failure in found.failures:
+        typer.echo(f"{r.model}: warning: prepare: {failure}", err=True)
+    if found.untyped:
+        typer.echo(
+            f"{r.model}: prepare: {len(found.untyped)} command(s) kept as `run` steps (review them): "
+            + "; ".join(found.untyped[:5])
+            + (" ..." if len(found.untyped) > 5 else ""),
+            err=True,
+        )
+    return r
 
 
 def _without_bad_files(report, paths: list, layout: str, model: Optional[str], skipped: dict):

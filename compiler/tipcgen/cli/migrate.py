@@ -8,8 +8,9 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import app
+from tipcgen.cli.common import NO_SANDBOX_HELP, app, scripts_sandbox
 from tipcgen.errors import UsageError
+from tipcgen.sandbox import DEFAULT_TIMEOUT
 
 
 @app.command()
@@ -23,7 +24,10 @@ def migrate(
     ),
     report: Optional[str] = typer.Option(None, "--report", help="Also write the report (markdown) to this file."),
     mode: Optional[list[str]] = typer.Option(None, "--mode", help="Compare only these modes (repeatable)."),
-    timeout: float = typer.Option(120.0, "--timeout", help="Seconds one run of a repo's script may take."),
+    timeout: float = typer.Option(
+        DEFAULT_TIMEOUT, "--timeout", help="Seconds one run of a repo's script may take (then all it started dies)."
+    ),
+    no_sandbox: bool = typer.Option(False, "--no-sandbox", help=NO_SANDBOX_HELP),
 ):
     """Import the repo's configs and prepare.sh, run its scripts and the generated ones side by side on every
     config x mode, print the report; exit 1 when a command would change unexplained or a config would be lost."""
@@ -38,7 +42,8 @@ def migrate(
     for m_ in modes:
         if m_ not in MODES:
             raise UsageError(f"--mode {m_!r}: modes are {', '.join(MODES)}")
-    m = plan_migration(root, modes=modes, timeout=timeout)
+    with scripts_sandbox(no_sandbox):
+        m = plan_migration(root, modes=modes, timeout=timeout)
     text = report_markdown(m)
     typer.echo(text, nl=False)
     if report:

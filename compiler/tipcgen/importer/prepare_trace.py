@@ -13,21 +13,23 @@ How a run is staged (nothing of the real repo is touched or needed):
 - `cd`/`pushd` (builtins) create a missing directory inside the scratch repo first, so that a
   script that extracts an archive and enters it keeps the right working directory; `mkdir`
   creates what it is asked to inside the scratch repo. Nothing else is created.
-- The run is bounded in time; its process group is killed after that.
+- The run is in the sandbox (tipcgen.sandbox): the shims only record; the sandbox is what keeps
+  a script's absolute paths (/bin/rm), its read-only tools used to write (sed w, awk system(),
+  sort -o) and its redirections inside the scratch directory, off the network, and bounded in
+  time with every process it starts.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tipcgen import sandbox
 from tipcgen.errors import UsageError
+from tipcgen.sandbox import SYSTEM_PATH, read_left, sandboxed_run
 
 # Commands recorded and not run (exit 0). python names: the config's is added per run.
 RECORDED = [
@@ -44,7 +46,7 @@ HARMLESS = [
     *("md5sum", "sha256sum", "date", "env", "readlink", "realpath", "pwd", "uname", "whoami", "id"),
 ]
 SEP, END = "\x1f", "\x1e"
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_TIMEOUT = sandbox.DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -146,8 +148,9 @@ def _stage(scratch: Path, script_dir: Path, config_text: str, config_rel: str, p
     dest.write_text(config_text)
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
-    bash = shutil.which("bash") or "/bin/bash"
-    mkdir = shutil.which("mkdir") or "/bin/mkdir"
+    # the system's programs, not the caller's PATH's (the sandbox hides the caller's HOME)
+    bash = shutil.which("bash", path=SYSTEM_PATH) or "/bin/bash"
+    mkdir = shutil.which("mkdir", path=SYSTEM_PATH) or "/bin/mkdir"
     names = list(RECORDED)
     if python and "/" not in python and python not in names:
         names.append(python)
@@ -157,7 +160,7 @@ def _stage(scratch: Path, script_dir: Path, config_text: str, config_rel: str, p
     _exe(bin_dir / "mkdir", _SHIM.format(bash=bash, extra=_MKDIR_EXTRA.format(mkdir=mkdir)))
     _exe(bin_dir / "timeout", _TIMEOUT.format(bash=bash))
     for name in HARMLESS:
-        real = shutil.which(name)
+        real = shutil.which(name, path=SYSTEM_PATH)
         if real and not (bin_dir / name).exists():
             (bin_dir / name).symlink_to(real)
     for name in ("bash", "sh"):
@@ -242,14 +245,15 @@ def trace_prepare(
     if not (script_dir / script).is_file():
         raise UsageError(f"{script_dir / script}: no such script")
     scripts = tuple(sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in script_dir.glob("*.sh")))
-    key = (str(script_dir.resolve()), script, scripts, config_text, config_rel, mode, python, timeout)
+    sandboxed = sandbox.enabled()
+    key = (str(script_dir.resolve()), script, scripts, config_text, config_rel, mode, python, timeout, sandboxed)
     if key in _MEMO:
         return _MEMO[key]
     trace = _trace(script_dir, config_text, config_rel, mode, python, timeout, script)
-    if not trace.timed_out:
-        if len(_MEMO) >= _MEMO_MAX:
-            _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[key] = trace
+    # a run that timed out too: the same run again would only wait as long again
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.pop(next(iter(_MEMO)))
+    _MEMO[key] = trace
     return trace
 
 
@@ -266,31 +270,15 @@ def _trace(
             "HOME": str(scratch / "home"),
             "BASH_ENV": str(scratch / "bash_env"),
             "TIPC_TRACE": str(record),
-            "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
         }
-        bash = shutil.which("bash") or "/bin/bash"
-        proc = subprocess.Popen(
-            [bash, f"test_tipc/{script}", config_rel, mode],
-            cwd=repo,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        timed_out = False
-        try:
-            _out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            _out, err = proc.communicate()
-        data = record.read_bytes()[: 16 << 20].decode("utf-8", "replace")
+        bash = shutil.which("bash", path=SYSTEM_PATH) or "/bin/bash"
+        argv = [bash, f"test_tipc/{script}", config_rel, mode]
+        ran = sandboxed_run(argv, scratch=scratch, cwd=repo, env=env, timeout=timeout)
+        data = read_left(record).decode("utf-8", "replace")
         return Trace(
             ops=_parse(data, repo),
-            returncode=proc.returncode,
-            timed_out=timed_out,
-            stderr=err.decode("utf-8", "replace")[-4000:],
+            returncode=-9 if ran.returncode is None else ran.returncode,  # -9: killed at the timeout
+            timed_out=ran.timed_out,
+            stderr=ran.tail("stderr"),
         )

@@ -27,7 +27,9 @@ How a run is staged (a scratch model repo, nothing of the real repo is needed):
   quantization that failed before making it).
   Nothing else: files a real training would write (train.log, model files) do not exist, so the
   scripts' branches that test for them take their "absent" side (see KNOWN_ENVIRONMENT).
-- The run is bounded by `timeout` seconds (its process group is killed after that).
+- The run is in the sandbox (tipcgen.sandbox: only the scratch directory writable, no network, a
+  cleared environment) and bounded by `timeout` seconds, after which every process it started is
+  killed.
 
 What is collected (UpstreamRun): the recorded commands (argv with argv[0], CUDA_VISIBLE_DEVICES,
 cwd relative to the repo root), the files created under test_tipc/output/ (the logs), the lines
@@ -44,14 +46,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import subprocess
+import stat
 import tempfile
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
+
+from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
 
 # Upstream folder (relative to ../shared/upstream) -> our dialect for it (None: no dialect yet).
 REPOS: dict[str, Optional[str]] = {
@@ -290,6 +292,7 @@ def _stage(
     root = scratch / "repo"
     # the scripts and what they source; not a real repo's outputs or configs
     shutil.copytree(repo_dir, root / "test_tipc", ignore=shutil.ignore_patterns("output", "configs", "specs"))
+    _owner_writable(root / "test_tipc")
     conf_dir = root / "test_tipc" / "configs" / config.parent.name
     conf_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(config, conf_dir / config.name)
@@ -308,6 +311,15 @@ def _stage(
     return root, f"test_tipc/configs/{config.parent.name}/{config.name}"
 
 
+def _owner_writable(top: Path) -> None:
+    """The copy writable by its owner, as a checkout is: copytree keeps the modes of a read-only
+    source, and the sandbox's root has no capability to write past them."""
+    for path in [top, *top.rglob("*")]:
+        if not path.is_symlink():
+            mode = path.stat().st_mode
+            path.chmod(mode | stat.S_IWUSR | stat.S_IRUSR | (stat.S_IXUSR if path.is_dir() else 0))
+
+
 def _snapshot(root: Path) -> set:
     return {p for p in root.rglob("*") if not p.is_dir()}
 
@@ -316,7 +328,7 @@ def _records(path: Path, root: Path) -> list:
     if not path.exists():
         return []
     out = []
-    for rec in path.read_bytes().decode("utf-8", "replace").split("\x1e"):
+    for rec in read_left(path).decode("utf-8", "replace").split("\x1e"):
         if not rec:
             continue
         flag, cvd, cwd, *argv = rec.split("\x1f")
@@ -334,7 +346,7 @@ def run_upstream(
     *,
     fail_code: int = 1,
     cuda: Optional[str] = None,
-    timeout: float = 120,
+    timeout: float = DEFAULT_TIMEOUT,
     keep: bool = False,
     scratch: Optional[Path] = None,
     repo: Optional[str] = None,
@@ -389,12 +401,9 @@ def run_upstream(
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
         record = scratch / "record.bin"
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("CUDA_VISIBLE_DEVICES", "TIPC_RECORD_FAIL", "TIPC_RECORD_CODE", "BASH_ENV", "ENV")
-        }
-        env.update(PATH=f"{scratch / 'bin'}{os.pathsep}{env.get('PATH', '')}", TIPC_RECORD=str(record))
+        # The sandbox clears the environment: the recorders first on the system's PATH, and only
+        # what the run sets (the caller's variables, CUDA_VISIBLE_DEVICES included, do not reach it).
+        env = {"PATH": f"{scratch / 'bin'}{os.pathsep}{SYSTEM_PATH}", "TIPC_RECORD": str(record)}
         env["TIPC_RECORD_CODE"] = str(fail_code)
         if fail:
             env["TIPC_RECORD_FAIL"] = fail
@@ -402,28 +411,10 @@ def run_upstream(
             env["CUDA_VISIBLE_DEVICES"] = cuda
         before = _snapshot(root)
         args = ["bash", f"test_tipc/{script}", config_arg, mode] + ([gpuid] if gpuid else [])
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            args,
-            cwd=root,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        try:
-            out, err = proc.communicate(timeout=timeout)
-            code: Optional[int] = proc.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the group of the script we started, nothing else
-            out, err = proc.communicate()
-            code = None
-        elapsed = time.perf_counter() - t0
+        ran = sandboxed_run(args, scratch=scratch, cwd=root, env=env, timeout=timeout)
         run = UpstreamRun(
-            repo, str(config), mode, gpuid, fail, str(root), code, elapsed,
-            stdout=out.decode("utf-8", "replace")[-4000:],
-            stderr=err.decode("utf-8", "replace")[-4000:],
+            repo, str(config), mode, gpuid, fail, str(root), ran.returncode, ran.elapsed,
+            stdout=ran.tail("stdout"), stderr=ran.tail("stderr"),
         )  # fmt: skip
         run.commands = _records(record, root)
         created = sorted(_snapshot(root) - before)
@@ -432,7 +423,7 @@ def run_upstream(
             rel = "./" + path.relative_to(root).as_posix()
             if path.name == status_name:
                 run.status_logs.append(rel)
-                run.status_lines.extend(path.read_bytes().decode("utf-8", "replace").splitlines())
+                run.status_lines.extend(read_left(path).decode("utf-8", "replace").splitlines())
             elif any(path.is_relative_to(output) for output in outputs):
                 run.logs.append(rel)
             else:
@@ -844,7 +835,7 @@ def compare(
     upstream: Optional[Path] = None,
     layout: Optional[str] = None,
     runner: Optional[str] = None,
-    timeout: float = 120,
+    timeout: float = DEFAULT_TIMEOUT,
     run: Optional[UpstreamRun] = None,
     chain: Optional[str] = None,
     quant_made: bool = True,

@@ -4,9 +4,7 @@ importer.prepare_steps.compare_effects: identical, faithful (named deviations) o
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +12,7 @@ from typing import Optional
 
 from tipcgen.importer.prepare_steps import EffectDiff, compare_effects, plan_effects, upstream_effects
 from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
+from tipcgen.sandbox import sandboxed_run
 
 
 @dataclass
@@ -35,31 +34,36 @@ def plan_lines(tipc: Path, config_text: str, config_rel: str, mode: str, timeout
         dest = repo.joinpath(*config_rel.split("/"))
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(config_text)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TIPC_")}
-        env.update(TIPC_PREPARE_PLAN="1", TIPC_CACHE=str(Path(tmp) / "cache"), HOME=tmp)
-        done = subprocess.run(
-            ["bash", "test_tipc/prepare.sh", config_rel, mode],
-            cwd=repo,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"generated prepare.sh exited {done.returncode}: {done.stderr.strip()[-300:]}")
-        return done.stdout.splitlines()
+        env = {"TIPC_PREPARE_PLAN": "1", "TIPC_CACHE": str(Path(tmp) / "cache")}
+        argv = ["bash", "test_tipc/prepare.sh", config_rel, mode]
+        ran = sandboxed_run(argv, scratch=Path(tmp), cwd=repo, env=env, timeout=timeout)
+        if ran.timed_out:
+            raise RuntimeError(f"generated prepare.sh did not finish in {timeout:g} s")
+        if ran.returncode != 0:
+            raise RuntimeError(f"generated prepare.sh exited {ran.returncode}: {ran.tail('stderr').strip()[-300:]}")
+        if ran.dropped:
+            raise RuntimeError(f"generated prepare.sh listed more than {len(ran.stdout)} bytes")
+        return ran.stdout.decode("utf-8", "replace").splitlines()
 
 
 def compare_prepare(
-    upstream: Path, ours: Path, config_text: str, config_rel: str, mode: str, python: str = ""
+    upstream: Path,
+    ours: Path,
+    config_text: str,
+    config_rel: str,
+    mode: str,
+    python: str = "",
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> PrepareRow:
-    """`upstream`: the repo's prepare.sh; `ours`: the generated test_tipc/ folder."""
+    """`upstream`: the repo's prepare.sh; `ours`: the generated test_tipc/ folder; `timeout`:
+    seconds each of the two runs may take."""
     try:
-        trace = trace_prepare(upstream.parent, config_text, config_rel, mode, python=python, script=upstream.name)
+        trace = trace_prepare(
+            upstream.parent, config_text, config_rel, mode, python=python, timeout=timeout, script=upstream.name
+        )
         if trace.timed_out:
-            raise RuntimeError(f"{upstream} did not finish in {DEFAULT_TIMEOUT:g} s")
-        mine = plan_lines(ours, config_text, config_rel, mode)
-    except (RuntimeError, subprocess.TimeoutExpired, OSError) as exc:
+            raise RuntimeError(f"{upstream} did not finish in {timeout:g} s")
+        mine = plan_lines(ours, config_text, config_rel, mode, timeout=timeout)
+    except (RuntimeError, OSError) as exc:
         return PrepareRow(config_rel, mode, EffectDiff("CHANGED", []), str(exc))
     return PrepareRow(config_rel, mode, compare_effects(upstream_effects(trace.ops), plan_effects(mine)))

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from tipcgen.emit.prepare import spec_modes
 from tipcgen.errors import UsageError
+from tipcgen.sandbox import DEFAULT_TIMEOUT
 from tipcgen.spec.modes import CHAIN_MODES, MODES
 
 SCHEMA = "../spec.schema.json"  # from test_tipc/specs/ to the schema the repo build writes
@@ -82,7 +83,9 @@ def _repo_parts(root: str) -> tuple[Path, Path, Path]:
     return tipc, runner, prepare
 
 
-def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, timeout: float = 120) -> Migration:
+def plan_migration(
+    root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, timeout: float = DEFAULT_TIMEOUT
+) -> Migration:
     from tipcgen.check.spec import load_spec_text
     from tipcgen.emit.repo import repo_files, repo_runner
     from tipcgen.importer import config_groups, import_group
@@ -107,7 +110,7 @@ def plan_migration(root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, tim
                 not_imported[_rel(root, os.path.join(report.directory, name))] = why
             continue
         report.yaml = spec_yaml(report.result, report.result.findings, SCHEMA)
-        report, found = add_prepare(report, prepare_script, schema=SCHEMA)
+        report, found = add_prepare(report, prepare_script, timeout=timeout, schema=SCHEMA)
         if found.untyped:
             untyped[str(report.model)] = found.untyped
         for failure in found.failures:
@@ -202,12 +205,12 @@ def _compare_chain_configs(
                 verdict, detail = "faithful", ", ".join(f"{script}: {n}" for n in diff.explained_by())
             else:
                 verdict, detail = "CHANGED", diff.unexplained()[0].detail
-            p_verdict, p_detail = _chain_prepare(m, prepare_script, ours, Path(source), mode, layout)
+            p_verdict, p_detail = _chain_prepare(m, prepare_script, ours, Path(source), mode, layout, timeout)
             m.chain_rows.append(Row(rel, mode, verdict, detail, p_verdict, p_detail, script))
 
 
 def _chain_prepare(
-    m: Migration, prepare_script: Path, ours: Optional[Path], source: Path, mode: str, layout: Any
+    m: Migration, prepare_script: Path, ours: Optional[Path], source: Path, mode: str, layout: Any, timeout: float
 ) -> tuple:
     """(verdict, detail) of the repo's prepare.sh against ours for a chain config's mode (its
     `layout` reads the config's python, as the chain's script does)."""
@@ -219,7 +222,7 @@ def _chain_prepare(
         return "not compared", ""
     text = source.read_bytes().decode("utf-8", "replace")
     python = ConfigView.parse(text, layout).value("python") or "python"  # (a chain without the line: none)
-    p = compare_prepare(prepare_script, ours, text, _rel(m.root, str(source)), mode, python)
+    p = compare_prepare(prepare_script, ours, text, _rel(m.root, str(source)), mode, python, timeout=timeout)
     if p.error:
         return p.diff.verdict, p.error
     if p.diff.first is not None:
@@ -351,7 +354,7 @@ class _Sides:
         else:
             r_verdict, r_detail = "CHANGED", diff.unexplained()[0].detail
         text = source.read_bytes().decode("utf-8", "replace")
-        p = compare_prepare(self.prepare_script, self.ours, text, rel, mode, python)
+        p = compare_prepare(self.prepare_script, self.ours, text, rel, mode, python, timeout=self.timeout)
         if p.error:
             p_detail = p.error
         elif p.diff.first is not None:
