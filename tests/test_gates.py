@@ -35,6 +35,7 @@ RAW_CALLS = {
     "shutil.copy2": "a copy that reads through links",
     "shutil.copyfile": "a copy that reads through links",
     "shutil.copyfileobj": "a copy of a raw stream",
+    "shutil.copytree": "a tree copy that reads through links (symlinks=True copies them as links)",
     "tarfile.open": "an archive opened by path (open it through the gate, pass fileobj=)",
     "zipfile.ZipFile": "an archive opened by path (open it through the gate, pass the file object)",
     "yaml.load": "YAML outside the spec loader",
@@ -93,6 +94,11 @@ def raw_access(source: str, filename: str = "<module>") -> list[tuple[int, str, 
         name = _dotted(node.func)
         name = imported.get(name, name)
         if name in RAW_CALLS:
+            if name == "shutil.copytree" and any(
+                k.arg == "symlinks" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in node.keywords
+            ):
+                continue  # links copied as links, never read through
             if name == "tarfile.open" and any(k.arg == "fileobj" for k in node.keywords):
                 continue  # a stream the gate opened
             first = node.args[0] if node.args else None
@@ -137,6 +143,7 @@ def test_no_raw_file_access_outside_the_gates():
         "tarfile.open('a.tar')",
         "os.open('x', os.O_RDONLY)",
         "YAML(typ='rt').load(text)",
+        "shutil.copytree('a', 'b')",
         "with open('x', 'w') as fh: fh.write('')",
     ],
 )

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO, Optional
 
 from tipcgen.errors import SpecError, TipcError, UsageError, printable
-from tipcgen.inputs import read_owned
+from tipcgen.inputs import MAX_FILE_BYTES, read_bytes, read_owned
 
 EXECUTABLE_SUFFIXES = (".sh",)
 TEMP_PREFIX = ".tipcgen-"
@@ -144,6 +144,15 @@ def write_atomic(path: str, data: bytes, mode: Optional[int] = None) -> bool:
     return True
 
 
+def copy_file(src: str, dest: str, tree: Optional[str] = None, mode: Optional[int] = None) -> None:
+    """Copy `src` (read through the read gate: a regular file inside `tree`, at most 1 MiB: a
+    script or config) to `dest` (through write_atomic)."""
+    data = read_bytes(src, MAX_FILE_BYTES, tree=tree, what="a file to copy")
+    if len(data) > MAX_FILE_BYTES:
+        raise PathError(f"{printable(src)}: error: more than {MAX_FILE_BYTES} bytes; not a script or config")
+    write_atomic(dest, data, mode)
+
+
 def write_text(path: str, text: str, mode: Optional[int] = None) -> bool:
     """write_atomic of UTF-8 text."""
     return write_atomic(path, text.encode("utf-8"), mode)
@@ -186,6 +195,16 @@ def open_output(path: str, append: bool = False, mode: int = 0o644) -> BinaryIO:
     file it creates."""
     flags = os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     return os.fdopen(_open_regular(path, flags, mode), "ab" if append else "wb")
+
+
+def open_temp(directory: str, prefix: str = TEMP_PREFIX) -> BinaryIO:
+    """A new private file (0600, O_EXCL: never an existing path, link or FIFO) in `directory`,
+    open for writing and reading back (w+b): output captured as it comes."""
+    try:
+        fd, _path = tempfile.mkstemp(prefix=prefix, dir=directory)
+    except OSError as exc:
+        raise path_error(exc, "create a file") from None
+    return os.fdopen(fd, "w+b")
 
 
 @contextlib.contextmanager

@@ -33,12 +33,10 @@ through here or the executors that run the user's own commands on purpose.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import shutil
 import signal
-import stat
 import subprocess
 import tempfile
 import threading
@@ -48,7 +46,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from tipcgen.errors import UsageError
+from tipcgen.errors import TipcError, UsageError
+from tipcgen.fsio import open_temp
+from tipcgen.inputs import parse_json, read_bytes
 
 DEFAULT_TIMEOUT = 120.0  # seconds one run of a repo's script may take (migrate's and import's --timeout)
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -91,14 +91,13 @@ class Ran:
 def read_left(path, limit: int = 16 << 20) -> bytes:
     """A file a run left in its scratch, at most `limit` bytes, without following a link the run
     made (it could point at any file the user can read): b"" for a link, a FIFO or nothing."""
+    path = os.fspath(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
+        return read_bytes(path, limit, tree=os.path.dirname(path) or ".", what="a file the run left", links=False)[
+            :limit
+        ]
+    except TipcError:
         return b""
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return b""
-        return fh.read(limit)
 
 
 # ---- whether the sandbox can be made
@@ -221,8 +220,9 @@ class _Sink:
     """One output stream: the first `limit` bytes to a file in the scratch, the last TAIL in memory."""
 
     def __init__(self, directory: str, name: str, limit: int):
-        fd, _path = tempfile.mkstemp(prefix=f".tipcgen-{name}-", dir=directory)
-        self.file = os.fdopen(fd, "w+b")  # read back through this fd: the script may replace the path
+        self.file = open_temp(
+            directory, f".tipcgen-{name}-"
+        )  # read back through this fd: the script may replace the path
         self.limit, self.kept, self.dropped, self.tail = limit, 0, 0, b""
 
     def write(self, data: bytes) -> None:
@@ -297,8 +297,8 @@ def _pid1(info_r: int) -> Optional[tuple[int, bytes]]:
     finally:
         os.close(info_r)
     try:
-        pid = json.loads(data.decode("utf-8") or "{}").get("child-pid")
-    except ValueError:
+        pid = parse_json(data or b"{}", "bwrap --info-fd", dict, limit=4096).get("child-pid")
+    except TipcError:
         return None
     if not isinstance(pid, int) or pid <= 1:
         return None
@@ -309,9 +309,9 @@ def _pid1(info_r: int) -> Optional[tuple[int, bytes]]:
 def _start_time(pid: int) -> Optional[bytes]:
     """Field 22 of /proc/PID/stat (when it started: tells a reused pid apart); None: gone or a zombie."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
+        raw = read_bytes(f"/proc/{pid}/stat", 4096, tree="/proc", what="a process's status")
+        fields = raw.rsplit(b")", 1)[1].split()
+    except (TipcError, IndexError):
         return None
     return None if fields[0] in (b"Z", b"X") else fields[19]
 

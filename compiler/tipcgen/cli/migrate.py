@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Optional
 
 import typer
@@ -64,12 +63,14 @@ def _apply(m) -> list[str]:
     """Write the specs and the new test_tipc/ into the repo; on any failure, restore every file as
     it was and remove the new ones. Returns the paths written."""
     from tipcgen.fsio import check_tree, write_atomic
+    from tipcgen.inputs import read_bytes
 
     check_tree(m.root, m.files)
     before: dict[str, Optional[bytes]] = {}
     for rel in m.files:
         path = os.path.join(m.root, *rel.split("/"))
-        before[rel] = Path(path).read_bytes() if os.path.isfile(path) else None
+        # what --apply replaces, kept to restore it on failure (check_tree refused links, FIFOs, devices)
+        before[rel] = read_bytes(path, 1 << 26, tree=m.root, what="a repo file") if os.path.lexists(path) else None
     written: list[str] = []
     try:
         from tipcgen.project import MANIFEST

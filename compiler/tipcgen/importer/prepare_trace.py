@@ -29,6 +29,7 @@ from pathlib import Path
 
 from tipcgen import sandbox
 from tipcgen.errors import UsageError
+from tipcgen.fsio import copy_file, write_atomic, write_text
 from tipcgen.sandbox import SYSTEM_PATH, read_left, sandboxed_run
 
 # Commands recorded and not run (exit 0). python names: the config's is added per run.
@@ -129,23 +130,24 @@ sleep() {{ :; }}
 
 
 def _exe(path: Path, text: str) -> None:
-    path.write_text(text)
-    path.chmod(0o755)
+    write_text(str(path), text, mode=0o755)
 
 
-def _stage(scratch: Path, script_dir: Path, config_text: str, config_rel: str, python: str) -> Path:
+def _stage(scratch: Path, script_dir: Path, config_text: str, config_rel: str, python: str, script: str = "") -> Path:
     repo = scratch / "repo"
     tipc = repo / "test_tipc"
     tipc.mkdir(parents=True)
     for src in sorted(script_dir.glob("*.sh")):
         if src.is_file() and not src.is_symlink():
-            shutil.copyfile(src, tipc / src.name)
+            copy_file(str(src), str(tipc / src.name), tree=str(script_dir))
+    if script and not (tipc / script).exists():  # the script itself, whatever its name
+        copy_file(str(script_dir / script), str(tipc / script), tree=str(script_dir))
     parts = config_rel.split("/")
     if config_rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise UsageError(f"{config_rel!r}: a config path relative to the repo root, without `..`")
     dest = repo.joinpath(*parts)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_text(config_text)
+    write_text(str(dest), config_text)
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
     # the system's programs, not the caller's PATH's (the sandbox hides the caller's HOME)
@@ -165,7 +167,7 @@ def _stage(scratch: Path, script_dir: Path, config_text: str, config_rel: str, p
             (bin_dir / name).symlink_to(real)
     for name in ("bash", "sh"):
         (bin_dir / name).symlink_to(bash)
-    (scratch / "bash_env").write_text(_BASH_ENV.format(mkdir=mkdir))
+    write_text(str(scratch / "bash_env"), _BASH_ENV.format(mkdir=mkdir))
     (scratch / "home").mkdir()
     return repo
 
@@ -262,9 +264,9 @@ def _trace(
 ) -> Trace:
     with tempfile.TemporaryDirectory(prefix="tipcgen-trace-") as tmp:
         scratch = Path(tmp)
-        repo = _stage(scratch, script_dir, config_text, config_rel, python)
+        repo = _stage(scratch, script_dir, config_text, config_rel, python, script)
         record = scratch / "trace"
-        record.write_bytes(b"")
+        write_atomic(str(record), b"")
         env = {
             "PATH": str(scratch / "bin"),
             "HOME": str(scratch / "home"),

@@ -53,6 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from tipcgen.errors import TipcError
+from tipcgen.fsio import write_atomic, write_text
+from tipcgen.inputs import read_bytes
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
 
 # Upstream folder (relative to ../shared/upstream) -> our dialect for it (None: no dialect yet).
@@ -231,8 +234,7 @@ def _config_value(text: str, index: int) -> str:
 
 
 def _write_exe(path: Path, text: str) -> None:
-    path.write_text(text)
-    path.chmod(0o755)
+    write_text(str(path), text, mode=0o755)
 
 
 # `make` for BUILD_TOOLS: record, and in a `build/` directory leave the demos it would link.
@@ -278,7 +280,8 @@ def _stage(
 ) -> tuple[Path, str]:
     """Lay out bin/ and repo/ (with `dirs`, relative to it); `tools`: more programs to record ->
     (repo root, the config argument of the script)."""
-    text = config.read_bytes().decode("utf-8", "replace")
+    data = read_bytes(str(config), what="a config")
+    text = data.decode("utf-8", "replace")
     python = _config_python(text)
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
@@ -291,11 +294,13 @@ def _stage(
         _write_exe(bin_dir / name, body)
     root = scratch / "repo"
     # the scripts and what they source; not a real repo's outputs or configs
-    shutil.copytree(repo_dir, root / "test_tipc", ignore=shutil.ignore_patterns("output", "configs", "specs"))
+    shutil.copytree(
+        repo_dir, root / "test_tipc", symlinks=True, ignore=shutil.ignore_patterns("output", "configs", "specs")
+    )  # links copied as links: tipcgen reads nothing through them
     _owner_writable(root / "test_tipc")
     conf_dir = root / "test_tipc" / "configs" / config.parent.name
     conf_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(config, conf_dir / config.name)
+    write_atomic(str(conf_dir / config.name), data)
     (root / "deploy").mkdir()
     _stage_build(bin_dir, root, script)
     for d in dirs:  # where a chain's script `cd`s (the serving chains' serving_dir)
@@ -399,7 +404,7 @@ def run_upstream(
             _write_exe(scratch / "bin" / name, RECORDER)
         for rel, text in (checkout or {}).items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_text(text)
+            write_text(str(root / rel), text)
         record = scratch / "record.bin"
         # The sandbox clears the environment: the recorders first on the system's PATH, and only
         # what the run sets (the caller's variables, CUDA_VISIBLE_DEVICES included, do not reach it).
@@ -986,8 +991,8 @@ def train_configs(corpus: Path, repo: str) -> list[Path]:
     out = []
     for path in sorted((corpus / corpus_name(repo)).rglob("*.txt")):
         try:
-            text = path.read_bytes().decode("utf-8")
-        except UnicodeDecodeError:
+            text = read_bytes(str(path), tree=str(corpus), what="a corpus config").decode("utf-8")
+        except (UnicodeDecodeError, TipcError):
             continue
         name, _why = detect(split_lines(text))
         if name is not None:

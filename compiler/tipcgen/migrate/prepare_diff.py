@@ -4,12 +4,12 @@ importer.prepare_steps.compare_effects: identical, faithful (named deviations) o
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from tipcgen.fsio import copy_file, write_text
 from tipcgen.importer.prepare_steps import EffectDiff, compare_effects, plan_effects, upstream_effects
 from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
 from tipcgen.sandbox import sandboxed_run
@@ -30,10 +30,10 @@ def plan_lines(tipc: Path, config_text: str, config_rel: str, mode: str, timeout
         repo = Path(tmp) / "repo"
         (repo / "test_tipc").mkdir(parents=True)
         for name in ("prepare.sh", "common_func.sh"):
-            shutil.copyfile(tipc / name, repo / "test_tipc" / name)
+            copy_file(str(tipc / name), str(repo / "test_tipc" / name), tree=str(tipc))
         dest = repo.joinpath(*config_rel.split("/"))
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(config_text)
+        write_text(str(dest), config_text)
         env = {"TIPC_PREPARE_PLAN": "1", "TIPC_CACHE": str(Path(tmp) / "cache")}
         argv = ["bash", "test_tipc/prepare.sh", config_rel, mode]
         ran = sandboxed_run(argv, scratch=Path(tmp), cwd=repo, env=env, timeout=timeout)

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 from tipcgen.emit.prepare import spec_modes
-from tipcgen.errors import UsageError
+from tipcgen.errors import TipcError, UsageError
+from tipcgen.fsio import write_atomic
+from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
 from tipcgen.sandbox import DEFAULT_TIMEOUT
 from tipcgen.spec.modes import CHAIN_MODES, MODES
 
@@ -145,7 +147,7 @@ _MODE_TEST = re.compile(r"\$\{?MODE\}?\s*==?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
 
 def _prepare_modes(script: Path) -> set:
     """The modes a repo's prepare.sh tests for (`${MODE} = "cpp_infer"` and the like)."""
-    text = script.read_bytes().decode("utf-8", "replace")
+    text = read_bytes(str(script), what="a prepare.sh").decode("utf-8", "replace")
     return set(_MODE_TEST.findall(text))
 
 
@@ -156,12 +158,7 @@ def _compare_chains(m: Migration, specs: list, tipc: Path, prepare_script: Path,
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
-        ours = Path(tmp) / "test_tipc"
-        for rel, data in m.files.items():
-            if rel.startswith("test_tipc/") and rel.endswith(".sh"):
-                path = Path(tmp) / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
+        ours = _our_scripts(m, tmp)
         has_prepare = (ours / "prepare.sh").is_file()
         _compare_chain_configs(m, specs, tipc, prepare_script, ours if has_prepare else None, timeout)
 
@@ -220,7 +217,7 @@ def _chain_prepare(
 
     if ours is None or mode not in CHAIN_MODES or not prepare_script.is_file():
         return "not compared", ""
-    text = source.read_bytes().decode("utf-8", "replace")
+    text = read_bytes(str(source), tree=m.root, what="a config").decode("utf-8", "replace")
     python = ConfigView.parse(text, layout).value("python") or "python"  # (a chain without the line: none)
     p = compare_prepare(prepare_script, ours, text, _rel(m.root, str(source)), mode, python, timeout=timeout)
     if p.error:
@@ -233,13 +230,32 @@ def _chain_prepare(
     return p.diff.verdict, ", ".join(p.diff.deviations)
 
 
+def _our_scripts(m: Migration, tmp: str) -> Path:
+    """The new tree's scripts written into the scratch `tmp` (through the write gate): its test_tipc/."""
+    for rel, data in m.files.items():
+        if rel.startswith("test_tipc/") and rel.endswith(".sh"):
+            path = Path(tmp) / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(str(path), data)
+    return Path(tmp) / "test_tipc"
+
+
+def _repo_bytes(m: Migration, path: Path) -> Optional[bytes]:
+    """A repo file's bytes, read inside the repo; None (so: replaced) for a link leading out, a
+    FIFO or a device."""
+    try:
+        return read_bytes(str(path), MAX_FILE_BYTES, tree=m.root, what="a repo file")
+    except TipcError:
+        return None
+
+
 def _file_changes(m: Migration) -> None:
     """Which files of the new tree the repo lacks (added) or has otherwise (replaced)."""
     for rel, data in m.files.items():
         path = Path(m.root, *rel.split("/"))
-        if not path.exists():
+        if not os.path.lexists(path):
             m.added.append(rel)
-        elif path.read_bytes() != data:
+        elif _repo_bytes(m, path) != data:
             m.replaced.append(rel)
 
 
@@ -311,12 +327,7 @@ def _compare_all(m: Migration, specs: list, tipc: Path, prepare_script: Path, mo
         for mode in modes
     ]
     with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
-        ours = Path(tmp) / "test_tipc"
-        for rel, data in m.files.items():
-            if rel.startswith("test_tipc/") and rel.endswith(".sh"):
-                path = Path(tmp) / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(data)
+        ours = _our_scripts(m, tmp)
         side = _Sides(m, family, tipc, ours, prepare_script, timeout)
         with ThreadPoolExecutor(jobs or min(4, os.cpu_count() or 1)) as pool:
             m.rows = list(pool.map(side.compare, tasks))
@@ -353,7 +364,7 @@ class _Sides:
             r_verdict, r_detail = "faithful", ", ".join(diff.explained_by())
         else:
             r_verdict, r_detail = "CHANGED", diff.unexplained()[0].detail
-        text = source.read_bytes().decode("utf-8", "replace")
+        text = read_bytes(str(source), tree=self.m.root, what="a config").decode("utf-8", "replace")
         p = compare_prepare(self.prepare_script, self.ours, text, rel, mode, python, timeout=self.timeout)
         if p.error:
             p_detail = p.error
