@@ -33,7 +33,7 @@ MODULES = _modules()
 # The stages, lowest first: a module may import only modules of its own rank or below. Each
 # folder is one stage; the use cases (importer, the executors, the CLI) sit above what they use.
 RANKS = (
-    ("tipcgen", "tipcgen.errors"),  # the package itself; one error hierarchy
+    ("tipcgen", "tipcgen.errors", "tipcgen.escape"),  # the package itself; one error hierarchy; the escapers
     ("tipcgen.inputs", "tipcgen.fsio"),  # bounded reads of untrusted inputs; atomic writes, the lock
     ("tipcgen.project",),  # a model repo: where its specs are, what tipcgen owns in its test_tipc/
     ("tipcgen.script",),  # how upstream bash reads config text
