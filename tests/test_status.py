@@ -13,7 +13,8 @@ from pathlib import Path
 from helpers.history import REGRESSED, regression_history, run_report, stamp, with_logs, write
 from tipcgen.results.history import load_history
 from tipcgen.results.page import flags, page_context, render_page
-from tipcgen.results.summary import bench_summary, fence, fleet_summary, run_summary
+from tipcgen.escape import for_markdown
+from tipcgen.results.summary import bench_summary, fleet_summary, run_summary
 
 TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 MODE = "lite_train_lite_infer"
@@ -58,7 +59,7 @@ def test_summary_escapes_record_text(tmp_path):
     head = text.splitlines()[0]
     assert "\\<script\\>x\\</script\\>\\|a" in head and "m\\|b" in head  # literal text, not a tag, not a cell
     assert "````text\necho ```x``` </details>\n````" in text  # a fence longer than the backticks inside
-    assert fence("a\n````b") == "`````text\na\n````b\n`````"
+    assert for_markdown("a\n````b", "block") == "`````text\na\n````b\n`````"
     for line in text.splitlines():  # no table row gained a column
         if line.startswith("| 2 |"):
             assert line.count("|") == 6

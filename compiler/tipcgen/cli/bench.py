@@ -193,7 +193,7 @@ def bench(
         from tipcgen.results.summary import bench_summary, write_summary
 
         where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
-        write_summary(summary_out, bench_summary(records, ".", where))  # logs lie below --out, here
+        write_summary(summary_out, bench_summary(records, ".", where, out))  # logs lie below --out
     if any(r["status"] != "passed" for r in records):
         raise typer.Exit(1)
 

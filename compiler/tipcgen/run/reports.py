@@ -19,14 +19,57 @@ TAIL_BYTES = 64 * 1024
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def read_log(cwd: str, log: Optional[str]) -> Optional[str]:
-    if not log:
+MAX_LOG_BYTES = 4 << 20  # the end of a log a report reads: tails and AutoLog's block are at its end
+
+
+def read_log(cwd: str, log: Optional[str], tree: Optional[str] = None) -> Optional[str]:
+    """The text of a step's log (its last MAX_LOG_BYTES), or None when there is none to read.
+
+    A record names the log, and a step can swap its log for a symbolic link: the log is read only
+    when it is a regular file whose real path lies inside `tree` (default: `cwd`, the run's
+    directory), by the one rule of tipcgen.inputs, so a report never copies another file of the
+    machine (`~/.ssh/id_rsa`, /etc/shadow) into a summary or a JUnit file."""
+    import stat
+
+    from tipcgen.errors import SpecError
+    from tipcgen.inputs import resolve_inside
+
+    if not log or "\0" in log:
         return None
     try:
-        with open(os.path.join(cwd, log), "rb") as fh:
-            return fh.read().decode("utf-8", "replace")
+        real = resolve_inside(os.path.join(cwd, log), tree or cwd)
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, SpecError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        os.lseek(fd, max(0, st.st_size - MAX_LOG_BYTES), os.SEEK_SET)
+        chunks, got = [], 0
+        while got < MAX_LOG_BYTES and (chunk := os.read(fd, min(1 << 20, MAX_LOG_BYTES - got))):
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks).decode("utf-8", "replace")
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def log_inside(cwd: str, log: Optional[str], tree: Optional[str] = None) -> bool:
+    """Whether a record's log path resolves (every link followed) inside `tree` (default `cwd`):
+    only such a path is linked from a summary; any other is shown as text."""
+    from tipcgen.errors import SpecError
+    from tipcgen.inputs import resolve_inside
+
+    if not log or "\0" in log:
+        return False
+    try:
+        resolve_inside(os.path.join(cwd, log), tree or cwd)
+    except (SpecError, OSError, ValueError):
+        return False
+    return True
 
 
 def log_tail(text: Optional[str], lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:
