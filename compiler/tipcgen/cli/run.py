@@ -46,14 +46,14 @@ _STYLE = {
 }
 
 
-def _text(text: str) -> str:
+def _text(text: str, lines: bool = False) -> str:
     """Text for the console: rich markup escaped, and control characters (shown `\\x1b`), so
-    that nothing a config or a log holds drives the terminal."""
+    that nothing a config or a log holds drives the terminal (a log's tail keeps its lines)."""
     from rich.markup import escape
 
-    from tipcgen.errors import printable
+    from tipcgen.escape import for_terminal
 
-    return escape(printable(text))
+    return escape(for_terminal(text, lines=lines))
 
 
 def _end_line(tag: str, result: StepResult) -> str:
@@ -93,7 +93,7 @@ def _print_stalled(console: Console, step: Step) -> None:
         with open(path, "rb") as fh:
             tail = log_tail(fh.read().decode("utf-8", "replace"), lines=10)
         console.print(f"[dim]--- last lines of {escape(os.path.relpath(path))}:[/]")
-        console.print(escape(tail or "(empty)"), style="dim")
+        console.print(escape(tail, lines=True) if tail else "(empty)", style="dim")
     for hint in STALL_HINTS:
         console.print(f"tipc: hint: {escape(hint)}")
 
@@ -124,7 +124,7 @@ def _event_printer(console: Console, plan: Plan, hint: str = "") -> Callable:
             tail = log_tail(read_log(".", step.log), lines=20)
             if tail:
                 console.print(f"[dim]--- last lines of {escape(step.log)}:[/]")
-                console.print(escape(tail), style="dim")
+                console.print(_text(tail, lines=True), style="dim")
         if result.status == "stalled":
             _print_stalled(console, step)
         if result.counts_as_failed and step.kind == "train" and step.nodes > 1 and hint:

@@ -8,14 +8,14 @@ import re
 from typing import Optional
 
 from tipcgen import __version__
-from tipcgen.emit.junit import Case, Suite, junit_xml, xml_text
+from tipcgen.emit.junit import Case, Suite, junit_xml
 from tipcgen.plan.steps import Plan
 from tipcgen.run.autolog import parse_autolog
 from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summarize
 
 TAIL_LINES = 200
 TAIL_BYTES = 64 * 1024
-# Characters XML 1.0 cannot hold (logs carry ANSI colour codes, \x1b, and progress bars' \r).
+# Colour codes (logs carry them): removed from a tail; any other control character is escaped.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -73,11 +73,12 @@ def log_inside(cwd: str, log: Optional[str], tree: Optional[str] = None) -> bool
 
 
 def log_tail(text: Optional[str], lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:
-    """The last `lines` lines (at most `limit` characters) of a log, cleaned for XML."""
+    """The last `lines` lines (at most `limit` characters) of a log, colour codes removed (each
+    medium escapes the rest: the terminal, the summary's markdown, the JUnit XML)."""
     if not text:
         return ""
     tail = "\n".join(text.splitlines()[-lines:])[-limit:]
-    return xml_text(_ANSI.sub("", tail))
+    return _ANSI.sub("", tail)
 
 
 def step_names(plan: Plan, result: StepResult) -> tuple[str, str]:
