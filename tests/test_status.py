@@ -21,8 +21,8 @@ MODE = "lite_train_lite_infer"
 FAILED_EXPORT = ["passed", "passed", "failed", "skipped", "skipped"]
 
 
-def _page(tmp_path: Path, lang: str = "en", threshold: float = 0.05) -> tuple[dict, str]:
-    runs, problems = load_history([str(tmp_path / "rec")])
+def _page(tmp_path: Path, lang: str = "en", threshold: float = 0.05, tree: str = "rec") -> tuple[dict, str]:
+    runs, problems = load_history([str(tmp_path / tree)])
     ctx = page_context(runs, problems, lang, threshold, str(tmp_path / "site"))
     return ctx, render_page(ctx)
 
@@ -110,7 +110,7 @@ def test_grid_changes_and_links(tmp_path):
     write(rec / "r1.json", first)
     write(rec / "r2.json", second)
     with_logs(tmp_path / "repo", second)
-    ctx, html = _page(tmp_path)
+    ctx, html = _page(tmp_path, tree=".")  # the records' tree holds the repo the record names
     (row,) = ctx["rows"]
     assert [c["state"] for c in row["cells"]] == FAILED_EXPORT
     assert row["cells"][3]["why"] == "export failed"
@@ -190,7 +190,7 @@ def test_fleet_reports_become_a_row_per_node_linking_to_gathered_logs(tmp_path):
     console = tmp_path / "repo/test_tipc/output/tiny_rec" / MODE / "nodes/10.0.0.1/fleet_run.out"
     console.parent.mkdir(parents=True)
     console.write_text("Traceback\nRuntimeError: gloo\n")
-    ctx, _ = _page(tmp_path)
+    ctx, _ = _page(tmp_path, tree=".")
     rows = {r["node"]: r for r in ctx["rows"]}
     assert set(rows) == {"10.0.0.1", "10.0.0.2"}
     assert [c["state"] for c in rows["10.0.0.1"]["cells"]] == ["failed", "skipped"]

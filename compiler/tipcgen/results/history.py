@@ -62,6 +62,9 @@ class Run:
     root: str = ""  # where the record's log paths start ("" unknown)
     log_dir: str = ""
     bench: Optional[dict] = None  # a bench record's fields (speed-up and trends read them)
+    # the records' tree: the directory argument the record was found in (a file argument: its
+    # directory); the page links only to logs inside it
+    tree: str = ""
 
     @property
     def key(self) -> tuple:
@@ -399,11 +402,16 @@ def load_history(paths: list[str]) -> tuple[list[Run], list[str]]:
     problems: list[str] = []
     for p in paths:
         files, found = record_files(p) if os.path.isdir(p) else ([p], [])
+        tree = p if os.path.isdir(p) else os.path.dirname(p) or "."
         problems += found
         for f in files:
             try:
-                runs += read_run(f)
+                read = read_run(f)
             except BadRecord as exc:
                 problems.append(f"{printable(f)}: skipped: {printable(str(exc))}")
+                continue
+            for r in read:
+                r.tree = tree
+            runs += read
     runs.sort(key=lambda r: (r.finished_at, r.path, r.node))
     return runs, problems
