@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from helpers.history import REGRESSED, regression_history, run_report, stamp, with_logs, write
+from tipcgen.escape import for_markdown
 from tipcgen.results.history import load_history
 from tipcgen.results.page import flags, page_context, render_page
-from tipcgen.escape import for_markdown
 from tipcgen.results.summary import bench_summary, fleet_summary, run_summary
 
 TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]

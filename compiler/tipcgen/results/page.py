@@ -542,7 +542,6 @@ def _template() -> Any:
     from importlib import resources
 
     import jinja2
-
     from markupsafe import Markup
 
     from tipcgen.escape import for_html

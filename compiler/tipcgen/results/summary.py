@@ -151,10 +151,8 @@ def bench_summary(records: list[dict], cwd: str = ".", where: str = ".", tree: O
         ips, loss = r.get("ips"), r.get("convergence_value")
         speed = f"{ips:.1f} {for_markdown(r.get('speed_unit') or '')}" if ips else "-"
         final = "-" if loss is None else f"{loss:.4g}"
-        out.append(
-            f"| {for_markdown(r['run_id'], 'code', table=True)} | {for_markdown(r.get('status', 'passed'))} | {for_markdown(r.get('device_num', ''))} | "
-            f"{speed} | {final} |"
-        )
+        run_id, status = for_markdown(r["run_id"], "code", table=True), for_markdown(r.get("status", "passed"))
+        out.append(f"| {run_id} | {status} | {for_markdown(r.get('device_num', ''))} | {speed} | {final} |")
     out.append("")
     for r in failed[:MAX_FAILED]:
         rc = [c for c in r.get("returncodes") or [] if c]
