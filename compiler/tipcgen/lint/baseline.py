@@ -12,7 +12,7 @@ import os
 from collections import Counter
 from typing import Any
 
-from tipcgen.errors import UsageError
+from tipcgen.errors import Problem, SpecError, UsageError, printable
 from tipcgen.lint.rules import Finding
 
 FORMAT = "tipcgen-lint-baseline"
@@ -34,7 +34,20 @@ def baseline_text(findings: list[Finding], path: str) -> str:
     return json.dumps({"format": FORMAT, "version": VERSION, "findings": entries}, indent=1, ensure_ascii=False) + "\n"
 
 
+MAX_COUNT = 1_000_000  # identical findings one key may accept (a repo has thousands of configs at most)
+_TEXT_FIELDS = ("rule", "file", "role", "message")
+
+
+def _bad(path: str, field: str, message: str) -> SpecError:
+    return SpecError(
+        [Problem(printable(path), None, None, field, message, "write the baseline again with --write-baseline")]
+    )
+
+
 def read_baseline(path: str) -> Counter:
+    """The accepted findings of the baseline file `path`, each key's count. The file comes with
+    the repo (so with a pull request): every value is checked for its type and range, and a bad
+    one is an error naming the file and the field (never a count of -1000000 "fixed since")."""
     from tipcgen.inputs import read_text
 
     try:
@@ -45,13 +58,23 @@ def read_baseline(path: str) -> Counter:
         ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise UsageError(f"{path}: not a tipcgen lint baseline (version {VERSION}); write one with --write-baseline")
+    entries = data.get("findings", [])
+    if not isinstance(entries, list):
+        raise _bad(path, "findings", f"must be a list of findings, not {type(entries).__name__}")
     counts: Counter = Counter()
-    for entry in data.get("findings") or []:
-        try:
-            key = (str(entry["rule"]), str(entry["file"]), str(entry["role"]), str(entry["message"]))
-            counts[key] += int(entry.get("count", 1))
-        except (KeyError, TypeError, ValueError):
-            raise UsageError(f"{path}: a finding entry lacks rule/file/role/message: {entry!r}") from None
+    for i, entry in enumerate(entries):
+        where = f"findings[{i}]"
+        if not isinstance(entry, dict):
+            raise _bad(path, where, f"must be an object (rule, file, role, message, count), not {type(entry).__name__}")
+        for name in _TEXT_FIELDS:
+            if not isinstance(entry.get(name), str):
+                got = "missing" if name not in entry else f"a {type(entry[name]).__name__}"
+                raise _bad(path, f"{where}.{name}", f"must be a string ({got})")
+        count = entry.get("count", 1)
+        # bool is an int to Python; a float or a string is not a count
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+            raise _bad(path, f"{where}.count", f"must be a whole number from 1 to {MAX_COUNT}, not {count!r}"[:300])
+        counts[tuple(entry[name] for name in _TEXT_FIELDS)] += count
     return counts
 
 
