@@ -12,6 +12,7 @@ through it: hostile strings fed to each producer, the output read as its reader 
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -314,7 +315,7 @@ def test_errors_naming_a_hostile_path_are_one_escaped_line(tmp_path, name):
 @pytest.mark.parametrize("name", TERMINAL)
 def test_lint_output_escapes_a_configs_name_and_text(tmp_path, name):
     value = HOSTILE[name].replace("\x00", "0")
-    config = (Path(__file__).parents[1] / "generated/tiny_rec/test_tipc/configs/tiny_rec/train_infer_python.txt")
+    config = Path(__file__).parents[1] / "generated/tiny_rec/test_tipc/configs/tiny_rec/train_infer_python.txt"
     text = config.read_text().replace("--use_gpu:False", f"--use_gpu:{value}")
     bad = tmp_path / f"cfg{value.replace('/', '_')}_train_infer_python.txt"
     bad.write_text(text)
@@ -485,3 +486,131 @@ def test_a_baseline_whose_findings_are_not_a_list_is_refused(tmp_path):
     baseline.write_text('{"format": "tipcgen-lint-baseline", "version": 1, "findings": {"a": 1}}')
     result = invoke_in(tmp_path, "lint", str(config), "--baseline", str(baseline))
     assert result.exit_code == 2 and "field `findings`: must be a list" in result.output
+
+
+# ----------------------------------------------------------------------------- by construction
+
+PKG = Path(__file__).resolve().parents[1] / "compiler" / "tipcgen"
+ESCAPERS = {"for_markdown", "for_html", "for_terminal", "printable", "quote"}  # quote: a URL's own escaper
+NUMBERS = {"len", "int", "sum", "round", "float", "abs", "min", "max"}
+# The modules that build markdown, and each interpolation in them that is not escaped where it is
+# written, with the reason it is safe. A new one fails test_markdown_producers_interpolate_only_escaped_values.
+MARKDOWN = {
+    "migrate/report.py": {
+        "'tipcgen' if side == 'plan' else side": "_side's lines go to for_markdown(..., 'block') whole",
+        "command.strip()": "_side's lines go to for_markdown(..., 'block') whole",
+        "v": "a verdict of the VERDICTS constant",
+        "runner.get(v, 0)": "a count",
+        "prepare.get(v, 0)": "a count",
+        "n": "a count (tally), or a deviation name that reaches the text through _text",
+        "line": "a line of a for_markdown block, indented under its list item",
+        "len(m.rows) - rows_limit": "a count",
+    },
+    "results/summary.py": {
+        "label": "the callers' node label, built with for_markdown",
+        "step['returncode']": "why: escaped with for_markdown where it is shown",
+        "rc[0]": "the reason: escaped with for_markdown where it is shown",
+        "log_link": "built by _link: for_markdown text and a percent-encoded target",
+    },
+    "emit/bench_report.py": {
+        "'#' * level": "a heading's level",
+        "w['heading']": "the WORDS table's own text",
+    },
+}
+
+
+class _Interpolations:
+    """The f-string values of a module that are not an escaper's output: a module function is
+    safe when all it returns is, a local variable when everything assigned to it is."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.safe_funcs = set(ESCAPERS)
+        funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        changed = True
+        while changed:
+            changed = False
+            for fn in funcs:
+                returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None]
+                if fn.name not in self.safe_funcs and returns and all(self.ok(r, self.safe_names(fn)) for r in returns):
+                    self.safe_funcs.add(fn.name)
+                    changed = True
+
+    def safe_names(self, fn: ast.AST) -> set[str]:
+        assigned: dict[str, list[ast.expr]] = {}
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    pairs = (
+                        zip(t.elts, n.value.elts)
+                        if isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple)
+                        else [(t, n.value)]
+                    )
+                    for target, value in pairs:
+                        if isinstance(target, ast.Name):
+                            assigned.setdefault(target.id, []).append(value)
+        safe: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, values in assigned.items():
+                if name not in safe and all(self.ok(v, safe) for v in values):
+                    safe.add(name)
+                    changed = True
+        return safe
+
+    def ok(self, e: ast.AST, safe: set[str]) -> bool:
+        if isinstance(e, ast.Constant):
+            return True
+        if isinstance(e, ast.Name):
+            return e.id in safe or e.id.isupper()  # a module constant (TAIL, MAX_FAILED)
+        if isinstance(e, ast.JoinedStr):
+            return all(self.ok(v, safe) for v in e.values)
+        if isinstance(e, ast.FormattedValue):
+            spec = ast.unparse(e.format_spec) if e.format_spec is not None else ""
+            return bool(re.search(r"[dfge%]'?$", spec.rstrip('"'))) or self.ok(e.value, safe)  # a number
+        if isinstance(e, ast.IfExp):
+            return self.ok(e.body, safe) and self.ok(e.orelse, safe)
+        if isinstance(e, ast.BinOp):
+            return self.ok(e.left, safe) and self.ok(e.right, safe)
+        if isinstance(e, ast.Call):
+            f = e.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if name in self.safe_funcs or name in NUMBERS:
+                return True
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id.isupper():
+                return True  # a lookup in a module's constant table (_NOTES.get)
+            if name == "join" and isinstance(f, ast.Attribute) and self.ok(f.value, safe) and e.args:
+                arg = e.args[0]
+                return self.ok(arg.elt if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) else arg, safe)
+        return False
+
+    def unescaped(self, tree: ast.Module) -> list[tuple[int, str]]:
+        out = []
+        for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+            safe = self.safe_names(fn)
+            for n in ast.walk(fn):
+                if isinstance(n, ast.JoinedStr):
+                    out += [(n.lineno, ast.unparse(v.value)) for v in n.values
+                            if isinstance(v, ast.FormattedValue) and not self.ok(v, safe)]  # fmt: skip
+        return out
+
+
+@pytest.mark.parametrize("module", sorted(MARKDOWN))
+def test_markdown_producers_interpolate_only_escaped_values(module):
+    tree = ast.parse((PKG / module).read_text(encoding="utf-8"))
+    allowed = MARKDOWN[module]
+    found = _Interpolations(tree).unescaped(tree)
+    bad = [f"{module}:{line}: {{{src}}}" for line, src in found if src not in allowed]
+    assert not bad, "markdown built from a value not escaped by tipcgen.escape.for_markdown:\n" + "\n".join(bad)
+    stale = set(allowed) - {src for _, src in found}
+    assert not stale, f"{module}: allowed interpolations no longer there (remove them): {sorted(stale)}"
+
+
+def test_the_status_page_prints_every_value_through_the_html_escaper():
+    from tipcgen.results.page import _template
+
+    env = _template().environment
+    value = HOSTILE["rtl-override"] + HOSTILE["img-onerror"]
+    assert env.from_string("{{ x }}|{{ y }}").render(x=value, y=7) == f"{for_html(value)}|7"
+    template = (Path(__file__).resolve().parents[1] / "templates" / "status_page.html.j2").read_text()
+    assert "|safe" not in template.replace(" ", "") and "Markup" not in template  # nothing bypasses it

@@ -53,7 +53,9 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
     out = [
         f"# tipcgen migrate: {_text(m.root)}",
         "",
-        f"Dialect {_code(m.layout)}" + (f" (runner {_code(m.runner)})" if m.runner else "") + f"; {len(m.specs)} spec(s); "
+        f"Dialect {_code(m.layout)}"
+        + (f" (runner {_code(m.runner)})" if m.runner else "")
+        + f"; {len(m.specs)} spec(s); "
         f"{len(configs)} train config(s) x {len({r.mode for r in m.rows})} mode(s) = {len(m.rows)} runs, each run"
         " with the repo's own scripts and with the generated ones (recording shims: nothing downloaded,"
         " trained or installed).",
