@@ -614,3 +614,16 @@ def test_the_status_page_prints_every_value_through_the_html_escaper():
     assert env.from_string("{{ x }}|{{ y }}").render(x=value, y=7) == f"{for_html(value)}|7"
     template = (Path(__file__).resolve().parents[1] / "templates" / "status_page.html.j2").read_text()
     assert "|safe" not in template.replace(" ", "") and "Markup" not in template  # nothing bypasses it
+
+
+def test_an_imported_specs_error_names_the_configs_not_a_yaml_file_never_written():
+    from tipcgen.check.spec import load_imported_text
+    from tipcgen.errors import SpecError
+
+    text = (SPECS / "tiny_rec.yml").read_text().replace("model: tiny_rec", "model: [tiny_rec")
+    with pytest.raises(SpecError) as exc:
+        load_imported_text(text, "test_tipc/specs/tiny_rec.yml", "test_tipc/configs/tiny_rec")
+    said = str(exc.value)
+    assert said.startswith("test_tipc/configs/tiny_rec: error: the spec imported from here")
+    assert "(test_tipc/specs/tiny_rec.yml, not written)" in said and "tiny_rec.yml:" not in said
+    assert "of the imported spec: " in said  # the YAML line quoted: there is no file to open

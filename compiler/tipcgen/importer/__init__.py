@@ -198,12 +198,18 @@ def _import_verified(paths: list[str], layout: str, model: Optional[str], lenien
     return result, text_, verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
 
 
+def config_origin(result: ImportResult) -> str:
+    """The folder (or file) of the configs an imported spec came from: what its errors name."""
+    folders = sorted({os.path.dirname(p) or "." for p in result.sources.values()})
+    return folders[0] if len(folders) == 1 else ", ".join(result.sources.values()) or "the imported configs"
+
+
 def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[str]:
     """Build the imported spec from its YAML text; the names of inputs not reproduced exactly."""
-    from tipcgen.check.spec import load_spec_text
+    from tipcgen.check.spec import load_imported_text
     from tipcgen.emit.files import config_files
 
-    spec = load_spec_text(yaml_text, label)
+    spec = load_imported_text(yaml_text, label, config_origin(result))
     files = {k: v.encode("utf-8") for k, v in config_files(spec).items()}
     return [
         name

@@ -130,13 +130,13 @@ def add_prepare(
     rewritten and verified to rebuild the configs again)."""
     import dataclasses
 
-    from tipcgen.check.spec import load_spec_text
-    from tipcgen.importer import verify_roundtrip
+    from tipcgen.check.spec import load_imported_text
+    from tipcgen.importer import config_origin, verify_roundtrip
     from tipcgen.importer.yaml_out import spec_yaml
     from tipcgen.script.decode import read_config
 
     result = report.result
-    spec = load_spec_text(report.yaml, f"{report.model}.yml")
+    spec = load_imported_text(report.yaml, f"{report.model}.yml", config_origin(result))
     suites, chain_modes = {}, {}
     for name, suite in spec.suites.items():
         source = result.sources[suite.file]
