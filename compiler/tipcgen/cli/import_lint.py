@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from tipcgen.cli.common import app, choice, out_dir
-from tipcgen.errors import UsageError
+from tipcgen.errors import UsageError, printable
 
 
 def _spec_file_name(name: Optional[str], out: str) -> str:
@@ -89,9 +89,10 @@ def import_(
     for r, path in zip(reports, paths):
         assert r.yaml is not None  # only reports without failures reach here
         write_atomic(path, r.yaml.encode("utf-8"))
-        typer.echo(f"{path}: {r.files} config(s) from {r.directory} ({', '.join(sorted(set(r.layouts.values())))})")
+        layouts = ", ".join(sorted(set(r.layouts.values())))
+        typer.echo(printable(f"{path}: {r.files} config(s) from {r.directory} ({layouts})"))
     for file, reason in skipped.items():
-        typer.echo(f"{file}: error: {reason}", err=True)
+        typer.echo(printable(f"{file}: error: {reason}"), err=True)
     if skipped and not paths:
         typer.echo("tipcgen import: nothing written (no config round-trips exactly)", err=True)
         raise typer.Exit(2)
@@ -133,12 +134,14 @@ def _with_prepare(reports: list, prepare: str, configs: list[str], schema: str) 
         if script is not None and r.result is not None and r.result.spec.get("suites"):
             r, found = add_prepare(r, script, schema=schema)
             for failure in found.failures:
-                typer.echo(f"{r.model}: warning: prepare: {failure}", err=True)
+                typer.echo(printable(f"{r.model}: warning: prepare: {failure}"), err=True)
             if found.untyped:
                 typer.echo(
-                    f"{r.model}: prepare: {len(found.untyped)} command(s) kept as `run` steps (review them): "
-                    + "; ".join(found.untyped[:5])
-                    + (" ..." if len(found.untyped) > 5 else ""),
+                    printable(
+                        f"{r.model}: prepare: {len(found.untyped)} command(s) kept as `run` steps (review them): "
+                        + "; ".join(found.untyped[:5])
+                        + (" ..." if len(found.untyped) > 5 else "")
+                    ),
                     err=True,
                 )
         out.append(r)
@@ -208,10 +211,10 @@ def _print_report(reports, fmt: str) -> None:
         f"{exact}/{total} configs round-trip exactly ({100 * exact / total if total else 100:.1f} %) "
         f"in {len(reports)} model directories"
     )
-    typer.echo("layouts: " + ", ".join(f"{k} {v}" for k, v in sorted(by_layout.items())))
+    typer.echo(printable("layouts: " + ", ".join(f"{k} {v}" for k, v in sorted(by_layout.items()))))
     for r in reports:
         for name, why in r.failures.items():
-            typer.echo(f"  not exact: {os.path.join(r.directory, name)}: {why}")
+            typer.echo(printable(f"  not exact: {os.path.join(r.directory, name)}: {why}"))
 
 
 @app.command()

@@ -42,19 +42,23 @@ def build_repo(root: str, lang: Optional[str], adopt: bool, wait: float) -> None
     os.makedirs(tipc, exist_ok=True)
     with BuildLock(tipc, wait):
         for path in remove_leftover_temps(tipc):
-            typer.echo(f"  removed {path}, a temp file left by an interrupted build", err=True)
+            typer.echo(printable(f"  removed {path}, a temp file left by an interrupted build"), err=True)
         # the ownership record last: a build killed on the way leaves files the next one adopts
         order = [rel for rel in files if rel != MANIFEST] + [MANIFEST]
         changed = sum(write_atomic(os.path.join(root, *rel.split("/")), files[rel]) for rel in order)
         for rel in plan.remove:
             os.unlink(os.path.join(root, *rel.split("/")))
-            typer.echo(f"  removed {rel} (generated before, no spec generates it now)")
+            typer.echo(printable(f"  removed {rel} (generated before, no spec generates it now)"))
         for rel in plan.kept:
-            typer.echo(f"  warning: {rel} is no longer generated but was edited by hand; left in place", err=True)
+            typer.echo(
+                printable(f"  warning: {rel} is no longer generated but was edited by hand; left in place"), err=True
+            )
         for rel in plan.unclaimed:
             typer.echo(
-                f"  warning: {rel} is no longer generated; the manifest claims it, but it lacks tipcgen's"
-                " banner (not a file tipcgen wrote); left in place: delete it by hand if it is not yours",
+                printable(
+                    f"  warning: {rel} is no longer generated; the manifest claims it, but it lacks tipcgen's"
+                    " banner (not a file tipcgen wrote); left in place: delete it by hand if it is not yours"
+                ),
                 err=True,
             )
     typer.echo(f"{project.specs}/: {len(files)} files in {os.path.join(root, TIPC)}/ ({changed} changed)")
