@@ -523,8 +523,9 @@ class _Interpolations:
     """The f-string values of a module that are not an escaper's output: a module function is
     safe when all it returns is, a local variable when everything assigned to it is."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.safe_funcs = set(ESCAPERS)
+    def __init__(self, tree: ast.Module, extra: frozenset = frozenset(), allowed: frozenset = frozenset()) -> None:
+        self.safe_funcs = set(ESCAPERS) | set(extra)
+        self.allowed = allowed  # expressions (source text) a test allows, each with its reason
         funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
         changed = True
         while changed:
@@ -538,6 +539,10 @@ class _Interpolations:
     def safe_names(self, fn: ast.AST) -> set[str]:
         assigned: dict[str, list[ast.expr]] = {}
         for n in ast.walk(fn):
+            if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):  # `line += ...` counts too
+                assigned.setdefault(n.target.id, []).append(n.value)
+            if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and isinstance(n.iter, (ast.Tuple, ast.List)):
+                assigned.setdefault(n.target.id, []).extend(n.iter.elts)  # a loop over constants
             if isinstance(n, ast.Assign):
                 for t in n.targets:
                     pairs = (
@@ -559,8 +564,10 @@ class _Interpolations:
         return safe
 
     def ok(self, e: ast.AST, safe: set[str]) -> bool:
-        if isinstance(e, ast.Constant):
+        if isinstance(e, ast.Constant) or ast.unparse(e) in self.allowed:
             return True
+        if isinstance(e, ast.Starred):
+            return self.ok(e.value, safe)
         if isinstance(e, ast.Name):
             return e.id in safe or e.id.isupper()  # a module constant (TAIL, MAX_FAILED)
         if isinstance(e, ast.JoinedStr):
@@ -627,3 +634,69 @@ def test_an_imported_specs_error_names_the_configs_not_a_yaml_file_never_written
     assert said.startswith("test_tipc/configs/tiny_rec: error: the spec imported from here")
     assert "(test_tipc/specs/tiny_rec.yml, not written)" in said and "tiny_rec.yml:" not in said
     assert "of the imported spec: " in said  # the YAML line quoted: there is no file to open
+
+
+PRINTERS = {"echo", "print", "write"}  # typer.echo / click.echo, print(), sys.stdout.write
+RICH_ESCAPERS = {"rich_text", "_text", "escape", "str", "Table"}  # Table: its own arguments are checked
+RICH_CALLS = {"print", "add_row", "add_column", "Table"}
+# rich output whose value is not escaped where it is written, and why that is safe
+RICH_ALLOWED = {
+    "num(r['ips'])": "a number formatted by bench's num()",
+    "num(r['trainer_samples_per_s'])": "a number",
+    "num(r['step_time'], '{:.4f}')": "a number",
+    "num(r['convergence_value'], '{:.4f}')": "a number",
+    "num(r['peak_rss_mb'])": "a number",
+    "r.status": "a StepResult status, one of the executor's constants",
+    "_STYLE[r.status]": "a style name of the module's table",
+    "_STYLE.get(s.status, '')": "a style name of the module's table",
+    "style": "a style name of the module's table",
+    "result.status": "a StepResult status, one of the executor's constants",
+    "cells": "fleet's status cells: rich_text(status) in its style",
+}
+
+
+def test_every_command_prints_through_the_terminal_escaper():
+    """cli/ prints only through cli.common.echo (the terminal escaper); rich consoles and tables
+    get only rich_text(...) output, numbers and constants."""
+    bad = []
+    for path in sorted((PKG / "cli").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        scan = _Interpolations(tree, frozenset(RICH_ESCAPERS), frozenset(RICH_ALLOWED))
+        for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+            safe = scan.safe_names(fn)
+            for call in [n for n in ast.walk(fn) if isinstance(n, ast.Call)]:
+                f = call.func
+                owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
+                owner = f.value.attr if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) else owner
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+                if (owner in ("typer", "click", "stdout", "stderr") and name in PRINTERS) or (
+                    not owner and name == "print"
+                ):
+                    if not (path.name == "common.py" and fn.name == "echo"):
+                        bad.append(f"{path.name}:{call.lineno}: {ast.unparse(call)[:80]} (print with cli.common.echo)")
+                if name in RICH_CALLS and (owner or name == "Table"):
+                    args = [*call.args, *(k.value for k in call.keywords if k.arg in ("title", "caption"))]
+                    for arg in args:
+                        parts = (
+                            [v.value for v in arg.values if isinstance(v, ast.FormattedValue)]
+                            if isinstance(arg, ast.JoinedStr)
+                            else [arg]
+                        )
+                        for part in parts:
+                            if not scan.ok(part, safe):
+                                bad.append(f"{path.name}:{call.lineno}: {ast.unparse(part)} (wrap it in rich_text)")
+    assert not bad, "terminal output that bypasses tipcgen.escape.for_terminal:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", TERMINAL)
+def test_json_printed_to_the_terminal_reads_back_the_same(tmp_path, name):
+    import json
+
+    value = HOSTILE[name].replace("\x00", "0") + "\x85\xa0\U0001f600"
+    config = Path(__file__).parents[1] / "generated/tiny_rec/test_tipc/configs/tiny_rec/train_infer_python.txt"
+    bad = tmp_path / f"cfg{value}_train_infer_python.txt"
+    bad.write_text(config.read_text().replace("--use_gpu:False", "--use_gpu:Fasle"))
+    result = invoke_in(tmp_path, "lint", str(bad), "--format", "json")
+    _no_control(result.output)
+    findings = json.loads(result.output)
+    assert findings and all(f["file"] == str(bad) for f in findings)  # JSON's escapes give the name back

@@ -26,26 +26,33 @@ from typing import Any, Literal
 __all__ = ["for_html", "for_markdown", "for_terminal"]
 
 
-def _visible(text: str, keep: str = "") -> str:
+def _visible(text: str, keep: str = "", json: bool = False) -> str:
     """Non-printable characters (Python's rule: Unicode categories C* and Z* but the space) as
-    escapes; `keep` lists the ones a medium shows as they are (a diff's newlines)."""
+    escapes; `keep` lists the ones a medium shows as they are (a diff's newlines). `json`: every
+    escape as `\\uXXXX` (a surrogate pair above U+FFFF), which JSON reads back as the character."""
     if text.isprintable():
         return text
     out = []
     for ch in text:
+        code = ord(ch)
         if ch.isprintable() or ch in keep:
             out.append(ch)
+        elif json and code > 0xFFFF:
+            code -= 0x10000
+            out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        elif json:
+            out.append(f"\\u{code:04x}")
         else:
-            code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
     return "".join(out)
 
 
-def for_terminal(text: Any, lines: bool = False) -> str:
+def for_terminal(text: Any, lines: bool = False, json: bool = False) -> str:
     """`text` safe to print: nothing in it drives the terminal or forges another line (with
     `lines=True` it may hold several lines and tabs, as a diff does; a CR still cannot
-    overwrite one)."""
-    return _visible(str(text), "\n\t" if lines else "")
+    overwrite one). `json=True` for JSON text printed to the terminal: a non-printable character
+    can only sit in a JSON string there, so it becomes the `\\uXXXX` escape JSON reads back."""
+    return _visible(str(text), "\n\t" if lines else "", json)
 
 
 # Markdown that text could use to break a table (`|`), inject HTML or an entity (`<`, `>`, `&`),

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import choice
+from tipcgen.cli.common import choice, echo
 from tipcgen.errors import UsageError, printable
 
 
@@ -42,26 +42,24 @@ def build_repo(root: str, lang: Optional[str], adopt: bool, wait: float) -> None
     os.makedirs(tipc, exist_ok=True)
     with BuildLock(tipc, wait):
         for path in remove_leftover_temps(tipc):
-            typer.echo(printable(f"  removed {path}, a temp file left by an interrupted build"), err=True)
+            echo(printable(f"  removed {path}, a temp file left by an interrupted build"), err=True)
         # the ownership record last: a build killed on the way leaves files the next one adopts
         order = [rel for rel in files if rel != MANIFEST] + [MANIFEST]
         changed = sum(write_atomic(os.path.join(root, *rel.split("/")), files[rel]) for rel in order)
         for rel in plan.remove:
             os.unlink(os.path.join(root, *rel.split("/")))
-            typer.echo(printable(f"  removed {rel} (generated before, no spec generates it now)"))
+            echo(printable(f"  removed {rel} (generated before, no spec generates it now)"))
         for rel in plan.kept:
-            typer.echo(
-                printable(f"  warning: {rel} is no longer generated but was edited by hand; left in place"), err=True
-            )
+            echo(printable(f"  warning: {rel} is no longer generated but was edited by hand; left in place"), err=True)
         for rel in plan.unclaimed:
-            typer.echo(
+            echo(
                 printable(
                     f"  warning: {rel} is no longer generated; the manifest claims it, but it lacks tipcgen's"
                     " banner (not a file tipcgen wrote); left in place: delete it by hand if it is not yours"
                 ),
                 err=True,
             )
-    typer.echo(f"{project.specs}/: {len(files)} files in {os.path.join(root, TIPC)}/ ({changed} changed)")
+    echo(f"{project.specs}/: {len(files)} files in {os.path.join(root, TIPC)}/ ({changed} changed)")
 
 
 def _listed(rels: list[str]) -> str:
@@ -101,22 +99,20 @@ def check_repo(root: str, lang: Optional[str], no_cache: bool) -> None:
     key = cache.repo_key(paths, project.settings, lang or project.lang, root) if paths else None
     entry = cache.hit(key, root)
     if entry is not None:
-        typer.echo(f"tipcgen check: {entry.get('files', 0)} files up to date")
+        echo(f"tipcgen check: {entry.get('files', 0)} files up to date")
         return
     project, paths, files = _render(project, lang)
     bad = 0
     for chunk in diff_tree(root, files):
-        typer.echo(chunk, nl=False)
+        echo(chunk, nl=False)
         bad += 1
     for rel in sorted(read_manifest(root)):
         if rel not in files and os.path.lexists(os.path.join(root, *rel.split("/"))):
-            typer.echo(printable(f"stale: {rel} (tipcgen generated it; no spec does now)"))
+            echo(printable(f"stale: {rel} (tipcgen generated it; no spec does now)"))
             bad += 1
     if bad:
-        typer.echo(
-            f"tipcgen check: {bad} file(s) in {TIPC}/ out of date; run `tipcgen build` in the repo root", err=True
-        )
+        echo(f"tipcgen check: {bad} file(s) in {TIPC}/ out of date; run `tipcgen build` in the repo root", err=True)
         raise typer.Exit(1)
     cache.record(key, os.path.basename(os.path.abspath(root)) or "repo", len(files), root, repo=True)
     cache.save()
-    typer.echo(f"tipcgen check: {len(files)} files up to date")
+    echo(f"tipcgen check: {len(files)} files up to date")

@@ -17,8 +17,10 @@ from tipcgen.cli.common import (
     SUITE_OPT,
     SUMMARY_OPT,
     app,
+    echo,
     mode_option,
     plan_for,
+    rich_text,
     seconds,
     step_shell,
 )
@@ -47,13 +49,8 @@ _STYLE = {
 
 
 def _text(text: str, lines: bool = False) -> str:
-    """Text for the console: rich markup escaped, and control characters (shown `\\x1b`), so
-    that nothing a config or a log holds drives the terminal (a log's tail keeps its lines)."""
-    from rich.markup import escape
-
-    from tipcgen.escape import for_terminal
-
-    return escape(for_terminal(text, lines=lines))
+    """Text for the console: the terminal's escaper, then rich markup escaped (cli.common.rich_text)."""
+    return rich_text(text, lines)
 
 
 def _end_line(tag: str, result: StepResult) -> str:
@@ -145,7 +142,7 @@ def _results_table(plan: Plan, results: list[StepResult]) -> Table:
     for r in results:
         table.add_row(
             str(r.step.index + 1),  # numbered from 1, as the progress lines `[1/N]` are
-            r.step.kind,
+            escape(r.step.kind),
             f"[{_STYLE[r.status]}]{r.status}[/]",
             "" if r.status == "skipped" else f"{r.seconds:.1f}",
             escape(_short(r.step.log, prefix)),
@@ -195,7 +192,7 @@ def run(
     plan = plan_for(source, mode, suite, layout, gpuid, runner)
     if dry_run:  # each word shell-quoted: a pasted line runs nothing a config value holds
         for step in plan.steps:
-            typer.echo(step_shell(step))
+            echo(step_shell(step))
         return
 
     from rich.console import Console
@@ -218,7 +215,7 @@ def run(
             on_event=_event_printer(console, plan, doctor_hint(source, suite)),
         )
     except KeyboardInterrupt:
-        typer.echo("tipc: interrupted; the running step's process group was stopped", err=True)
+        echo("tipc: interrupted; the running step's process group was stopped", err=True)
         raise typer.Exit(130) from None
     except OSError as exc:  # the log directory or the status log cannot be written
         from tipcgen.fsio import path_error
@@ -229,7 +226,7 @@ def run(
 
     console.print(_results_table(plan, results))
     summary = summarize(results)
-    typer.echo(printable(summary.sentence(plan.status_log)))
+    echo(printable(summary.sentence(plan.status_log)))
     if json_out:
         write_report(json_out, json_report(plan, results, source=source))
     if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
