@@ -372,9 +372,27 @@ def test_the_status_page_links_no_log_outside_the_records_tree(tmp_path):
     ctx = page_context(runs, problems, "en", 0.05, str(tmp_path / "site"))
     cells = ctx["rows"][0]["cells"]
     assert [c["href"] for c in cells[:3]] == [None, None, None]
-    assert "outside the records' directory" in cells[0]["title"] and str(secret) in cells[0]["title"]
+    assert "outside the repo or directory holding the records" in cells[0]["title"]
+    assert str(secret) in cells[0]["title"]
     page = parse_html(render_page(ctx))
     assert not any("outside" in (a.get("href") or "") for _, a in page.tags)
+
+
+def test_records_inside_a_model_repo_link_its_logs_and_nothing_outside_it(tmp_path):
+    from tipcgen.results.history import load_history
+    from tipcgen.results.page import page_context
+
+    secret = _secret(tmp_path)
+    repo = tmp_path / "repo"
+    data = run_report("m", MODE, ["passed", "failed", "skipped", "skipped", "skipped"], stamp(0))
+    data["record"]["root"] = "/"  # the record's word widens nothing: the repo is found on the disk
+    with_logs(repo, data)  # repo/test_tipc/output/...: a model repo
+    data["steps"][1]["log"] = str(secret)
+    write(repo / "records" / "run.json", data)
+    runs, problems = load_history([str(repo / "records")])
+    cells = page_context(runs, problems, "en", 0.05, str(tmp_path / "site"))["rows"][0]["cells"]
+    assert cells[0]["href"] and (tmp_path / "site" / cells[0]["href"]).resolve().is_file()  # the repo's log
+    assert cells[1]["href"] is None and "not linked" in cells[1]["title"]
 
 
 def test_read_log_refuses_links_out_and_reads_only_the_end(tmp_path):

@@ -13,8 +13,9 @@ script, no CDN), in Chinese or English.
 Every value the template prints reaches the HTML through the one HTML escaper
 (tipcgen.escape.for_html, as the environment's finalize; autoescape behind it), in text and in
 attributes, so a model named `<script>` is shown, not run, and a U+202E cannot reverse a cell. A
-log is linked only when its real path lies inside the records' tree (the directory given to
-`status`); any other path a record names is shown as text. Rendering is deterministic: the same records give the
+log is linked only when its real path lies inside the records' tree (the model repo holding the
+records, else the directory given to `status`: history.records_tree); any other path a record
+names is shown as text. Rendering is deterministic: the same records give the
 same bytes (the page's date is the newest record's, not the clock's).
 """
 
@@ -84,7 +85,7 @@ WORDS: dict[str, dict[str, str]] = {
         "not run": "未运行",
         "unknown": "未知",
         "no_log": "无日志文件",
-        "log_outside": "日志不在记录目录内，不链接",
+        "log_outside": "日志不在记录所在的仓库或目录内，不链接",
         "empty": "没有可读的记录。",
         "lang_other": "English",
     },
@@ -137,7 +138,7 @@ WORDS: dict[str, dict[str, str]] = {
         "not run": "not run",
         "unknown": "unknown",
         "no_log": "no log file",
-        "log_outside": "the log lies outside the records' directory: not linked",
+        "log_outside": "the log lies outside the repo or directory holding the records: not linked",
         "empty": "No readable records.",
         "lang_other": "中文",
     },
