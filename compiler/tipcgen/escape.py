@@ -8,7 +8,9 @@ closes a code span early and a `|` splits a table row.
 - `for_terminal(text)`: every character that is not printable (C0 and C1 controls, ESC, CR,
   backspace, DEL, bidi overrides and isolates, other format characters, lone surrogates) as a
   visible escape (`\\x1b`, `\\u202e`); newlines and tabs kept only when `lines=True` (a diff), so
-  by default one message is one line.
+  by default one message is one line; `json=True` writes every escape as JSON's `\\uXXXX` (JSON
+  printed to a terminal reads back the same). cli.common.echo prints through it; JUnit XML holds
+  its output (XML 1.0 cannot hold the control characters), escaped again by ElementTree.
 - `for_markdown(text, form)`: `text` as literal inline text (`form="text"`: markdown punctuation
   backslash-escaped, newlines as spaces), as a code span (`"code"`: fenced by more backticks than
   any run inside, `|` escaped for table cells) or a fenced block (`"block"`: a fence longer than
