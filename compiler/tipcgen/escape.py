@@ -28,11 +28,14 @@ from typing import Any, Literal
 __all__ = ["for_html", "for_markdown", "for_terminal"]
 
 
+_DROP = {"\n\t": {10: None, 9: None}}  # the kept characters, removed for the fast check
+
+
 def _visible(text: str, keep: str = "", json: bool = False) -> str:
     """Non-printable characters (Python's rule: Unicode categories C* and Z* but the space) as
     escapes; `keep` lists the ones a medium shows as they are (a diff's newlines). `json`: every
     escape as `\\uXXXX` (a surrogate pair above U+FFFF), which JSON reads back as the character."""
-    if text.isprintable():
+    if (text.translate(_DROP[keep]) if keep else text).isprintable():  # the common case, in C
         return text
     out = []
     for ch in text:
