@@ -201,6 +201,55 @@ def _gate_cases(tmp: Path) -> list[Case]:
     return cases
 
 
+def _escape_cases(tmp: Path) -> list[Case]:
+    """Reader-facing output under hostile text: a committed file of terminal control bytes in
+    check's diff, forged manifest lines, a forged lint baseline, a status page of hostile records."""
+    import hashlib
+    import json
+    import shutil
+
+    cli = [sys.executable, "-m", "tipcgen.cli"]
+    out = tmp / "esc_gen"
+    subprocess.run([*cli, "build", str(REPO / "specs/tiny_rec.yml"), "--out", str(out)], check=True,
+                   capture_output=True)  # fmt: skip
+    (out / "tiny_rec/test_tipc/prepare.sh").write_bytes(b"\x1b[2K\rtipcgen check: up to date\x1b]0;x\x07\n" * 20000)
+    repo = tmp / "esc_repo"
+    (repo / "test_tipc/specs").mkdir(parents=True)
+    shutil.copy(REPO / "specs/tiny_rec.yml", repo / "test_tipc/specs")
+    subprocess.run([*cli, "build"], cwd=repo, check=True, capture_output=True)
+    own = b"#!/bin/bash\n# the maintainers' own\n"
+    (repo / "test_tipc/prepare.sh").write_bytes(own)
+    manifest = repo / "test_tipc/.tipcgen.manifest"
+    lines = [ln for ln in manifest.read_text().splitlines() if not ln.endswith("test_tipc/prepare.sh")]
+    forged = [f"{hashlib.sha256(own).hexdigest()}  test_tipc/prepare.sh"]
+    forged += [f"{'0' * 64}  test_tipc/hand_{i}.sh" for i in range(5000)]
+    manifest.write_text("\n".join(lines + forged) + "\n")
+    baseline = tmp / "esc_baseline.json"
+    entry = {"rule": "TIPC001", "file": "x.txt", "role": "", "message": "m", "count": -1000000}
+    baseline.write_text(json.dumps({"format": "tipcgen-lint-baseline", "version": 1, "findings": [entry]}))
+    config = REPO / "generated/tiny_rec/test_tipc/configs/tiny_rec/train_infer_python.txt"
+    records = tmp / "esc_records"
+    sys.path.insert(0, str(REPO / "tests"))
+    from helpers.history import run_report, stamp, write
+
+    hostile = "\x1b[2K<img src=x onerror=alert(1)>\u202e|`` ` ``\r"
+    for i in range(300):
+        data = run_report(f"m{i % 7}{hostile}", hostile, ["passed", "failed", "skipped"], stamp(i),
+                          reasons={1: hostile * 50})  # fmt: skip
+        data["steps"][1]["log"] = "/etc/passwd"
+        write(records / f"r{i}.json", data)
+    return [
+        Case(
+            "1 MB of ESC/CR in a diff (check)",
+            ["check", str(REPO / "specs/tiny_rec.yml"), "--out", str(out), "--no-cache"],
+            want=1,
+        ),
+        Case("5000 forged manifest lines (build)", ["build"], cwd=str(repo)),
+        Case("baseline count -1000000 (lint)", ["lint", str(config), "--baseline", str(baseline)]),
+        Case("300 hostile records (status)", ["status", str(records), "--out", str(tmp / "esc_site")], want=0),
+    ]
+
+
 def _bombs() -> dict[str, bytes]:
     """A zip and a tar.gz of a few hundred KB that extract to 200 MB each."""
     zbuf = io.BytesIO()
@@ -358,8 +407,8 @@ def main() -> None:
 def _all(tmp: Path, server, only: str, cleanup: list) -> tuple[int, float, str]:
     """Run every case; (cases out of bounds or answered wrongly, worst ratio of time to bound, its line)."""
     base = server.url("/").rstrip("/")
-    cases = _spec_cases(tmp) + _link_cases(tmp) + _records(tmp) + _gate_cases(tmp) + _download_cases(tmp, base)
-    cases += _sandbox_cases(tmp, cleanup)
+    cases = _spec_cases(tmp) + _link_cases(tmp) + _records(tmp) + _gate_cases(tmp) + _escape_cases(tmp)
+    cases += _download_cases(tmp, base) + _sandbox_cases(tmp, cleanup)
     worst, worst_line, bad = 0.0, "", 0
     print(f"{'case':<36} {'time':>7} {'bound':>6} {'RSS':>7}  verdict")
     for case in cases:

@@ -33,7 +33,7 @@ MODULES = _modules()
 # The stages, lowest first: a module may import only modules of its own rank or below. Each
 # folder is one stage; the use cases (importer, the executors, the CLI) sit above what they use.
 RANKS = (
-    ("tipcgen", "tipcgen.errors"),  # the package itself; one error hierarchy
+    ("tipcgen", "tipcgen.errors", "tipcgen.escape"),  # the package itself; one error hierarchy; the escapers
     # the gates: bounded reads of untrusted inputs (and the bounded YAML parser); atomic writes, the lock
     ("tipcgen.inputs", "tipcgen.fsio", "tipcgen.spec.yamlpos", "tipcgen.spec.yamlcore"),
     ("tipcgen.sandbox",),  # the one way a repo's own scripts run (migrate, import --prepare)

@@ -123,7 +123,7 @@ def test_report_command_writes_markdown_and_plots(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "| tiny_rec | fp32 | 32 | 1 node(s) x 2 process(es) (N1C2) |" in proc.stdout
     md = (out / "report.en.md").read_text(encoding="utf-8")
-    assert md.startswith("# Speed and speed-up\n") and "![throughput.png](throughput.png)" in md
+    assert md.startswith("# Speed and speed-up\n") and "![throughput.png](<throughput.png>)" in md
     for name in ("throughput", "loss"):
         with Image.open(out / f"{name}.png") as img:
             assert img.size == (700, 450)

@@ -11,17 +11,18 @@ import sys
 from pathlib import Path
 
 from helpers.history import REGRESSED, regression_history, run_report, stamp, with_logs, write
+from tipcgen.escape import for_markdown
 from tipcgen.results.history import load_history
 from tipcgen.results.page import flags, page_context, render_page
-from tipcgen.results.summary import bench_summary, fence, fleet_summary, run_summary
+from tipcgen.results.summary import bench_summary, fleet_summary, run_summary
 
 TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 MODE = "lite_train_lite_infer"
 FAILED_EXPORT = ["passed", "passed", "failed", "skipped", "skipped"]
 
 
-def _page(tmp_path: Path, lang: str = "en", threshold: float = 0.05) -> tuple[dict, str]:
-    runs, problems = load_history([str(tmp_path / "rec")])
+def _page(tmp_path: Path, lang: str = "en", threshold: float = 0.05, tree: str = "rec") -> tuple[dict, str]:
+    runs, problems = load_history([str(tmp_path / tree)])
     ctx = page_context(runs, problems, lang, threshold, str(tmp_path / "site"))
     return ctx, render_page(ctx)
 
@@ -58,7 +59,7 @@ def test_summary_escapes_record_text(tmp_path):
     head = text.splitlines()[0]
     assert "\\<script\\>x\\</script\\>\\|a" in head and "m\\|b" in head  # literal text, not a tag, not a cell
     assert "````text\necho ```x``` </details>\n````" in text  # a fence longer than the backticks inside
-    assert fence("a\n````b") == "`````text\na\n````b\n`````"
+    assert for_markdown("a\n````b", "block") == "`````text\na\n````b\n`````"
     for line in text.splitlines():  # no table row gained a column
         if line.startswith("| 2 |"):
             assert line.count("|") == 6
@@ -109,7 +110,7 @@ def test_grid_changes_and_links(tmp_path):
     write(rec / "r1.json", first)
     write(rec / "r2.json", second)
     with_logs(tmp_path / "repo", second)
-    ctx, html = _page(tmp_path)
+    ctx, html = _page(tmp_path, tree=".")  # the records' tree holds the repo the record names
     (row,) = ctx["rows"]
     assert [c["state"] for c in row["cells"]] == FAILED_EXPORT
     assert row["cells"][3]["why"] == "export failed"
@@ -189,7 +190,7 @@ def test_fleet_reports_become_a_row_per_node_linking_to_gathered_logs(tmp_path):
     console = tmp_path / "repo/test_tipc/output/tiny_rec" / MODE / "nodes/10.0.0.1/fleet_run.out"
     console.parent.mkdir(parents=True)
     console.write_text("Traceback\nRuntimeError: gloo\n")
-    ctx, _ = _page(tmp_path)
+    ctx, _ = _page(tmp_path, tree=".")
     rows = {r["node"]: r for r in ctx["rows"]}
     assert set(rows) == {"10.0.0.1", "10.0.0.2"}
     assert [c["state"] for c in rows["10.0.0.1"]["cells"]] == ["failed", "skipped"]

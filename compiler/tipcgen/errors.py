@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tipcgen.escape import for_terminal
+
 
 class TipcError(Exception):
     """An error caused by the user's input; the CLI prints it and exits 2."""
@@ -52,16 +54,6 @@ class UsageError(TipcError):
     """Bad command-line usage (unknown mode, missing file, ...)."""
 
 
-def printable(text: str) -> str:
-    """`text` with control characters escaped, for a message or a terminal (a file name with a
-    newline must not forge an output line, nor an ESC drive the terminal)."""
-    if text.isprintable():
-        return text
-    out = []
-    for ch in text:
-        if ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-    return "".join(out)
+# The terminal's escaper (tipcgen.escape) under the name every message site uses: a file name with
+# a newline must not forge an output line, nor an ESC drive the terminal.
+printable = for_terminal

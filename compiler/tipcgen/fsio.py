@@ -24,6 +24,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import BinaryIO, Optional
 
 from tipcgen.errors import SpecError, TipcError, UsageError, printable
+from tipcgen.escape import for_terminal
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes, read_owned
 
 EXECUTABLE_SUFFIXES = (".sh",)
@@ -225,8 +226,19 @@ def flock_dir(path: str, wait: bool = True) -> Iterator[bool]:
         os.close(fd)
 
 
+def _diff_lines(data: bytes) -> list[str]:
+    """A file's lines for a diff, split at newlines only (a CR or form feed is a character in the
+    line, shown escaped, not a line break); the last line without its newline says so, as git's
+    diff does, so no diff line runs into the next."""
+    lines = [line + "\n" for line in data.decode("utf-8", "replace").split("\n")]
+    if lines[-1] == "\n":
+        return lines[:-1]
+    return [*lines[:-1], lines[-1][:-1] + "\n\\ No newline at end of file\n"]
+
+
 def diff_tree(root: str, files: dict[str, bytes]) -> list[str]:
-    """Unified diffs for every file under `root` that is missing or differs from `files`."""
+    """Unified diffs for every file under `root` that is missing or differs from `files`, escaped
+    for the terminal: a committed file's ESC or CR cannot clear a line or forge "up to date"."""
     out = []
     for rel, want in files.items():
         path = os.path.join(root, rel)
@@ -236,12 +248,13 @@ def diff_tree(root: str, files: dict[str, bytes]) -> list[str]:
             out.append(f"{exc}\n")
             continue
         if have is None:
-            out.append(f"missing: {path}\n")
+            out.append(for_terminal(f"missing: {path}") + "\n")
             continue
         if have != want:
-            a = have.decode("utf-8", "replace").splitlines(keepends=True)
-            b = want.decode("utf-8", "replace").splitlines(keepends=True)
-            out.append("".join(difflib.unified_diff(a, b, f"{path} (on disk)", f"{path} (from spec)")))
+            diff = difflib.unified_diff(
+                _diff_lines(have), _diff_lines(want), f"{path} (on disk)", f"{path} (from spec)"
+            )
+            out.append(for_terminal("".join(diff), lines=True))
     return out
 
 

@@ -41,6 +41,24 @@ def load_spec_text(text: str, filename: str) -> Spec:
     return spec
 
 
+def load_imported_text(text: str, label: str, origin: str) -> Spec:
+    """A spec `import` or `migrate` made in memory from the configs at `origin`: checked like any
+    spec, but a problem names `origin` and quotes the YAML line (`label` was never written, so a
+    `label:12:3` location would point at no file)."""
+    try:
+        return load_spec_text(text, label)
+    except SpecError as exc:
+        lines = text.splitlines()
+        problems = []
+        for p in exc.problems:
+            quoted = ""
+            if p.line is not None and 0 < p.line <= len(lines):
+                quoted = f" (line {p.line} of the imported spec: {lines[p.line - 1].strip()[:160]!r})"
+            message = f"the spec imported from here ({label}, not written) is invalid: {p.message}{quoted}"
+            problems.append(Problem(origin, None, None, p.field, message, p.hint))
+        raise SpecError(problems) from None
+
+
 def load_spec(path: str) -> Spec:
     return load_spec_text(read_text(path), path)
 

@@ -8,7 +8,18 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from tipcgen.cli.common import LANG_OPT, SOURCE_ARG, SUITE_OPT, SUMMARY_OPT, app, choice, out_dir, seconds
+from tipcgen.cli.common import (
+    LANG_OPT,
+    SOURCE_ARG,
+    SUITE_OPT,
+    SUMMARY_OPT,
+    app,
+    choice,
+    echo,
+    out_dir,
+    rich_text,
+    seconds,
+)
 from tipcgen.errors import UsageError
 
 MAX_TRAIN_LOG = 256 << 20  # a benchmark run's training log read for its curve (its last 256 MiB)
@@ -68,11 +79,11 @@ def _show_commands(runs: list[BenchRun]) -> None:
     import shlex
 
     for run in runs:
-        typer.echo(f"{run.run_id}:")
+        echo(f"{run.run_id}:")
         for node in run.nodes:
             env = f"CUDA_VISIBLE_DEVICES={node.cuda_visible_devices} " if node.cuda_visible_devices else ""
             where = f"(cd {node.cwd} && " if node.cwd else ""
-            typer.echo(f"  {where}{env}{shlex.join(node.argv)}{')' if where else ''}")
+            echo(f"  {where}{env}{shlex.join(node.argv)}{')' if where else ''}")
 
 
 def _summary(records: list[dict], console: Console) -> None:
@@ -88,8 +99,8 @@ def _summary(records: list[dict], console: Console) -> None:
 
     for r in records:
         table.add_row(
-            r["run_id"],
-            r["status"],
+            rich_text(r["run_id"]),
+            rich_text(r["status"]),
             num(r["ips"]),
             num(r["trainer_samples_per_s"]),
             num(r["step_time"], "{:.4f}"),
@@ -112,11 +123,11 @@ def _converge(spec, suite, out: str, root: str, python, timeout, console: Consol
     record["convergence"] = verdict.to_json()
     path = write_record(record, out)
     for line in verdict.curve_lines():
-        typer.echo(line)
+        echo(line)
     if record["status"] != "passed":
-        typer.echo(f"convergence run {record['status']} (exit {record['returncodes']}); log: {run.main_log}", err=True)
-    typer.echo(verdict.message())
-    typer.echo(f"record: {path}")
+        echo(f"convergence run {record['status']} (exit {record['returncodes']}); log: {run.main_log}", err=True)
+    echo(verdict.message())
+    echo(f"record: {path}")
     raise typer.Exit(0 if verdict.passed and record["status"] == "passed" else 1)
 
 
@@ -186,16 +197,14 @@ def bench(
         records.append(record)
         path = write_record(record, out)
         if record["status"] != "passed":
-            typer.echo(
-                f"{run.run_id}: {record['status']} (exit {record['returncodes']}); log: {run.main_log}", err=True
-            )
-        typer.echo(f"record: {path}")
+            echo(f"{run.run_id}: {record['status']} (exit {record['returncodes']}); log: {run.main_log}", err=True)
+        echo(f"record: {path}")
     _summary(records, console)
     if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
         from tipcgen.results.summary import bench_summary, write_summary
 
         where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
-        write_summary(summary_out, bench_summary(records, ".", where))  # logs lie below --out, here
+        write_summary(summary_out, bench_summary(records, ".", where, out))  # logs lie below --out
     if any(r["status"] != "passed" for r in records):
         raise typer.Exit(1)
 
@@ -227,8 +236,8 @@ def report(
     paths = _report_destinations(out, list(files))  # everything rendered and checked before a write
     for name, data in files.items():
         write_atomic(paths[name], data)
-    typer.echo(section(loaded, lang), nl=False)
-    typer.echo("\nwrote " + ", ".join(paths.values()))
+    echo(section(loaded, lang), nl=False)
+    echo("\nwrote " + ", ".join(paths.values()))
 
 
 def _report_destinations(out: str, names: list[str]) -> dict[str, str]:

@@ -17,6 +17,26 @@ import typer
 from tipcgen.errors import TipcError, UsageError
 
 
+def echo(text: object = "", err: bool = False, nl: bool = True, json: bool = False) -> None:
+    """The one way a command prints a line: through the terminal's escaper (tipcgen.escape), its
+    newlines and tabs kept, so no name, value or log a line holds drives the terminal (ESC, CR,
+    a bidi override). `json=True` for JSON text: its escapes are JSON's own (`\\uXXXX`).
+    tests/test_escape.py fails when a command prints another way."""
+    from tipcgen.escape import for_terminal
+
+    typer.echo(for_terminal(text, lines=True, json=json), err=err, nl=nl)
+
+
+def rich_text(text: object, lines: bool = False) -> str:
+    """Text for a rich console or table: the terminal's escaper, then rich's markup escaped (a
+    `[bold]` in a name is shown, not applied)."""
+    from rich.markup import escape
+
+    from tipcgen.escape import for_terminal
+
+    return escape(for_terminal(text, lines=lines))
+
+
 def _fail(exc: TipcError) -> None:
     from tipcgen.errors import (
         SpecError,
@@ -26,7 +46,7 @@ def _fail(exc: TipcError) -> None:
     # A SpecError's problems are one escaped line each; any other error is one line whatever
     # its text holds (a file name with a newline cannot forge a second message).
     text = str(exc) if isinstance(exc, SpecError) else printable(str(exc))
-    typer.echo(text, err=True)
+    echo(text, err=True)
     raise typer.Exit(exc.exit_code)
 
 
@@ -112,7 +132,7 @@ def _print_version(value: bool) -> None:
     if value:
         from tipcgen import __version__
 
-        typer.echo(__version__)
+        echo(__version__)
         raise typer.Exit()
 
 
@@ -161,7 +181,7 @@ def scripts_sandbox(no_sandbox: bool) -> Iterator[None]:
         sandbox.require()
         yield
         return
-    typer.echo("warning: --no-sandbox: the repo's scripts run for real, with your rights, files and network", err=True)
+    echo("warning: --no-sandbox: the repo's scripts run for real, with your rights, files and network", err=True)
     with sandbox.unsandboxed():
         yield
 

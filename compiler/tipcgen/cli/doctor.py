@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import MAX_WAIT, SOURCE_ARG, SUITE_OPT, app, mode_option, plan_for, seconds
+from tipcgen.cli.common import MAX_WAIT, SOURCE_ARG, SUITE_OPT, app, echo, mode_option, plan_for, seconds
 from tipcgen.errors import UsageError
 from tipcgen.run.doctor import CHECK_NAMES, CONNECT_TIMEOUT, IMPORT_TIMEOUT, Target, Waits, exit_code, run_checks
 
@@ -80,10 +80,10 @@ def doctor(
     code = exit_code(checks)
     if as_json:
         report = dict(source=read.label, mode=mode, exit_code=code, checks=[asdict(c) for c in checks])
-        typer.echo(json.dumps(report, indent=2, ensure_ascii=False))
+        echo(json.dumps(report, indent=2, ensure_ascii=False), json=True)
     else:
         for check in checks:
-            typer.echo(check.line())
+            echo(check.line())
         counts = ", ".join(f"{sum(c.verdict == v for c in checks)} {v}" for v in ("ok", "warn", "fail", "skip"))
-        typer.echo(f"doctor: {counts} ({read.label}, {mode})")
+        echo(f"doctor: {counts} ({read.label}, {mode})")
     raise typer.Exit(code)

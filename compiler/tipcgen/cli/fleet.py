@@ -19,7 +19,9 @@ from tipcgen.cli.common import (
     SUITE_OPT,
     SUMMARY_OPT,
     app,
+    echo,
     mode_option,
+    rich_text,
     seconds,
 )
 from tipcgen.errors import UsageError, printable
@@ -97,21 +99,20 @@ def _whole_seconds(option: str, value: Optional[float]) -> Optional[int]:
 
 def _grid(setup: Fleet, result: FleetResult) -> Table:
     """Node x step: one row per step, a column per node."""
-    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"{setup.plan.model_name} {setup.mode} on {len(setup.nodes)} nodes")
+    table = Table(title=rich_text(f"{setup.plan.model_name} {setup.mode} on {len(setup.nodes)} nodes"))
     table.add_column("step", justify="right")
     table.add_column("kind")
     table.add_column("run", overflow="fold")
     for node in result.nodes:
-        table.add_column(node.ip, overflow="fold")
+        table.add_column(rich_text(node.ip), overflow="fold")
     for i, step in enumerate(setup.plan.steps):
         cells = []
         for node in result.nodes:
             s = node.steps[i]
-            cells.append(f"[{_STYLE.get(s.status, '')}]{s.status}[/]")
-        table.add_row(str(step.index + 1), step.kind, escape(step.group), *cells)
+            cells.append(f"[{_STYLE.get(s.status, '')}]{rich_text(s.status)}[/]")
+        table.add_row(str(step.index + 1), rich_text(step.kind), rich_text(step.group), *cells)
     return table
 
 
@@ -119,11 +120,11 @@ def _dry_run(setup: Fleet, settings) -> None:
     from tipcgen.fleet.run import planned_commands
 
     for node, cmds in planned_commands(setup, settings):
-        typer.echo(f"# node {node.ip} (working copy {node.dir})")
+        echo(f"# node {node.ip} (working copy {node.dir})")
         for what, argv in cmds:
-            typer.echo(f"# {what}")
-            typer.echo(shlex.join(argv))
-        typer.echo("")
+            echo(f"# {what}")
+            echo(shlex.join(argv))
+        echo("")
 
 
 def _print_result(setup: Fleet, result: FleetResult, reports: tuple) -> None:
@@ -138,14 +139,12 @@ def _print_result(setup: Fleet, result: FleetResult, reports: tuple) -> None:
         if not where and reason.startswith(f"{node.state}: "):  # "stopped: stopped: interrupted"
             reason = reason[len(node.state) + 2 :]
         verdict = f"node {node.ip}: {node.state}{where}" + (f": {reason}" if reason else "")
-        typer.echo(printable(verdict))
+        echo(printable(verdict))
         if node.gather_problem:
-            typer.echo(f"tipc fleet: gathering logs: {printable(node.gather_problem)}", err=True)
+            echo(f"tipc fleet: gathering logs: {printable(node.gather_problem)}", err=True)
     if result.reason:
-        typer.echo(f"tipc fleet: stopped every node: {printable(result.reason)}")
-    typer.echo(
-        f"logs of each node in {os.path.join(setup.plan.log_dir, 'nodes')}/<ip>/; reports {' and '.join(reports)}"
-    )
+        echo(f"tipc fleet: stopped every node: {printable(result.reason)}")
+    echo(f"logs of each node in {os.path.join(setup.plan.log_dir, 'nodes')}/<ip>/; reports {' and '.join(reports)}")
 
 
 @app.command()
@@ -333,11 +332,9 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
 
     count = sopts.nodes or _suite_nodes(source, mode, kwargs)
     if dry_run:
-        typer.echo(f"# allocate (unless run inside one): {shlex.join(slurm.salloc_argv(sopts, count))}")
-        typer.echo(
-            "# then per node, as a job step: srun --jobid=JOB --nodes=1 --ntasks=1 --nodelist=NODE --overlap ..."
-        )
-        typer.echo("# (tipcgen fleet --emit-sbatch FILE writes the whole run as a batch script to review)")
+        echo(f"# allocate (unless run inside one): {shlex.join(slurm.salloc_argv(sopts, count))}")
+        echo("# then per node, as a job step: srun --jobid=JOB --nodes=1 --ntasks=1 --nodelist=NODE --overlap ...")
+        echo("# (tipcgen fleet --emit-sbatch FILE writes the whole run as a batch script to review)")
         return
     slurm.check_clients()
     bound = sopts.connect_timeout + 20
@@ -350,14 +347,14 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
             )
         names = alloc.nodes[:count]
         ips = slurm.node_addresses(alloc, names, sopts.connect_timeout)
-        typer.echo(printable(f"tipc fleet: {slurm.describe(alloc, names, ips)}"))
+        echo(printable(f"tipc fleet: {slurm.describe(alloc, names, ips)}"))
         setup = fleet_for(source, mode, root=os.getcwd(), gpu_ips=ips, node_names=dict(zip(ips, names)), **kwargs)
         transport = slurm.SlurmTransport(alloc.job, tuple(zip(ips, names)), sopts.connect_timeout)
         _run(setup, replace(settings, transport=transport), *outs)
     finally:
         problem = slurm.release(alloc)
         if problem:
-            typer.echo(f"tipc fleet: releasing the allocation: {printable(problem)}", err=True)
+            echo(f"tipc fleet: releasing the allocation: {printable(problem)}", err=True)
 
 
 def _emit_sbatch(path: str, source: str, mode: str, sopts, settings, kwargs: dict) -> None:
@@ -371,7 +368,7 @@ def _emit_sbatch(path: str, source: str, mode: str, sopts, settings, kwargs: dic
     if os.path.islink(path):
         os.unlink(path)
     write_atomic(path, text.encode())
-    typer.echo(f"wrote {path}: review it, then `sbatch {shlex.quote(path)}`")
+    echo(f"wrote {path}: review it, then `sbatch {shlex.quote(path)}`")
 
 
 def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], summary_out: Optional[str]) -> None:
@@ -390,8 +387,8 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], 
     result = run_fleet(setup, settings, Printer())
     if result.refused:
         for problem in result.refused:  # a node's own words (its stderr) among them: escaped
-            typer.echo(f"tipc fleet: {printable(problem)}", err=True)
-        typer.echo("tipc fleet: refused to start; nothing was started on any node", err=True)
+            echo(f"tipc fleet: {printable(problem)}", err=True)
+        echo("tipc fleet: refused to start; nothing was started on any node", err=True)
         raise typer.Exit(1)
     transport = settings.transport
     engine: dict = {"name": transport.name}

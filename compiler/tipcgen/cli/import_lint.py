@@ -9,8 +9,8 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import NO_SANDBOX_HELP, app, choice, out_dir, scripts_sandbox, seconds
-from tipcgen.errors import UsageError
+from tipcgen.cli.common import NO_SANDBOX_HELP, app, choice, echo, out_dir, scripts_sandbox, seconds
+from tipcgen.errors import UsageError, printable
 from tipcgen.sandbox import DEFAULT_TIMEOUT
 
 
@@ -97,14 +97,15 @@ def import_(
     for r, path in zip(reports, paths):
         assert r.yaml is not None  # only reports without failures reach here
         write_atomic(path, r.yaml.encode("utf-8"))
-        typer.echo(f"{path}: {r.files} config(s) from {r.directory} ({', '.join(sorted(set(r.layouts.values())))})")
+        layouts = ", ".join(sorted(set(r.layouts.values())))
+        echo(printable(f"{path}: {r.files} config(s) from {r.directory} ({layouts})"))
     for file, reason in skipped.items():
-        typer.echo(f"{file}: error: {reason}", err=True)
+        echo(printable(f"{file}: error: {reason}"), err=True)
     if skipped and not paths:
-        typer.echo("tipcgen import: nothing written (no config round-trips exactly)", err=True)
+        echo("tipcgen import: nothing written (no config round-trips exactly)", err=True)
         raise typer.Exit(2)
     if skipped:
-        typer.echo(
+        echo(
             f"tipcgen import: skipped {len(skipped)} config(s) that do not round-trip exactly; "
             f"wrote {len(paths)} spec(s)",
             err=True,
@@ -125,7 +126,7 @@ def _with_prepare(reports: list, prepare: str, schema: str, timeout: float, no_s
     elif prepare == "auto":
         script = find_prepare([p for r in reports for p in (r.result.sources.values() if r.result else ())])
         if script is None:
-            typer.echo(
+            echo(
                 "warning: no test_tipc/prepare.sh next to these configs: the specs' `prepare` sections are empty"
                 " (their prepare.sh fetches nothing); give the repo's script with --prepare PATH",
                 err=True,
@@ -155,12 +156,14 @@ def _one_prepare(r, script, schema: str, timeout: float):
         return r
     r, found = add_prepare(r, script, timeout=timeout, schema=schema)
     for failure in found.failures:
-        typer.echo(f"{r.model}: warning: prepare: {failure}", err=True)
+        echo(printable(f"{r.model}: warning: prepare: {failure}"), err=True)
     if found.untyped:
-        typer.echo(
-            f"{r.model}: prepare: {len(found.untyped)} command(s) kept as `run` steps (review them): "
-            + "; ".join(found.untyped[:5])
-            + (" ..." if len(found.untyped) > 5 else ""),
+        echo(
+            printable(
+                f"{r.model}: prepare: {len(found.untyped)} command(s) kept as `run` steps (review them): "
+                + "; ".join(found.untyped[:5])
+                + (" ..." if len(found.untyped) > 5 else "")
+            ),
             err=True,
         )
     return r
@@ -212,7 +215,7 @@ def _print_report(reports, fmt: str) -> None:
     exact = sum(r.exact for r in reports)
     by_layout = Counter(k for r in reports for k in r.layouts.values())
     if fmt == "json":
-        typer.echo(
+        echo(
             json.dumps(
                 {
                     "files": total,
@@ -222,17 +225,18 @@ def _print_report(reports, fmt: str) -> None:
                     "failures": {os.path.join(r.directory, f): why for r in reports for f, why in r.failures.items()},
                 },
                 indent=2,
-            )
+            ),
+            json=True,
         )
         return
-    typer.echo(
+    echo(
         f"{exact}/{total} configs round-trip exactly ({100 * exact / total if total else 100:.1f} %) "
         f"in {len(reports)} model directories"
     )
-    typer.echo("layouts: " + ", ".join(f"{k} {v}" for k, v in sorted(by_layout.items())))
+    echo(printable("layouts: " + ", ".join(f"{k} {v}" for k, v in sorted(by_layout.items()))))
     for r in reports:
         for name, why in r.failures.items():
-            typer.echo(f"  not exact: {os.path.join(r.directory, name)}: {why}")
+            echo(printable(f"  not exact: {os.path.join(r.directory, name)}: {why}"))
 
 
 @app.command()
@@ -264,7 +268,7 @@ def lint(
         from tipcgen.lint.baseline import baseline_text
 
         write_atomic(write_baseline, baseline_text(findings, write_baseline).encode("utf-8"))
-        typer.echo(f"{write_baseline}: {len(findings)} finding(s) accepted; `tipcgen lint --baseline {write_baseline}`")
+        echo(f"{write_baseline}: {len(findings)} finding(s) accepted; `tipcgen lint --baseline {write_baseline}`")
         raise typer.Exit(0)
     accepted = fixed = 0
     if baseline:
@@ -272,15 +276,13 @@ def lint(
 
         findings, accepted, fixed = apply_baseline(findings, read_baseline(baseline), baseline)
     if fmt == "json":
-        typer.echo(findings_json(findings))
+        echo(findings_json(findings), json=True)
     else:
         for f in findings:
-            typer.echo(f.render())
+            echo(f.render())
         counts = Counter(f.severity for f in findings)
         new = "new " if baseline else ""
-        typer.echo(
-            f"{counts['error']} {new}error(s), {counts['warning']} {new}warning(s), {counts['info']} {new}note(s)"
-        )
+        echo(f"{counts['error']} {new}error(s), {counts['warning']} {new}warning(s), {counts['info']} {new}note(s)")
         if baseline:
-            typer.echo(f"{accepted} baselined finding(s) remain in {baseline}; {fixed} fixed since it was written")
+            echo(f"{accepted} baselined finding(s) remain in {baseline}; {fixed} fixed since it was written")
     raise typer.Exit(1 if any(f.severity == ERROR for f in findings) else 0)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import NO_SANDBOX_HELP, app, scripts_sandbox
+from tipcgen.cli.common import NO_SANDBOX_HELP, app, echo, scripts_sandbox
 from tipcgen.errors import UsageError
 from tipcgen.sandbox import DEFAULT_TIMEOUT
 
@@ -44,17 +44,15 @@ def migrate(
     with scripts_sandbox(no_sandbox):
         m = plan_migration(root, modes=modes, timeout=timeout)
     text = report_markdown(m)
-    typer.echo(text, nl=False)
+    echo(text, nl=False)
     if report:
         write_atomic(report, text.encode("utf-8"))
     if apply:
         if not m.ok and not accept_changes:
-            typer.echo(
-                "tipcgen migrate: nothing written: the report shows changes (--accept-changes to write)", err=True
-            )
+            echo("tipcgen migrate: nothing written: the report shows changes (--accept-changes to write)", err=True)
             raise typer.Exit(1)
         written = _apply(m)
-        typer.echo(f"tipcgen migrate: wrote {len(written)} files; `tipcgen check` in {root} now checks them", err=True)
+        echo(f"tipcgen migrate: wrote {len(written)} files; `tipcgen check` in {root} now checks them", err=True)
     if not m.ok:
         raise typer.Exit(1)
 

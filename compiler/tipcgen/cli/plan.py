@@ -14,6 +14,7 @@ from tipcgen.cli.common import (
     SUITE_OPT,
     app,
     choice,
+    echo,
     mode_option,
     plan_for,
 )
@@ -33,7 +34,7 @@ def plan(
     choice("--format", fmt, ("text", "json"))
     result = plan_for(source, mode, suite, layout, gpuid, runner)
     if fmt == "json":
-        typer.echo(result.to_json())
+        echo(result.to_json(), json=True)
         return
     from tipcgen.errors import printable  # config text must not drive the terminal
 
@@ -42,13 +43,13 @@ def plan(
         env = f"CUDA_VISIBLE_DEVICES={cvd} " if cvd is not None else ""
         where = f"(in {step.cwd}/) " if step.cwd else ""
         argv = " ".join(step.argv or ("<unsplittable>",))
-        typer.echo(printable(f"[{step.index}] {step.kind:<6} {where}{env}{argv}"))
+        echo(printable(f"[{step.index}] {step.kind:<6} {where}{env}{argv}"))
         if step.log:
-            typer.echo(printable(f"         log: {step.log}"))
+            echo(printable(f"         log: {step.log}"))
         if step.timeout is not None or step.stall is not None:
             stall = f"; stalled after {step.stall} s without log output" if step.stall is not None else ""
             limit = f"{step.timeout} s" if step.timeout is not None else "tipcgen's default"
-            typer.echo(f"         limit: {limit}{stall} (the spec's limits)")
+            echo(f"         limit: {limit}{stall} (the spec's limits)")
         if step.skip:
-            typer.echo(f"         skipped: {step.skip} (the status line says `Run skipped ({step.skip})`)")
-    typer.echo(printable(f"{len(result.steps)} steps; status lines -> {result.status_log}"))
+            echo(f"         skipped: {step.skip} (the status line says `Run skipped ({step.skip})`)")
+    echo(printable(f"{len(result.steps)} steps; status lines -> {result.status_log}"))

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import app, mode_option
+from tipcgen.cli.common import app, echo, mode_option
 from tipcgen.errors import UsageError
 
 
@@ -72,6 +72,6 @@ def hash_(targets: list[str] = typer.Argument(..., help="Files or http(s) URLs."
         results.append((target, *hash_target(target, opts)))
     for target, sha, size in results:
         if len(targets) > 1:
-            typer.echo(f"# {target}")
-        typer.echo(f"sha256: {sha}")
-        typer.echo(f"size: {size}")
+            echo(f"# {target}")
+        echo(f"sha256: {sha}")
+        echo(f"size: {size}")

@@ -7,8 +7,8 @@ from typing import Optional
 
 import typer
 
-from tipcgen.cli.common import choice
-from tipcgen.errors import UsageError
+from tipcgen.cli.common import choice, echo
+from tipcgen.errors import UsageError, printable
 
 
 def _render(project, lang: Optional[str]):
@@ -36,29 +36,55 @@ def build_repo(root: str, lang: Optional[str], adopt: bool, wait: float) -> None
     # what is written and what is removed: never through a link leading out of the repo (the
     # ownership record comes with the repo, so from a pull request too)
     check_tree(root, [*files, *plan.remove, *plan.kept])
-    if plan.conflicts:
-        shown = "\n".join(f"  {rel}" for rel in plan.conflicts[:20])
-        more = f"\n  ... and {len(plan.conflicts) - 20} more" if len(plan.conflicts) > 20 else ""
-        raise UsageError(
-            f"{len(plan.conflicts)} file(s) in {TIPC}/ were not written by tipcgen and differ from what it"
-            f" would write:\n"
-            f"{shown}{more}\nnothing was written. `tipcgen migrate` shows what replacing them changes; "
-            "`tipcgen build --adopt` replaces them"
-        )
+    if plan.conflicts or plan.edited:
+        raise UsageError(_refusal(plan.conflicts, plan.edited))
     tipc = os.path.join(root, TIPC)
     os.makedirs(tipc, exist_ok=True)
     with BuildLock(tipc, wait):
         for path in remove_leftover_temps(tipc):
-            typer.echo(f"  removed {path}, a temp file left by an interrupted build", err=True)
+            echo(printable(f"  removed {path}, a temp file left by an interrupted build"), err=True)
         # the ownership record last: a build killed on the way leaves files the next one adopts
         order = [rel for rel in files if rel != MANIFEST] + [MANIFEST]
         changed = sum(write_atomic(os.path.join(root, *rel.split("/")), files[rel]) for rel in order)
         for rel in plan.remove:
             os.unlink(os.path.join(root, *rel.split("/")))
-            typer.echo(f"  removed {rel} (generated before, no spec generates it now)")
+            echo(printable(f"  removed {rel} (generated before, no spec generates it now)"))
         for rel in plan.kept:
-            typer.echo(f"  warning: {rel} is no longer generated but was edited by hand; left in place", err=True)
-    typer.echo(f"{project.specs}/: {len(files)} files in {os.path.join(root, TIPC)}/ ({changed} changed)")
+            echo(printable(f"  warning: {rel} is no longer generated but was edited by hand; left in place"), err=True)
+        for rel in plan.unclaimed:
+            echo(
+                printable(
+                    f"  warning: {rel} is no longer generated; the manifest claims it, but it lacks tipcgen's"
+                    " banner (not a file tipcgen wrote); left in place: delete it by hand if it is not yours"
+                ),
+                err=True,
+            )
+    echo(f"{project.specs}/: {len(files)} files in {os.path.join(root, TIPC)}/ ({changed} changed)")
+
+
+def _listed(rels: list[str]) -> str:
+    # one paragraph (a message's newlines are escaped): the names, comma-separated
+    return ", ".join(rels[:20]) + (f" ... and {len(rels) - 20} more" if len(rels) > 20 else "")
+
+
+def _refusal(conflicts: list[str], edited: list[str]) -> str:
+    from tipcgen.project import TIPC
+
+    parts = []
+    if conflicts:
+        parts.append(
+            f"{len(conflicts)} file(s) in {TIPC}/ were not written by tipcgen and differ from what it would write: "
+            + _listed(conflicts)
+        )
+    if edited:
+        parts.append(
+            f"{len(edited)} file(s) in {TIPC}/ are listed in .tipcgen.manifest, but their bytes are not what tipcgen"
+            " wrote there (edited by hand since, or the manifest line was not written by tipcgen): " + _listed(edited)
+        )
+    return (
+        "; ".join(parts) + ". Nothing was written. `tipcgen migrate` shows what replacing them changes; "
+        "`tipcgen build --adopt` replaces them; or delete them by hand and build again"
+    )
 
 
 def check_repo(root: str, lang: Optional[str], no_cache: bool) -> None:
@@ -73,22 +99,20 @@ def check_repo(root: str, lang: Optional[str], no_cache: bool) -> None:
     key = cache.repo_key(paths, project.settings, lang or project.lang, root) if paths else None
     entry = cache.hit(key, root)
     if entry is not None:
-        typer.echo(f"tipcgen check: {entry.get('files', 0)} files up to date")
+        echo(f"tipcgen check: {entry.get('files', 0)} files up to date")
         return
     project, paths, files = _render(project, lang)
     bad = 0
     for chunk in diff_tree(root, files):
-        typer.echo(chunk, nl=False)
+        echo(chunk, nl=False)
         bad += 1
     for rel in sorted(read_manifest(root)):
         if rel not in files and os.path.lexists(os.path.join(root, *rel.split("/"))):
-            typer.echo(f"stale: {rel} (tipcgen generated it; no spec does now)")
+            echo(printable(f"stale: {rel} (tipcgen generated it; no spec does now)"))
             bad += 1
     if bad:
-        typer.echo(
-            f"tipcgen check: {bad} file(s) in {TIPC}/ out of date; run `tipcgen build` in the repo root", err=True
-        )
+        echo(f"tipcgen check: {bad} file(s) in {TIPC}/ out of date; run `tipcgen build` in the repo root", err=True)
         raise typer.Exit(1)
     cache.record(key, os.path.basename(os.path.abspath(root)) or "repo", len(files), root, repo=True)
     cache.save()
-    typer.echo(f"tipcgen check: {len(files)} files up to date")
+    echo(f"tipcgen check: {len(files)} files up to date")

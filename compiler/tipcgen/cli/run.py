@@ -17,8 +17,10 @@ from tipcgen.cli.common import (
     SUITE_OPT,
     SUMMARY_OPT,
     app,
+    echo,
     mode_option,
     plan_for,
+    rich_text,
     seconds,
     step_shell,
 )
@@ -46,14 +48,9 @@ _STYLE = {
 }
 
 
-def _text(text: str) -> str:
-    """Text for the console: rich markup escaped, and control characters (shown `\\x1b`), so
-    that nothing a config or a log holds drives the terminal."""
-    from rich.markup import escape
-
-    from tipcgen.errors import printable
-
-    return escape(printable(text))
+def _text(text: str, lines: bool = False) -> str:
+    """Text for the console: the terminal's escaper, then rich markup escaped (cli.common.rich_text)."""
+    return rich_text(text, lines)
 
 
 def _end_line(tag: str, result: StepResult) -> str:
@@ -94,7 +91,7 @@ def _print_stalled(console: Console, step: Step) -> None:
         data = read_log(path, ".", 1 << 16)  # the repo's tree: a worker log linked out reads as empty
         tail = log_tail((data or b"").decode("utf-8", "replace"), lines=10)
         console.print(f"[dim]--- last lines of {escape(os.path.relpath(path))}:[/]")
-        console.print(escape(tail or "(empty)"), style="dim")
+        console.print(escape(tail, lines=True) if tail else "(empty)", style="dim")
     for hint in STALL_HINTS:
         console.print(f"tipc: hint: {escape(hint)}")
 
@@ -125,7 +122,7 @@ def _event_printer(console: Console, plan: Plan, hint: str = "") -> Callable:
             tail = log_tail(read_log(".", step.log), lines=20)
             if tail:
                 console.print(f"[dim]--- last lines of {escape(step.log)}:[/]")
-                console.print(escape(tail), style="dim")
+                console.print(_text(tail, lines=True), style="dim")
         if result.status == "stalled":
             _print_stalled(console, step)
         if result.counts_as_failed and step.kind == "train" and step.nodes > 1 and hint:
@@ -146,7 +143,7 @@ def _results_table(plan: Plan, results: list[StepResult]) -> Table:
     for r in results:
         table.add_row(
             str(r.step.index + 1),  # numbered from 1, as the progress lines `[1/N]` are
-            r.step.kind,
+            escape(r.step.kind),
             f"[{_STYLE[r.status]}]{r.status}[/]",
             "" if r.status == "skipped" else f"{r.seconds:.1f}",
             escape(_short(r.step.log, prefix)),
@@ -196,7 +193,7 @@ def run(
     plan = plan_for(source, mode, suite, layout, gpuid, runner)
     if dry_run:  # each word shell-quoted: a pasted line runs nothing a config value holds
         for step in plan.steps:
-            typer.echo(step_shell(step))
+            echo(step_shell(step))
         return
 
     from rich.console import Console
@@ -219,7 +216,7 @@ def run(
             on_event=_event_printer(console, plan, doctor_hint(source, suite)),
         )
     except KeyboardInterrupt:
-        typer.echo("tipc: interrupted; the running step's process group was stopped", err=True)
+        echo("tipc: interrupted; the running step's process group was stopped", err=True)
         raise typer.Exit(130) from None
     except OSError as exc:  # the log directory or the status log cannot be written
         from tipcgen.fsio import path_error
@@ -230,7 +227,7 @@ def run(
 
     console.print(_results_table(plan, results))
     summary = summarize(results)
-    typer.echo(printable(summary.sentence(plan.status_log)))
+    echo(printable(summary.sentence(plan.status_log)))
     if json_out:
         write_report(json_out, json_report(plan, results, source=source))
     if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):

@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from tipcgen.cli.common import LANG_OPT, app, choice, out_dir
+from tipcgen.cli.common import LANG_OPT, app, choice, echo, out_dir
 from tipcgen.errors import UsageError, printable
 
 
@@ -52,8 +52,8 @@ def status(
     for name, data in pages.items():
         write_atomic(os.path.join(out, name), data)
     for problem in problems:
-        typer.echo(f"tipc status: {problem}", err=True)
-    typer.echo(
+        echo(f"tipc status: {problem}", err=True)
+    echo(
         f"wrote {os.path.join(out, 'index.html')} ({len(pages['index.html'])} bytes): {len(runs)} runs, "
         f"{len(problems)} records skipped, {len(flagged)} regressed"
     )

@@ -13,9 +13,12 @@ precision, global batch, then processes and nodes.
 
 from __future__ import annotations
 
-import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Optional
+
+# every record string reaches the markdown through the one markdown escaper
+from tipcgen.escape import for_markdown
 
 WORDS: dict[str, dict[str, Any]] = {
     "zh": {
@@ -73,28 +76,6 @@ WORDS: dict[str, dict[str, Any]] = {
 }
 
 
-# Markdown that a record's text could use to break the table (`|`, a newline), inject HTML or
-# an image (`<`, `&`, `[`...`]`), or open a code span; escaped with a backslash, as CommonMark
-# allows for any ASCII punctuation. `_` and `*` stay: at most emphasis, and names have `_`.
-_MD_SPECIAL = re.compile(r"([\\`|\[\]<>&!])")
-_BREAK = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
-
-
-def md(value: Any) -> str:
-    """A record's text as literal markdown inline text (the record loader refuses control
-    characters already; a newline here would still end the table row, so it becomes a space)."""
-    return _MD_SPECIAL.sub(r"\\\1", _BREAK.sub(" ", str(value)))
-
-
-def code(value: Any) -> str:
-    """A record's text as a code span: fenced by more backticks than it holds (CommonMark), so
-    nothing in it is markdown or HTML."""
-    text = _BREAK.sub(" ", str(value))
-    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 @dataclass(frozen=True)
 class Row:
     record: dict
@@ -122,11 +103,11 @@ def verdicts(records: list[dict], lang: str) -> list[str]:
         best = c.get("best_value")
         out.append(
             WORDS[lang]["verdict"].format(
-                run=code(r["run_id"]),
-                verdict=md(c.get("verdict")),
-                goal=f"{md(c.get('metric'))} {sign} {c.get('target')}",
-                limit=limit,
-                unit=md(unit),
+                run=for_markdown(r["run_id"], "code"),
+                verdict=for_markdown(c.get("verdict")),
+                goal=f"{for_markdown(c.get('metric'))} {sign} {for_markdown(c.get('target'))}",
+                limit=for_markdown(limit),
+                unit=for_markdown(unit),
                 best="-" if best is None else f"{best:g}",
             )
         )
@@ -172,7 +153,7 @@ def setup(r: dict, lang: str) -> str:
     w = WORDS[lang]
     what = w["gpu"] if r.get("device") == "gpu" else w["cpu"]
     return w["setup"].format(nodes=r["nodes"], procs=r["workers"] // max(1, r["nodes"]), what=what) + (
-        f" ({md(r['device_num'])})"
+        f" ({for_markdown(r['device_num'])})"
     )
 
 
@@ -181,13 +162,13 @@ def table(records: list[dict], lang: str = "zh") -> str:
     w = WORDS[lang]
     rows = speedup_rows(records)
     unit = rows[0].record.get("speed_unit", "samples/s") if rows else "samples/s"
-    cols = [c.format(unit=md(unit)) for c in w["columns"]]
+    cols = [c.format(unit=for_markdown(unit)) for c in w["columns"]]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join(":---:" for _ in cols) + "|"]
     for row in rows:
         r = row.record
         cells = [
-            md(r["model"]),
-            md(r["fp_item"]),
+            for_markdown(r["model"]),
+            for_markdown(r["fp_item"]),
             f"{r['global_batch_size']:g}",
             setup(r, lang),
             _time_acc(row.baseline),
@@ -209,7 +190,7 @@ def section(records: list[dict], lang: str = "zh", level: int = 2) -> str:
     ok = {id(r) for r in passed(records)}  # by identity: comparing dicts is quadratic in the records
     bad = sorted(str(r["run_id"]) for r in records if id(r) not in ok and "convergence" not in r)
     if bad:
-        out += ["", w["failed"].format(runs=", ".join(code(b) for b in bad))]
+        out += ["", w["failed"].format(runs=", ".join(for_markdown(b, "code") for b in bad))]
     lines = verdicts(records, lang)
     if lines:
         out += ["", w["converge"], "", *lines]
@@ -221,5 +202,6 @@ def report_markdown(records: list[dict], lang: str, plots: list[str]) -> str:
     text = section(records, lang, level=1)
     for path in plots:
         if path.endswith(".png"):
-            text += f"\n![{path}]({path})\n"
+            # the path as literal alt text and a percent-encoded link target (no `)` or scheme)
+            text += f"\n![{for_markdown(path)}](<{urllib.parse.quote(path)}>)\n"
     return text

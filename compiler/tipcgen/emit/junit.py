@@ -3,16 +3,22 @@ share: CI systems read it to show each step as a test."""
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Optional
 
-XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")  # not in XML 1.0
+from tipcgen.escape import for_terminal
 
 
 def xml_text(text: str) -> str:
-    return XML_BAD.sub("", text)
+    """Text for an XML element: what a CI's test view shows as text, so the terminal's rule
+    (control, bidi and surrogate characters as visible escapes; XML 1.0 cannot even hold most of
+    them); ElementTree then escapes `<`, `&` and quotes."""
+    return for_terminal(text, lines=True)
+
+
+def _attr(text: str) -> str:
+    return for_terminal(text)  # an attribute is one line
 
 
 @dataclass(frozen=True)
@@ -49,23 +55,23 @@ def _counts(cases: list[Case], seconds: float) -> dict[str, str]:
 
 
 def junit_xml(name: str, suites: list[Suite], seconds: float) -> str:
-    root = ET.Element("testsuites", {"name": name, **_counts([c for s in suites for c in s.cases], seconds)})
+    root = ET.Element("testsuites", {"name": _attr(name), **_counts([c for s in suites for c in s.cases], seconds)})
     for s in suites:
-        suite = ET.SubElement(root, "testsuite", {"name": s.name, **_counts(s.cases, s.seconds)})
+        suite = ET.SubElement(root, "testsuite", {"name": _attr(s.name), **_counts(s.cases, s.seconds)})
         props = ET.SubElement(suite, "properties")
         for key, value in s.properties:
-            ET.SubElement(props, "property", {"name": key, "value": xml_text(value)})
+            ET.SubElement(props, "property", {"name": _attr(key), "value": _attr(value)})
         for c in s.cases:
-            attrs = {"classname": c.classname, "name": c.name}
+            attrs = {"classname": _attr(c.classname), "name": _attr(c.name)}
             if c.seconds is not None:
                 attrs["time"] = f"{c.seconds:.3f}"
             case = ET.SubElement(suite, "testcase", attrs)
             if c.outcome == "skipped":
-                ET.SubElement(case, "skipped", {"message": xml_text(c.message)}).text = xml_text(c.text)
+                ET.SubElement(case, "skipped", {"message": _attr(c.message)}).text = xml_text(c.text)
             elif c.outcome == "failed":
-                failure = ET.SubElement(case, "failure", {"message": xml_text(c.message), "type": c.kind})
+                failure = ET.SubElement(case, "failure", {"message": _attr(c.message), "type": _attr(c.kind)})
                 failure.text = xml_text(c.text)
             if c.out:
-                ET.SubElement(case, "system-out").text = c.out
+                ET.SubElement(case, "system-out").text = xml_text(c.out)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -195,23 +195,21 @@ def _import_verified(paths: list[str], layout: str, model: Optional[str], lenien
     """(result, YAML text, names of configs it does not rebuild exactly)."""
     result = import_configs(paths, layout, model, lenient)
     text_ = spec_yaml(result, result.findings)
-    return result, text_, verify_roundtrip(result, text_, imported_label(result))
+    return result, text_, verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
 
 
-def imported_label(result: ImportResult) -> str:
-    """What an error in an imported spec names: the spec is in memory, never written when it
-    fails, so the configs' folder it came from, and the name it would have."""
+def config_origin(result: ImportResult) -> str:
+    """The folder (or file) of the configs an imported spec came from: what its errors name."""
     folders = sorted({os.path.dirname(p) or "." for p in result.sources.values()})
-    where = folders[0] if len(folders) == 1 else ", ".join(folders)
-    return f"{where}/ (imported as {result.spec.get('model', 'the spec')}.yml, not written)"
+    return folders[0] if len(folders) == 1 else ", ".join(result.sources.values()) or "the imported configs"
 
 
 def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[str]:
     """Build the imported spec from its YAML text; the names of inputs not reproduced exactly."""
-    from tipcgen.check.spec import load_spec_text
+    from tipcgen.check.spec import load_imported_text
     from tipcgen.emit.files import config_files
 
-    spec = load_spec_text(yaml_text, label)
+    spec = load_imported_text(yaml_text, label, config_origin(result))
     files = {k: v.encode("utf-8") for k, v in config_files(spec).items()}
     return [
         name

@@ -161,13 +161,13 @@ def add_prepare(
     rewritten and verified to rebuild the configs again)."""
     import dataclasses
 
-    from tipcgen.check.spec import load_spec_text
-    from tipcgen.importer import imported_label, verify_roundtrip
+    from tipcgen.check.spec import load_imported_text
+    from tipcgen.importer import config_origin, verify_roundtrip
     from tipcgen.importer.yaml_out import spec_yaml
     from tipcgen.script.decode import read_config
 
     result = report.result
-    spec = load_spec_text(report.yaml, imported_label(result))
+    spec = load_imported_text(report.yaml, f"{report.model}.yml", config_origin(result))
     suites, chain_modes = {}, {}
     for name, suite in spec.suites.items():
         source = result.sources[suite.file]
@@ -179,7 +179,7 @@ def add_prepare(
         return report, found
     new = dataclasses.replace(result, spec=with_prepare(result.spec, found))
     text = spec_yaml(new, new.findings, schema)
-    bad = verify_roundtrip(new, text, imported_label(new))
+    bad = verify_roundtrip(new, text, f"{report.model}.yml")
     if bad:  # cannot happen unless prepare touched the configs: say so rather than write it
         raise AssertionError(f"{report.model}: adding prepare changed configs {bad}")
     return dataclasses.replace(report, yaml=text, result=new), found

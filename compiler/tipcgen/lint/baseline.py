@@ -10,12 +10,8 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import Annotated
 
-from pydantic import Field
-from typing_extensions import NotRequired, TypedDict
-
-from tipcgen.errors import UsageError
+from tipcgen.errors import Problem, SpecError, UsageError, printable
 from tipcgen.lint.rules import Finding
 
 FORMAT = "tipcgen-lint-baseline"
@@ -37,36 +33,43 @@ def baseline_text(findings: list[Finding], path: str) -> str:
     return json.dumps({"format": FORMAT, "version": VERSION, "findings": entries}, indent=1, ensure_ascii=False) + "\n"
 
 
-MAX_COUNT = 1_000_000  # occurrences of one finding a baseline may accept
+MAX_COUNT = 1_000_000  # identical findings one key may accept (a repo has thousands of configs at most)
+_TEXT_FIELDS = ("rule", "file", "role", "message")
 
 
-class _Entry(TypedDict):
-    rule: str
-    file: str
-    role: str
-    message: str
-    count: NotRequired[Annotated[int, Field(ge=1, le=MAX_COUNT)]]
-
-
-class _Baseline(TypedDict):
-    format: str
-    version: int
-    findings: list[_Entry]
+def _bad(path: str, field: str, message: str) -> SpecError:
+    return SpecError(
+        [Problem(printable(path), None, None, field, message, "write the baseline again with --write-baseline")]
+    )
 
 
 def read_baseline(path: str) -> Counter:
-    """The accepted findings of a baseline, read through the one bounded JSON reader and typed:
-    a wrong type, a count out of 1..MAX_COUNT or a missing key is an error naming the file and
-    the entry's field."""
-    from tipcgen.inputs import check_shape, read_json
+    """The accepted findings of the baseline file `path`, each key's count. The file comes with
+    the repo (so with a pull request): it is read through the one bounded JSON reader (size,
+    nesting, numbers that fit), then every value is checked for its type and range, and a bad one
+    is an error naming the file and the field (never a count of -1000000 "fixed since")."""
+    from tipcgen.inputs import read_json
 
     data = read_json(path, what="a lint baseline")
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise UsageError(f"{path}: not a tipcgen lint baseline (version {VERSION}); write one with --write-baseline")
-    typed = check_shape(data, _Baseline, path)
+    entries = data.get("findings", [])
+    if not isinstance(entries, list):
+        raise _bad(path, "findings", f"must be a list of findings, not {type(entries).__name__}")
     counts: Counter = Counter()
-    for entry in typed["findings"]:
-        counts[(entry["rule"], entry["file"], entry["role"], entry["message"])] += entry.get("count", 1)
+    for i, entry in enumerate(entries):
+        where = f"findings[{i}]"
+        if not isinstance(entry, dict):
+            raise _bad(path, where, f"must be an object (rule, file, role, message, count), not {type(entry).__name__}")
+        for name in _TEXT_FIELDS:
+            if not isinstance(entry.get(name), str):
+                got = "missing" if name not in entry else f"a {type(entry[name]).__name__}"
+                raise _bad(path, f"{where}.{name}", f"must be a string ({got})")
+        count = entry.get("count", 1)
+        # bool is an int to Python; a float or a string is not a count
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+            raise _bad(path, f"{where}.count", f"must be a whole number from 1 to {MAX_COUNT}, not {count!r}"[:300])
+        counts[tuple(entry[name] for name in _TEXT_FIELDS)] += count
     return counts
 
 

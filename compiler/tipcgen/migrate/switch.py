@@ -88,9 +88,9 @@ def _repo_parts(root: str) -> tuple[Path, Path, Path]:
 def plan_migration(
     root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, timeout: float = DEFAULT_TIMEOUT
 ) -> Migration:
-    from tipcgen.check.spec import load_spec_text
+    from tipcgen.check.spec import load_imported_text
     from tipcgen.emit.repo import repo_files, repo_runner
-    from tipcgen.importer import config_groups, import_group
+    from tipcgen.importer import config_groups, config_origin, import_group
     from tipcgen.importer.prepare_import import add_prepare
     from tipcgen.importer.yaml_out import spec_yaml
     from tipcgen.project import Project
@@ -123,7 +123,7 @@ def plan_migration(
         specs_text[rel] = report.yaml
         reports.append((rel, report))
         sources.update({(str(report.model), f): p for f, p in report.result.sources.items()})
-        loaded.append(load_spec_text(report.yaml, os.path.join(root, rel)))
+        loaded.append(load_imported_text(report.yaml, rel, config_origin(report.result)))
     if not loaded:
         raise UsageError(f"{tipc / 'configs'}: no config could be imported: " + "; ".join(not_imported.values()))
     layout, runner = repo_runner(loaded)
@@ -261,7 +261,8 @@ def _file_changes(m: Migration) -> None:
 
 def _with_runner(root: str, reports: list, runner: Optional[str], specs_text: dict) -> list:
     """Every imported spec with `runner:` after its layout, its YAML in `specs_text` redone."""
-    from tipcgen.check.spec import load_spec_text
+    from tipcgen.check.spec import load_imported_text
+    from tipcgen.importer import config_origin
     from tipcgen.importer.yaml_out import spec_yaml
 
     loaded = []
@@ -274,7 +275,7 @@ def _with_runner(root: str, reports: list, runner: Optional[str], specs_text: di
                 ordered["runner"] = runner
         report.result.spec = ordered
         specs_text[rel] = spec_yaml(report.result, report.result.findings, SCHEMA)
-        loaded.append(load_spec_text(specs_text[rel], os.path.join(root, rel)))
+        loaded.append(load_imported_text(specs_text[rel], rel, config_origin(report.result)))
     return loaded
 
 

@@ -61,6 +61,8 @@ class Run:
     root: str = ""  # where the record's log paths start ("" unknown)
     log_dir: str = ""
     bench: Optional[dict] = None  # a bench record's fields (speed-up and trends read them)
+    # the records' tree (records_tree): the page links only to logs inside it
+    tree: str = ""
 
     @property
     def key(self) -> tuple:
@@ -365,6 +367,24 @@ def record_files(root: str) -> tuple[list[str], list[str]]:
     return sorted(found), problems
 
 
+def records_tree(path: str) -> str:
+    """Where the logs of the records found at `path` may be linked from: the model repo holding
+    them (the nearest directory above with test_tipc/ or tipcgen.yml: records written inside the
+    repo they ran in), else the directory given (a file: its directory). Found on the disk, never
+    taken from a record: a record's `root` of `/` widens nothing."""
+    from tipcgen.project import is_repo_root
+
+    base = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    d = os.path.realpath(base)
+    while True:
+        if is_repo_root(d):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return base
+        d = parent
+
+
 def load_history(paths: list[str]) -> tuple[list[Run], list[str]]:
     """Every run of the records in `paths` (files, or directories walked for *.json), oldest
     first, and one line per record left out ("path: why")."""
@@ -372,11 +392,16 @@ def load_history(paths: list[str]) -> tuple[list[Run], list[str]]:
     problems: list[str] = []
     for p in paths:
         files, found = record_files(p) if os.path.isdir(p) else ([p], [])
+        tree = records_tree(p)
         problems += found
         for f in files:
             try:
-                runs += read_run(f)
+                read = read_run(f)
             except BadRecord as exc:
                 problems.append(f"{printable(f)}: skipped: {printable(str(exc))}")
+                continue
+            for r in read:
+                r.tree = tree
+            runs += read
     runs.sort(key=lambda r: (r.finished_at, r.path, r.node))
     return runs, problems

@@ -10,8 +10,12 @@ script, no CDN), in Chinese or English.
   regression band: a run whose value is below the median of the previous BASE_RUNS runs by more
   than the threshold is flagged regressed (above by as much: improved).
 
-Every record string reaches the HTML through jinja2's autoescape (text and attributes), so a
-model named `<script>` is shown, not run. Rendering is deterministic: the same records give the
+Every value the template prints reaches the HTML through the one HTML escaper
+(tipcgen.escape.for_html, as the environment's finalize; autoescape behind it), in text and in
+attributes, so a model named `<script>` is shown, not run, and a U+202E cannot reverse a cell. A
+log is linked only when its real path lies inside the records' tree (the model repo holding the
+records, else the directory given to `status`: history.records_tree); any other path a record
+names is shown as text. Rendering is deterministic: the same records give the
 same bytes (the page's date is the newest record's, not the clock's).
 """
 
@@ -81,6 +85,7 @@ WORDS: dict[str, dict[str, str]] = {
         "not run": "未运行",
         "unknown": "未知",
         "no_log": "无日志文件",
+        "log_outside": "日志不在记录所在的仓库或目录内，不链接",
         "empty": "没有可读的记录。",
         "lang_other": "English",
     },
@@ -133,6 +138,7 @@ WORDS: dict[str, dict[str, str]] = {
         "not run": "not run",
         "unknown": "unknown",
         "no_log": "no log file",
+        "log_outside": "the log lies outside the repo or directory holding the records: not linked",
         "empty": "No readable records.",
         "lang_other": "中文",
     },
@@ -152,14 +158,27 @@ SYMBOL = {
 # ----------------------------------------------------------------------------- the grid
 
 
+def _inside(path: str, tree: str) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(tree)
+    return real == base or real.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def _tree(run: Run) -> str:
+    return run.tree or os.path.dirname(os.path.abspath(run.path))
+
+
 def _candidates(run: Run, log: str) -> list[str]:
-    """Where a record's relative log path may be: below the repo root the record names, else
-    below the record's directory or one of its parents (a report written inside the repo)."""
+    """Where a record's log path may be, all inside the records' tree: below the repo root the
+    record names (when that lies inside the tree), else below the record's directory or one of
+    its parents up to the tree."""
+    tree = _tree(run)
     if os.path.isabs(log):
         return [log]
-    bases = [run.root] if run.root else []
+    bases = [run.root] if run.root and _inside(run.root, tree) else []
     d = os.path.dirname(os.path.abspath(run.path))
     for _ in range(6):
+        if not _inside(d, tree):
+            break
         bases.append(d)
         d = os.path.dirname(d)
     return [os.path.join(b, log) for b in bases]
@@ -171,21 +190,28 @@ def _node_log(run: Run, log: str) -> str:
     return os.path.join(run.log_dir, "nodes", run.node, name[len(prefix) :] if name.startswith(prefix) else name)
 
 
-def log_href(run: Run, cell: StepCell, site: str) -> Optional[str]:
-    """A link from the site directory to the step's log file, when it exists."""
+def log_href(run: Run, cell: StepCell, site: str) -> tuple[Optional[str], str]:
+    """(a link from the site directory to the step's log file, or None; why not, as the words'
+    key). A record names the log: it is linked only when it is a file whose real path (every
+    link followed) lies inside the records' tree; an absolute path or a link leading elsewhere
+    is shown as text."""
     if "\0" in cell.log + run.log_dir + run.node:
-        return None
+        return None, "no_log"
     if run.kind == "fleet" and run.log_dir:  # gathered; a step without a log: the node's console
         log = _node_log(run, cell.log) if cell.log else os.path.join(run.log_dir, "nodes", run.node, "fleet_run.out")
     elif cell.log:
         log = cell.log
     else:
-        return None
-    for path in _candidates(run, log):
+        return None, "no_log"
+    why = "no_log"
+    for path in _candidates(run, log) or [log]:
+        if not _inside(path, _tree(run)):
+            why = "log_outside" if os.path.lexists(path) else why
+            continue
         if os.path.isfile(path):
             rel = os.path.relpath(os.path.abspath(path), os.path.abspath(site)).replace(os.sep, "/")
-            return urllib.parse.quote(rel)
-    return None
+            return urllib.parse.quote(rel), ""
+    return None, why
 
 
 def _cells(run: Run, site: str, w: dict) -> list[dict]:
@@ -205,9 +231,9 @@ def _cell(run: Run, c: StepCell, site: str, w: dict) -> dict:
     title = f"{c.index + 1} {c.kind} {c.group}".rstrip() + f": {w.get(state, state)}"
     if c.reason:
         title += f" ({c.reason})"
-    href = log_href(run, c, site)
+    href, why = log_href(run, c, site)
     if not href and c.log:
-        title += f" [{w['no_log']}: {c.log}]"
+        title += f" [{w[why]}: {c.log}]"
     return {
         "state": state,
         "css": state.replace(" ", "-"),
@@ -260,7 +286,7 @@ def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
                 "mode": run.mode,
                 "node": run.node or "-",
                 "when": when(run.finished_at),
-                "record": os.path.relpath(os.path.abspath(run.path), os.path.abspath(site)).replace(os.sep, "/"),
+                "record": _rel(run.path, site),
                 "failing": any(c.status in FAILING for c in run.steps),
                 "cells": _cells(run, site, w),
                 "commit": _short(run.meta.get("model_commit")),
@@ -517,10 +543,19 @@ def _template() -> Any:
     from importlib import resources
 
     import jinja2
+    from markupsafe import Markup
+
+    from tipcgen.escape import for_html
+
+    def finalize(value: Any) -> Any:
+        # every value the template prints goes through the one HTML escaper (control and bidi
+        # characters shown, markup escaped); what is Markup already was escaped by it
+        return value if isinstance(value, Markup) else Markup(for_html(value))
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resources.files("tipcgen.templates"))),
         autoescape=True,  # every record string is text, in an element or an attribute
+        finalize=finalize,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -3,20 +3,22 @@ mode, chain, nodes), the counts, then each failed step with its command and the 
 log, and a link to the log (a path relative to the summary file). `run`, `fleet` and `bench`
 write it with `--summary FILE`, and append it to `$GITHUB_STEP_SUMMARY` when that is set.
 
-Everything a record holds is escaped: names as literal markdown text (a `|` cannot split a
-table row, `<script>` is shown, not run), commands and logs in code spans and fences longer than
-any backtick run they hold.
+Everything a record holds goes through the one markdown escaper (tipcgen.escape.for_markdown):
+names as literal markdown text (a `|` cannot split a table row, `<script>` is shown, not run),
+commands and logs in code spans and fences longer than any backtick run they hold. A log path is
+linked, and its tail shown, only when it resolves (every link followed) inside the run's directory:
+a record naming `/etc/passwd`, or a step that swapped its log for a link leading out, gets the
+path shown as text and nothing read.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import urllib.parse
 from typing import Any, Optional
 
-from tipcgen.emit.bench_report import code, md
-from tipcgen.run.reports import log_tail, read_log
+from tipcgen.escape import for_markdown
+from tipcgen.run.reports import log_inside, log_tail, read_log
 
 TAIL = 15  # log lines per failed step: enough for a traceback's end
 MAX_FAILED = 10  # failed steps shown in full; the rest are listed
@@ -24,18 +26,14 @@ COLUMNS = ("passed", "failed", "skipped", "timed out", "stalled")
 _FAILING = ("failed", "timed out", "stalled", "stopped", "not run")
 
 
-def fence(text: str) -> str:
-    """`text` as a fenced code block, its fence longer than any backtick run inside."""
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    bar = "`" * max(3, longest + 1)
-    return f"{bar}text\n{text}\n{bar}"
-
-
-def _link(log: str, cwd: str, where: str) -> str:
-    """A markdown link to `log` (relative to the repo root `cwd`) from the directory `where`."""
+def _link(log: str, cwd: str, where: str, tree: Optional[str] = None) -> str:
+    """A markdown link to `log` (relative to the repo root `cwd`) from the directory `where`, when
+    it resolves inside `tree` (default `cwd`); else the path as text, saying why."""
+    if not log_inside(cwd, log, tree):
+        return f"{for_markdown(log, 'code')} (not linked: it leads outside the run's directory)"
     target = os.path.relpath(os.path.join(cwd, log), where).replace(os.sep, "/")
     # percent-encoded: no scheme (`javascript:`), no `)` or space ending the link early
-    return f"[{md(log)}](<{urllib.parse.quote(target)}>)"
+    return f"[{for_markdown(log)}](<{urllib.parse.quote(target)}>)"
 
 
 def _counts(statuses: list[str]) -> str:
@@ -49,15 +47,18 @@ def _verdict(failed: bool) -> str:
 
 def _failed_step(step: dict, log_text: Optional[str], log_link: str, label: str) -> list[str]:
     why = step.get("reason") or (f"exit status {step['returncode']}" if step.get("returncode") is not None else "")
-    out = [f"#### {label}step {int(step['index']) + 1} `{md(step.get('kind', ''))}` {md(step.get('group', ''))}: "
-           f"{md(step.get('status', ''))}" + (f" ({md(why)})" if why else "")]  # fmt: skip
+    kind, group = for_markdown(step.get("kind", ""), "code"), for_markdown(step.get("group", ""))
+    status = for_markdown(step.get("status", "")) + (f" ({for_markdown(why)})" if why else "")
+    out = [f"#### {label}step {int(step['index']) + 1} {kind} {group}: {status}"]
     if step.get("command"):
-        out += ["", fence(str(step["command"]))]
+        out += ["", for_markdown(step["command"], "block")]
     tail = log_tail(log_text, lines=TAIL)
     if log_link:
-        out += ["", f"last {TAIL} lines of {log_link}:" if tail else f"log: {log_link} (empty)"]
+        # a log not read (missing, or leading out of the run's directory) is not called empty
+        empty = " (empty)" if log_text is not None else ""
+        out += ["", f"last {TAIL} lines of {log_link}:" if tail else f"log: {log_link}{empty}"]
     if tail:
-        out += ["", fence(tail)]
+        out += ["", for_markdown(tail, "block")]
     return [*out, ""]
 
 
@@ -67,8 +68,8 @@ def run_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
     statuses = [s.get("status", "") for s in steps]
     failed = [s for s in steps if s.get("status") in _FAILING]
     head = (
-        f"### {_verdict(bool(failed))}: {md(data.get('model_name'))} · {md(data.get('mode'))} · "
-        f"{md(data.get('layout'))} · 1 node"
+        f"### {_verdict(bool(failed))}: {for_markdown(data.get('model_name'))} · {for_markdown(data.get('mode'))} · "
+        f"{for_markdown(data.get('layout'))} · 1 node"
     )
     out = [head, "", _counts(statuses), ""]
     if failed:
@@ -86,7 +87,7 @@ def run_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
 def _more(failed: list) -> list[str]:
     if len(failed) <= MAX_FAILED:
         return []
-    rest = ", ".join(f"{int(s['index']) + 1} {md(s.get('kind', ''))}" for s in failed[MAX_FAILED:])
+    rest = ", ".join(f"{int(s['index']) + 1} {for_markdown(s.get('kind', ''))}" for s in failed[MAX_FAILED:])
     return [f"... and {len(failed) - MAX_FAILED} more failed steps: {rest}", ""]
 
 
@@ -97,17 +98,17 @@ def fleet_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
     log_dir = str(data.get("log_dir") or "")
     bad = int(data.get("exit_code") or 0) != 0
     head = (
-        f"### {_verdict(bad)}: {md(data.get('model_name'))} · {md(data.get('mode'))} · "
-        f"{md(data.get('layout') or 'fleet')} · {len(nodes)} nodes"
+        f"### {_verdict(bad)}: {for_markdown(data.get('model_name'))} · {for_markdown(data.get('mode'))} · "
+        f"{for_markdown(data.get('layout') or 'fleet')} · {len(nodes)} nodes"
     )
     out = [head, "", "| node | state | " + " | ".join(COLUMNS) + " | not run |", "|---|---|" + "---:|" * 6]
     for n in nodes:
         st = [s.get("status", "") for s in n.get("steps") or []]
         cells = [str(sum(1 for s in st if s == c)) for c in (*COLUMNS, "not run")]
-        out.append(f"| {md(n.get('ip'))} | {md(n.get('state'))} | " + " | ".join(cells) + " |")
+        out.append(f"| {for_markdown(n.get('ip'))} | {for_markdown(n.get('state'))} | " + " | ".join(cells) + " |")
     out.append("")
     if data.get("stopped"):
-        out += [f"Stopped every node: {md(data['stopped'])}", ""]
+        out += [f"Stopped every node: {for_markdown(data['stopped'])}", ""]
     shown = 0
     for n in nodes:
         ip = str(n.get("ip"))
@@ -124,7 +125,7 @@ def fleet_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
             command = line.split(" - ", 2)[2].rstrip("! ") if line.count(" - ") >= 2 else ""
             step = {**step, "reason": step.get("reason") or n.get("reason"), "command": command}
             text = read_log(cwd, log) if log else None
-            out += _failed_step(step, text, _link(log, cwd, where) if log else "", f"node {md(ip)}: ")
+            out += _failed_step(step, text, _link(log, cwd, where) if log else "", f"node {for_markdown(ip)}: ")
     if log_dir:
         out.append(f"Logs of each node: {_link(os.path.join(log_dir, 'nodes'), cwd, where)}")
     return "\n".join(out).rstrip("\n") + "\n"
@@ -139,21 +140,19 @@ def _node_log(log_dir: str, ip: str, log: Any) -> str:
     return os.path.join(log_dir, "nodes", ip, name[len(prefix) :] if name.startswith(prefix) else name)
 
 
-def bench_summary(records: list[dict], cwd: str = ".", where: str = ".") -> str:
+def bench_summary(records: list[dict], cwd: str = ".", where: str = ".", tree: Optional[str] = None) -> str:
     """The summary of `tipcgen bench`: a row per run (status, throughput), each failed run's
-    command and log tail."""
+    command and log tail (logs read and linked only inside `tree`, bench's --out; default `cwd`)."""
     failed = [r for r in records if r.get("status", "passed") != "passed"]
-    model = md(records[0]["model"]) if records else "-"
+    model = for_markdown(records[0]["model"]) if records else "-"
     out = [f"### {_verdict(bool(failed))}: {model} · bench · {len(records)} runs", ""]
     out += ["| run | status | setup | throughput | final loss |", "|---|---|---|---:|---:|"]
     for r in records:
         ips, loss = r.get("ips"), r.get("convergence_value")
-        speed = f"{ips:.1f} {md(r.get('speed_unit') or '')}" if ips else "-"
+        speed = f"{ips:.1f} {for_markdown(r.get('speed_unit') or '')}" if ips else "-"
         final = "-" if loss is None else f"{loss:.4g}"
-        out.append(
-            f"| {code(r['run_id'])} | {md(r.get('status', 'passed'))} | {md(r.get('device_num', ''))} | "
-            f"{speed} | {final} |"
-        )
+        run_id, status = for_markdown(r["run_id"], "code", table=True), for_markdown(r.get("status", "passed"))
+        out.append(f"| {run_id} | {status} | {for_markdown(r.get('device_num', ''))} | {speed} | {final} |")
     out.append("")
     for r in failed[:MAX_FAILED]:
         rc = [c for c in r.get("returncodes") or [] if c]
@@ -166,7 +165,8 @@ def bench_summary(records: list[dict], cwd: str = ".", where: str = ".") -> str:
             "command": " ".join(r["commands"][0]) if r.get("commands") else "",
         }
         log = r.get("log_file")
-        out += _failed_step(step, read_log(cwd, log), _link(log, cwd, where) if log else "", "")
+        text = read_log(cwd, log, tree)
+        out += _failed_step(step, text, _link(log, cwd, where, tree) if log else "", "")
     return "\n".join(out).rstrip("\n") + "\n"
 
 

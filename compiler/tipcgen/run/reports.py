@@ -8,7 +8,7 @@ import re
 from typing import Optional
 
 from tipcgen import __version__
-from tipcgen.emit.junit import Case, Suite, junit_xml, xml_text
+from tipcgen.emit.junit import Case, Suite, junit_xml
 from tipcgen.inputs import read_log as read_log_gate
 from tipcgen.plan.steps import Plan
 from tipcgen.run.autolog import parse_autolog
@@ -17,25 +17,48 @@ from tipcgen.run.executor import SKIPPED, STALLED, TIMED_OUT, StepResult, summar
 LOG_READ_BYTES = 1 << 20  # a report shows a log's tail: its last MiB is plenty
 TAIL_LINES = 200
 TAIL_BYTES = 64 * 1024
-# Characters XML 1.0 cannot hold (logs carry ANSI colour codes, \x1b, and progress bars' \r).
+# Colour codes (logs carry them): removed from a tail; any other control character is escaped.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def read_log(cwd: str, log: Optional[str]) -> Optional[str]:
-    """The end of a step's log (what reports show: its tail), read through the gate inside the
-    run's folder `cwd`: a log swapped for a link leading out, or a FIFO, reads as no log."""
-    if not log:
+MAX_LOG_BYTES = 4 << 20  # the end of a log a report reads: tails and AutoLog's block are at its end
+
+
+def read_log(cwd: str, log: Optional[str], tree: Optional[str] = None) -> Optional[str]:
+    """The text of a step's log (its last MAX_LOG_BYTES), or None when there is none to read.
+
+    A record names the log, and a step can swap its log for a symbolic link: the log is read only
+    when it is a regular file whose real path lies inside `tree` (default: `cwd`, the run's
+    directory), through the read gate (tipcgen.inputs.read_log), so a report never copies another
+    file of the machine (`~/.ssh/id_rsa`, /etc/shadow) into a summary or a JUnit file."""
+    if not log or "\0" in log:
         return None
-    data = read_log_gate(os.path.join(cwd, log), cwd, LOG_READ_BYTES)
+    data = read_log_gate(os.path.join(cwd, log), tree or cwd, MAX_LOG_BYTES)
     return None if data is None else data.decode("utf-8", "replace")
 
 
+def log_inside(cwd: str, log: Optional[str], tree: Optional[str] = None) -> bool:
+    """Whether a record's log path resolves (every link followed) inside `tree` (default `cwd`):
+    only such a path is linked from a summary; any other is shown as text."""
+    from tipcgen.errors import SpecError
+    from tipcgen.inputs import resolve_inside
+
+    if not log or "\0" in log:
+        return False
+    try:
+        resolve_inside(os.path.join(cwd, log), tree or cwd)
+    except (SpecError, OSError, ValueError):
+        return False
+    return True
+
+
 def log_tail(text: Optional[str], lines: int = TAIL_LINES, limit: int = TAIL_BYTES) -> str:
-    """The last `lines` lines (at most `limit` characters) of a log, cleaned for XML."""
+    """The last `lines` lines (at most `limit` characters) of a log, colour codes removed (each
+    medium escapes the rest: the terminal, the summary's markdown, the JUnit XML)."""
     if not text:
         return ""
     tail = "\n".join(text.splitlines()[-lines:])[-limit:]
-    return xml_text(_ANSI.sub("", tail))
+    return _ANSI.sub("", tail)
 
 
 def step_names(plan: Plan, result: StepResult) -> tuple[str, str]:
