@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from tipcgen.errors import Problem, SpecError, UsageError, printable
-from tipcgen.inputs import read_owned, read_text
+from tipcgen.inputs import read_bytes, read_owned, read_text
 
 SETTINGS = "tipcgen.yml"
 TIPC = "test_tipc"
@@ -170,10 +170,10 @@ def _looks_generated(path: str, rel: str) -> bool:
     if not rel.endswith(BANNER_KINDS):
         return True
     try:
-        with open(path, "rb") as fh:
-            return BANNER in fh.read(512)
-    except OSError:
+        head = read_bytes(path, 512, tree=os.path.dirname(path) or ".", what="a generated file", links=False)
+    except SpecError:
         return False
+    return BANNER in head[:512]
 
 
 @dataclass

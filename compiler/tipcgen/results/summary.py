@@ -17,7 +17,7 @@ import os
 import urllib.parse
 from typing import Any, Optional
 
-from tipcgen.escape import for_markdown
+from tipcgen.escape import for_markdown, for_terminal
 from tipcgen.run.reports import log_inside, log_tail, read_log
 
 TAIL = 15  # log lines per failed step: enough for a traceback's end
@@ -187,4 +187,5 @@ def write_summary(path: Optional[str], text: str) -> None:
         try:
             append_text(step_summary, text + "\n")
         except PathError as exc:
-            print(f"tipcgen: warning: $GITHUB_STEP_SUMMARY not written: {exc}", file=sys.stderr)
+            shown = for_terminal(str(exc))  # the terminal's escaper: this line is a warning, not markdown
+            print(f"tipcgen: warning: $GITHUB_STEP_SUMMARY not written: {shown}", file=sys.stderr)
