@@ -196,6 +196,9 @@ def junit_report(fleet: Fleet, nodes: list) -> str:
             classname = f"{fleet.plan.model_name}.{fleet.mode}.{n.ip}"
             kind = s.status.replace(" ", "_") if outcome in ("failed", "error") else ""
             cases.append(Case(classname, f"{s.index} {s.kind} {s.group}", outcome, why, kind, s.status_line or ""))
+        if n.state == LOST:  # its steps may all have ended well: the node itself is an error
+            classname = f"{fleet.plan.model_name}.{fleet.mode}.{n.ip}"
+            cases.append(Case(classname, "node lost", "error", n.reason or LOST, "lost"))
         props = (("state", n.state), ("dir", n.dir), ("reason", n.reason or ""))
         suites.append(Suite(n.ip, n.seconds, props, cases))
     name = f"tipcgen fleet {fleet.plan.model_name}.{fleet.mode}"

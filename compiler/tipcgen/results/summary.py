@@ -108,6 +108,13 @@ def fleet_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
     out.append("")
     if data.get("stopped"):
         out += [f"Stopped every node: {md(data['stopped'])}", ""]
+    if data.get("refused"):  # the record of a run that never started says so, and why
+        out += ["Refused to start; nothing was started on any node:", ""]
+        out += [f"- {md(p)}" for p in data["refused"][:MAX_FAILED]] + [""]
+    for n in nodes:
+        if n.get("state") == "lost" or n.get("stop_problem"):
+            what = n.get("reason") if n.get("state") == "lost" else f"could not stop its run: {n.get('stop_problem')}"
+            out += [f"Node {md(n.get('ip'))}: {md(what)}", ""]
     shown = 0
     for n in nodes:
         ip = str(n.get("ip"))
