@@ -186,6 +186,11 @@ def flat(text: str) -> str:
 
 
 def test_fleet_runs_every_node_and_gathers_their_logs(copies):
+    # an earlier run's inference log on node 2, which skips inference this run: never gathered
+    stale = copies.node[B] / INFER_LOGS[0]
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("an old, passing log\n")
+    os.utime(stale, (1, 1))
     rc, out, err, _ = fleet(copies.args("--start-port", 7123, "--step-timeout", 900), copies.local)
     assert rc == 0, out + err
     # Each node got its own address, the same port, the step limit; the output is prefixed.
@@ -536,3 +541,37 @@ def test_a_node_killed_mid_train_stops_the_other(copies, paddle_data):
     allowed = {"not run"} if by_ip[B]["steps"][0]["status"] == "stopped" else {"not run", "skipped"}
     assert later <= allowed, by_ip[B]
     assert not processes_in(copies.node[B]), "node 2 still runs"
+
+
+@pytest.mark.slow
+def test_sigterm_to_fleet_stops_every_node(copies):
+    """SIGTERM to `tipcgen fleet` while both nodes run (node 2's launcher waits on a trainer in a
+    session of its own): the stop over ssh leaves no process of the run on either node."""
+    proc = subprocess.Popen(
+        TIPCGEN + ["fleet", *map(str, copies.args("--env", f"FAKE_HANG_ON={B}"))],
+        cwd=copies.local, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (copies.node[B] / "log/workerlog.0").exists() and processes_in(copies.node[B]):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None and processes_in(copies.node[B]), "node 2 never started"
+        proc.send_signal(signal.SIGTERM)
+        t0 = time.monotonic()
+        out, _ = proc.communicate(timeout=60)
+        back = time.monotonic() - t0
+        while processes_in(copies.node[B]) and time.monotonic() - t0 < 30:
+            time.sleep(0.1)
+        timing("ssh: SIGTERM -> every process gone", time.monotonic() - t0)
+        timing("ssh: SIGTERM -> fleet back", back)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 1, out[-4000:]
+    assert "stopped every node: terminated (SIGTERM)" in flat(out), out[-4000:]
+    assert not processes_in(copies.node[B]) and not processes_in(copies.node[A])
+    assert back < 3 + 15, out[-3000:]
+    assert {n["ip"]: n["state"] for n in report(copies.local)["nodes"]}[B] == "stopped"
