@@ -22,8 +22,8 @@ from typing import Optional
 
 import pytest
 
+from tipcgen.fleet.bounded import run_bounded
 from tipcgen.fleet.nodes import Node
-from tipcgen.fleet.preflight import run_bounded
 from tipcgen.fleet.session import Printer, Stop, run_everywhere
 from tipcgen.fleet.ssh import MARK, TOKEN_VAR, stop_answer, stop_script
 

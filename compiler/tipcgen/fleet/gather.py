@@ -21,8 +21,8 @@ from collections.abc import Collection
 from typing import Optional
 
 from tipcgen.errors import UsageError
+from tipcgen.fleet.bounded import SLACK, drain
 from tipcgen.fleet.nodes import Node
-from tipcgen.fleet.preflight import SLACK, drain
 from tipcgen.fleet.ssh import gather_script
 from tipcgen.fleet.transport import Transport
 from tipcgen.fsio import open_output

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen.errors import UsageError
+from tipcgen.fleet.bounded import SLACK
 from tipcgen.fleet.gather import gather_node, node_dir
 from tipcgen.fleet.nodes import Fleet, Node
-from tipcgen.fleet.preflight import SLACK, NodeCheck, check_nodes, sync_nodes
+from tipcgen.fleet.preflight import NodeCheck, check_nodes, sync_nodes
 from tipcgen.fleet.report import (
     FAILED,
     LOST,

@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Callable, Optional
 
+from tipcgen.fleet.bounded import SLACK
 from tipcgen.fleet.nodes import Node
-from tipcgen.fleet.preflight import SLACK
 from tipcgen.fleet.ssh import MARK, run_script
 from tipcgen.fleet.transport import Transport
 from tipcgen.fsio import open_output

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from tipcgen.errors import TipcError
-from tipcgen.fleet.preflight import SLACK, run_bounded
+from tipcgen.fleet.bounded import SLACK, run_bounded
 from tipcgen.fleet.ssh import MARK
 
 

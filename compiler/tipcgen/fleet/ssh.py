@@ -69,7 +69,7 @@ class SshOptions:
     def stop(self, host: str, directory: str, run: str, grace: float) -> Optional[str]:
         """A second ssh running `stop_script` under /bin/sh, named explicitly: the user's login
         shell only execs it, so the script meets one known POSIX shell (dash on Debian)."""
-        from tipcgen.fleet.preflight import SLACK, run_bounded
+        from tipcgen.fleet.bounded import SLACK, run_bounded
 
         bound = self.connect_timeout + grace + SLACK
         script = f"exec /bin/sh -c {shlex.quote(stop_script(directory, run, grace))}"

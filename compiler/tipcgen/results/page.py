@@ -79,6 +79,8 @@ WORDS: dict[str, dict[str, str]] = {
         "stalled": "停滞",
         "stopped": "被停止",
         "not run": "未运行",
+        "lost": "节点失联",
+        "refused": "被拒绝运行",
         "unknown": "未知",
         "no_log": "无日志文件",
         "empty": "没有可读的记录。",
@@ -131,6 +133,8 @@ WORDS: dict[str, dict[str, str]] = {
         "stalled": "stalled",
         "stopped": "stopped",
         "not run": "not run",
+        "lost": "node lost",
+        "refused": "refused",
         "unknown": "unknown",
         "no_log": "no log file",
         "empty": "No readable records.",
@@ -145,6 +149,8 @@ SYMBOL = {
     "stalled": "‖",
     "stopped": "■",
     "not run": "·",
+    "lost": "⚠",
+    "refused": "⊘",
     "unknown": "?",
 }
 

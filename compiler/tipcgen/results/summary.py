@@ -21,7 +21,7 @@ from tipcgen.run.reports import log_tail, read_log
 TAIL = 15  # log lines per failed step: enough for a traceback's end
 MAX_FAILED = 10  # failed steps shown in full; the rest are listed
 COLUMNS = ("passed", "failed", "skipped", "timed out", "stalled")
-_FAILING = ("failed", "timed out", "stalled", "stopped", "not run")
+_FAILING = ("failed", "timed out", "stalled", "stopped", "not run", "lost", "refused")
 
 
 def fence(text: str) -> str:
