@@ -718,3 +718,43 @@ def test_a_node_whose_slurmd_dies_is_lost(site):
     assert f"Node 198.18.0.12: {lost['reason'][:40]}" in summary, summary
     assert "node 198.18.0.12: lost" in " ".join(out.split())
     site.cluster._wait_for(site.cluster._all_idle, 60, "node2 did not come back idle", "slurmctld.log")
+
+
+def _sbatch(site: Site, script: Path, bound: float = 60) -> tuple[str, float]:
+    t0 = time.monotonic()
+    sub = site.cluster.client(["sbatch", "--parsable", str(script)], cwd=site.repo)
+    assert sub.returncode == 0, sub.stderr
+    job = sub.stdout.strip().split(";")[0]
+    while site.cluster.jobs() and time.monotonic() - t0 < bound:
+        time.sleep(0.2)
+    assert not site.cluster.jobs(), f"job {job} still there after {bound} s"
+    return job, time.monotonic() - t0
+
+
+def test_emitted_sbatch_script_runs_each_node_in_its_own_directory_and_honours_the_run_bound(site):
+    """--remote-dir with {node}: each node runs in its own directory (its own status log and
+    worker log, no interleaving); --run-timeout stops every node's run in the batch job too."""
+    pattern = str(site.repo.parent / "disk_{node}")
+    script = site.repo.parent / "per_node.sbatch"
+    args = _fake_args(site, "--remote-dir", pattern, "--emit-sbatch", script, "--nodes", 2)
+    args = [a for a in args if a != "--sync"]
+    rc, out, err, _ = site.fleet(*args)
+    assert rc == 0, out + err
+    assert shutil.which("shellcheck") is None or subprocess.run(["shellcheck", str(script)]).returncode == 0
+    job, seconds = _sbatch(site, script)
+    TIMINGS["slurm: sbatch, {node} dirs (s)"] = round(seconds, 1)
+    output = (site.disk["node1"] / f"tipcgen-tiny_rec-{job}.out").read_text(errors="replace")
+    for rank, name in enumerate(("node1", "node2")):
+        lines = _status(site.disk[name] / LOG_DIR / "results_python.log")
+        assert len(lines) == 5 and "Run successfully" in lines[0], (name, lines, output[-3000:])
+        assert f"--host=198.18.0.1{rank + 1}" in lines[0]
+        assert (site.disk[name] / "log" / "workerlog.0").read_text() == f"epoch: 1/ on 198.18.0.1{rank + 1}\n"
+
+    rc, out, err, _ = site.fleet(*args, "--run-timeout", 3, "--env", "FAKE_HANG=1")
+    assert rc == 0, out + err
+    job, seconds = _sbatch(site, script)
+    TIMINGS["slurm: sbatch, --run-timeout 3 -> job gone (s)"] = round(seconds, 1)
+    output = (site.disk["node1"] / f"tipcgen-tiny_rec-{job}.out").read_text(errors="replace")
+    assert "tipc: the run outlived --run-timeout 3 s on every node; it was stopped" in output, output[-3000:]
+    assert seconds < 3 + 2 + 15, seconds
+    site.check_clean()

@@ -278,8 +278,6 @@ def fleet(
             remote_dir=None if remote_dir is None else _directory("--remote-dir", remote_dir), prepare=prepare,
         )  # fmt: skip
         if emit_sbatch is not None:
-            if remote_dir is not None and "{node}" in remote_dir:
-                raise UsageError("--remote-dir with {node}: --emit-sbatch writes one path for every node")
             _emit_sbatch(emit_sbatch, source, mode, sopts, settings, kwargs)
             return
         _run_slurm(source, mode, sopts, settings, kwargs, dry_run, (json_out, junit, summary_out))
