@@ -406,6 +406,9 @@ def test_an_allocation_that_never_starts_is_given_up_within_its_bound(site):
         assert [j for j in site.cluster.jobs() if "tipcgen" in j] == []
         names = site.cluster.client(["squeue", "-h", "-o", "%j"]).stdout.split()
         assert names == ["holder"], names  # ours was cancelled, not left queued
+        record = _report(site)  # a refusal by Slurm leaves its record too
+        assert {n["state"] for n in record["nodes"]} == {"refused"}, record["nodes"]
+        assert "no allocation of 2 node(s) started within 3 s" in record["nodes"][0]["reason"], record["nodes"][0]
     finally:
         site.cluster.client(["scancel", "--name=holder"])
 

@@ -337,9 +337,12 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
         )
         typer.echo("# (tipcgen fleet --emit-sbatch FILE writes the whole run as a batch script to review)")
         return
-    slurm.check_clients()
     try:
+        slurm.check_clients()
         _in_allocation(source, mode, sopts, settings, kwargs, outs)
+    except slurm.SlurmRefused as exc:
+        _slurm_refused_record(source, mode, kwargs, outs, str(exc))
+        raise
     except (KeyboardInterrupt, Stop) as exc:  # before the run started (or after it): released
         why = exc.reason if isinstance(exc, Stop) else "interrupted"
         typer.echo(f"tipc fleet: {why} (no run was going on any node)", err=True)
@@ -388,18 +391,10 @@ def _emit_sbatch(path: str, source: str, mode: str, sopts, settings, kwargs: dic
 
 
 def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], summary_out: Optional[str]) -> None:
-    from tipcgen.fleet.report import json_report, junit_report
-    from tipcgen.fleet.run import local_dirs, run_fleet
+    from tipcgen.fleet.run import run_fleet
     from tipcgen.fleet.session import Printer, Stop
-    from tipcgen.run.reports import check_report_path, write_report
 
-    local_dirs(setup)  # `nodes/` a link is refused before a report is made in it
-    base = os.path.join(setup.plan.log_dir, "nodes")
-    json_out = json_out or os.path.join(base, "fleet.json")
-    junit = junit or os.path.join(base, "fleet.junit.xml")
-    check_report_path("--json", json_out)
-    check_report_path("--junit", junit)
-    check_report_path("--summary", summary_out)
+    json_out, junit = _report_paths(setup, json_out, junit, summary_out)
     try:
         result = run_fleet(setup, settings, Printer())
     except (KeyboardInterrupt, Stop) as exc:  # before or after the nodes ran: nothing runs there
@@ -410,16 +405,7 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], 
     engine: dict = {"name": transport.name}
     if transport.name == "slurm":  # the job and each node's Slurm name
         engine.update(job=transport.job, nodes=dict(transport.names))
-    # Every run leaves its record, a refused one too; each report replaces the last atomically.
-    args = (setup, result.nodes, result.reason, result.exit_code, engine, result.refused)
-    write_report(json_out, json_report(*args))
-    if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
-        from tipcgen.fleet.report import report_data
-        from tipcgen.results.summary import fleet_summary, write_summary
-
-        where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
-        write_summary(summary_out, fleet_summary(report_data(*args), ".", where))
-    write_report(junit, junit_report(setup, result.nodes))
+    _write_records(setup, result, engine, (json_out, junit, summary_out))
     if result.refused:
         for problem in result.refused:  # a node's own words (its stderr) among them: escaped
             typer.echo(f"tipc fleet: {printable(problem)}", err=True)
@@ -431,6 +417,53 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], 
     for n in unstopped:  # a stop that failed is an error of its own, never a quiet "stopped"
         typer.echo(f"tipc fleet: error: could not stop the run on {printable(n.stop_problem)}", err=True)
     raise typer.Exit(result.exit_code)
+
+
+def _report_paths(setup: Fleet, json_out: Optional[str], junit: Optional[str], summary_out: Optional[str]) -> tuple:
+    from tipcgen.fleet.run import local_dirs
+    from tipcgen.run.reports import check_report_path
+
+    local_dirs(setup)  # `nodes/` a link is refused before a report is made in it
+    base = os.path.join(setup.plan.log_dir, "nodes")
+    json_out = json_out or os.path.join(base, "fleet.json")
+    junit = junit or os.path.join(base, "fleet.junit.xml")
+    check_report_path("--json", json_out)
+    check_report_path("--junit", junit)
+    check_report_path("--summary", summary_out)
+    return json_out, junit
+
+
+def _write_records(setup: Fleet, result: FleetResult, engine: dict, outs: tuple) -> None:
+    """Every run leaves its record, a refused one too; each report replaces the last atomically."""
+    from tipcgen.fleet.report import json_report, junit_report, report_data
+    from tipcgen.run.reports import write_report
+
+    json_out, junit, summary_out = outs
+    args = (setup, result.nodes, result.reason, result.exit_code, engine, result.refused)
+    write_report(json_out, json_report(*args))
+    if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
+        from tipcgen.results.summary import fleet_summary, write_summary
+
+        where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
+        write_summary(summary_out, fleet_summary(report_data(*args), ".", where))
+    write_report(junit, junit_report(setup, result.nodes))
+
+
+def _slurm_refused_record(source: str, mode: str, kwargs: dict, outs: tuple, why: str) -> None:
+    """Slurm gave no nodes (no allocation, too few, no addresses): the record says `refused`,
+    for the nodes the config names (Slurm's are unknown). None when the suite cannot be planned
+    without them (its own error was said already)."""
+    from tipcgen.errors import TipcError
+    from tipcgen.fleet.nodes import fleet_for
+    from tipcgen.fleet.run import FleetResult, refused_outcomes
+
+    try:
+        setup = fleet_for(source, mode, root=os.getcwd(), **kwargs)
+        json_out, junit = _report_paths(setup, *outs)
+        result = FleetResult(1, [why], refused_outcomes(setup, [why]), None)
+        _write_records(setup, result, {"name": "slurm"}, (json_out, junit, outs[2]))
+    except TipcError as exc:
+        typer.echo(f"tipc fleet: no record of this refusal: {printable(str(exc))}", err=True)
 
 
 def _raise_stop(signum: int, _frame) -> None:

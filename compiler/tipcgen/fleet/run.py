@@ -193,6 +193,8 @@ def refused_outcomes(fleet: Fleet, problems: list) -> list[NodeOutcome]:
     out = []
     for n in fleet.nodes:
         own = [p for p in problems if p.startswith(f"node {n.ip}:") or p.startswith(f"node {n.ip} (")]
+        if not own and not any(p.startswith("node ") for p in problems):  # the engine's (Slurm's)
+            own = problems
         why = "refused: " + ("; ".join(own) if own else "another node's problems (nothing was started on any node)")
         steps = [StepOutcome(s.index, s.kind, s.group, s.log, REFUSED, why) for s in n.plan.steps]
         out.append(NodeOutcome(n.ip, n.dir, REFUSED, None, 0.0, why, steps, []))
