@@ -579,6 +579,7 @@ def test_sigterm_to_fleet_stops_every_node(copies):
     assert {n["ip"]: n["state"] for n in report(copies.local)["nodes"]}[B] == "stopped"
 
 
+@pytest.mark.slow
 def test_a_node_whose_sshd_goes_away_is_lost(copies):
     """Node 2's sshd stops while its run goes on (the session it forked lives on, the run ends
     well there): its logs cannot be gathered, so it is `lost`, with why and its last words;
