@@ -52,8 +52,10 @@ def _answer(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> dict:
                 f"node {node.ip}: no directory {node.dir} (its working copy of the model repo); "
                 f"set --remote-dir, or --node-dir {node.ip}=DIR"
             )
-        elif words[:1] == ["missing"] and words[1:] in (["setsid"], ["tar"]):
-            what = "`setsid` (util-linux)" if words[1] == "setsid" else "`tar`"
+        elif words[:1] == ["missing"] and words[1:] in (["setsid"], ["tar"], ["env-signals"]):
+            what = {"setsid": "`setsid` (util-linux)", "tar": "`tar`"}.get(
+                words[1], "`env --ignore-signal` (GNU coreutils 8.31 or later; the stop needs it)"
+            )
             check.problems.append(f"node {node.ip}: {what} is not installed; the run needs it")
         elif len(words) == 3 and words[0] == "file" and _index(words[1], len(fleet.files)) is not None:
             i = int(words[1])

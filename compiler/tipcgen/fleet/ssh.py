@@ -106,6 +106,7 @@ def preflight_script(directory: str, files: Sequence[str], status_log: str, extr
     lines = [_cd(directory)]
     for tool in ("setsid", "tar"):
         lines.append(f"command -v {tool} >/dev/null 2>&1 || echo {shlex.quote(f'{MARK} missing {tool}')}")
+    lines.append(f"env --ignore-signal=TERM true >/dev/null 2>&1 || echo {shlex.quote(f'{MARK} missing env-signals')}")
     for i, path in enumerate(files):
         q = shlex.quote(path)
         lines.append(
@@ -137,9 +138,15 @@ def run_script(directory: str, command: Sequence[str], env: Sequence[tuple], tok
     start = 'echo "$$" > "$1"; shift; exec "$@"'
     words = [shlex.quote(w) for w in command]
     environment = env_words([(TOKEN_VAR, token), *env])
+    # setsid -w forks when it leads its process group (a Slurm task does): the parent that waits
+    # ignores INT, TERM and HUP, so when a stop signals every process of the run at once it stays
+    # until the run is gone and the run's processes stay below it (Slurm's process tracking by
+    # lineage keeps seeing them); the run itself gets the default handlers back.
+    signals = "INT,TERM,HUP"
     return (
         f"{_cd(directory)}\nmkdir -p {shlex.quote(PID_FILE.rsplit('/', 1)[0])}\n"
-        f"exec setsid -w sh -c {shlex.quote(start)} sh {shlex.quote(PID_FILE)} env {environment} {' '.join(words)}"
+        f"exec env --ignore-signal={signals} setsid -w env --default-signal={signals} "
+        f"sh -c {shlex.quote(start)} sh {shlex.quote(PID_FILE)} env {environment} {' '.join(words)}"
     )
 
 
