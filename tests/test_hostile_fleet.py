@@ -53,7 +53,7 @@ case $script in
         [[ -n ${FAKE_TAR_TAIL:-} ]] && head -c "$FAKE_TAR_TAIL" /dev/zero
         exit 0
     fi ;;
-*"exec setsid"*) echo "fake run on $host"; exit 0 ;;
+*" setsid -w "*) echo "fake run on $host"; exit 0 ;;
 *"exec tar -xf -"*) [[ -n ${FAKE_SYNC_NOOP:-} ]] && { cat >/dev/null; exit 0; } ;;
 esac
 [[ -n ${FAKE_LOGIN_LINE:-} && $host == "${FAKE_LOGIN_HOST:-$host}" ]] && printf '%s\n' "$FAKE_LOGIN_LINE"
