@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -405,6 +406,9 @@ def test_an_allocation_that_never_starts_is_given_up_within_its_bound(site):
         assert [j for j in site.cluster.jobs() if "tipcgen" in j] == []
         names = site.cluster.client(["squeue", "-h", "-o", "%j"]).stdout.split()
         assert names == ["holder"], names  # ours was cancelled, not left queued
+        record = _report(site)  # a refusal by Slurm leaves its record too
+        assert {n["state"] for n in record["nodes"]} == {"refused"}, record["nodes"]
+        assert "no allocation of 2 node(s) started within 3 s" in record["nodes"][0]["reason"], record["nodes"][0]
     finally:
         site.cluster.client(["scancel", "--name=holder"])
 
@@ -535,3 +539,230 @@ def test_ssh_engine_catches_the_rank0_pitfall_too(site, sshd_on_nodes):
     assert "node 198.18.0.12: paddle's launcher there resolves its host name 'node2' to 127.0.1.1" in err, err
     assert "--sync copies test_tipc/configs/tiny_rec/hosts_fleet.txt once the problems above are fixed" in err
     assert "refused to start; nothing was started on any node" in err
+
+
+# -- stop means stopped (issue 32): a stand-in trainer, the real Slurm ---------------------------
+
+# The nodes' `python3`: the preflight's probe (`-c`) runs the real one; the launcher starts its
+# trainer in a session of its own (as paddle.distributed.launch does) and waits for it. FAKE_HANG:
+# the trainer never ends; FAKE_SLEEP=N: it ends well after N s.
+FAKE_TRAINER = r"""#!/usr/bin/env bash
+if [[ ${1-} == -c ]]; then exec __PY__ "$@"; fi
+echo "fake python3 node=${TIPC_NODE_IP:-unset} argv: $*"
+if [[ " $* " == *" -m paddle.distributed.launch "* ]]; then
+    mkdir -p log && echo "epoch: 1/ on ${TIPC_NODE_IP}" > log/workerlog.0
+    if [[ -n ${FAKE_HANG:-} ]]; then setsid sleep 3600 & wait "$!" || exit; fi
+    if [[ -n ${FAKE_SLEEP:-} ]]; then setsid sleep "$FAKE_SLEEP" & wait "$!" || exit; fi
+fi
+exit 0
+"""
+
+
+def _fake_args(site: Site, *extra) -> list:
+    bindir = site.repo.parent / "bin"
+    if not bindir.exists():
+        bindir.mkdir()
+        (bindir / "python3").write_text(FAKE_TRAINER.replace("__PY__", PY))
+        (bindir / "python3").chmod(0o755)
+    return [FLEET, "--mode", MODE, "--via", "slurm", "--sync", "--kill-grace", 2, "--env",
+            f"PATH={bindir}:/usr/bin:/bin", *extra]  # fmt: skip
+
+
+def _user_allocation(site: Site) -> str:
+    res = site.cluster.client(["salloc", "--no-shell", "--nodes=2", "--exclusive", "--job-name=users"])
+    assert res.returncode == 0, res.stderr
+    return res.stderr.split("Granted job allocation")[1].split()[0]
+
+
+def _steps(site: Site, job: str) -> list:
+    res = site.cluster.client(["squeue", "-h", "-s", "-j", job, "-o", "%i %j"], timeout=15)
+    return [ln.strip() for ln in res.stdout.splitlines() if ln.strip()]
+
+
+def _start_fleet(site: Site, args: list) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*site.cluster.hosts["ctl"].enter(site.repo), *TIPCGEN, "fleet", *[str(a) for a in args]],
+        env=site.cluster.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as from a terminal
+    )  # fmt: skip
+
+
+def _wait_training(site: Site, proc: subprocess.Popen, names=("node1", "node2")) -> None:
+    deadline = time.monotonic() + 60
+    logs = [site.disk[n] / "log" / "workerlog.0" for n in names]
+    while time.monotonic() < deadline and proc.poll() is None:
+        if all(log.exists() for log in logs):
+            return
+        time.sleep(0.1)
+    pytest.fail("the nodes never started training:\n" + (proc.stdout.read() if proc.poll() is not None else ""))
+
+
+def _gone_after(site: Site, job: str, t0: float, bound: float = 30) -> float:
+    """Seconds from `t0` until no process of the run is left on any node and squeue -s lists no
+    step of `job`; fails past `bound`."""
+    while time.monotonic() - t0 < bound:
+        if not site.left_running() and not _steps(site, job):
+            return time.monotonic() - t0
+        time.sleep(0.1)
+    pytest.fail(f"after {bound} s: processes {site.left_running()}, steps {_steps(site, job)}")
+
+
+def _records_agree(site: Site, state: str) -> tuple[dict, ET.Element, str]:
+    data = _report(site)
+    junit = ET.parse(site.repo / NODES_OUT / "fleet.junit.xml").getroot()
+    summary = (site.repo / "summary.md").read_text()
+    for n in data["nodes"]:
+        if n["state"] == state:
+            assert f"| {n['ip']} | {state} |" in summary, summary
+    return data, junit, summary
+
+
+def test_ctrl_c_in_the_users_allocation_stops_every_step(site):
+    """SIGINT while both nodes train, inside an allocation the user holds (`--job`): the run's
+    job steps are cancelled through Slurm, the allocation stays the user's, nothing is left."""
+    job = _user_allocation(site)
+    try:
+        proc = _start_fleet(site, _fake_args(site, "--job", job, "--env", "FAKE_HANG=1", "--summary", "summary.md"))
+        _wait_training(site, proc)
+        assert len(_steps(site, job)) == 2, _steps(site, job)
+        proc.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        out, _ = proc.communicate(timeout=60)
+        back = time.monotonic() - t0
+        gone = _gone_after(site, job, t0)
+        TIMINGS["slurm --job: SIGINT -> fleet back (s)"] = round(back, 1)
+        TIMINGS["slurm --job: SIGINT -> every process and step gone (s)"] = round(gone, 1)
+        assert proc.returncode == 1, out[-4000:]
+        assert "tipc fleet: stopped every node: interrupted" in " ".join(out.split()), out[-4000:]
+        assert "could not stop" not in out, out[-4000:]
+        assert back < 2 + 10, out[-4000:]  # the grace, then gathering
+        data, junit, summary = _records_agree(site, "stopped")
+        assert {n["state"] for n in data["nodes"]} == {"stopped"}
+        for n in data["nodes"]:  # a runner that caught the signal first writes its step's "Run failed"
+            assert n["steps"][0]["status"] in ("stopped", "failed") and "interrupted" in n["steps"][0]["reason"]
+        failing = [s for n in data["nodes"] for s in n["steps"] if s["status"] in ("failed", "stopped", "timed out")]
+        assert junit.get("failures") == str(len(failing)) and "Stopped every node: interrupted" in summary
+        assert [ln.split()[0] for ln in site.cluster.jobs()] == [job]  # the user's allocation stays
+    finally:
+        site.cluster.client(["scancel", job])
+
+
+def test_run_timeout_in_the_users_allocation_stops_every_step(site):
+    job = _user_allocation(site)
+    try:
+        t0 = time.monotonic()
+        rc, out, err, seconds = site.fleet(
+            *_fake_args(site, "--job", job, "--env", "FAKE_HANG=1", "--run-timeout", 4, "--summary", "summary.md")
+        )
+        gone = _gone_after(site, job, t0)
+        TIMINGS["slurm --job: --run-timeout 4 -> fleet back (s)"] = round(seconds, 1)
+        TIMINGS["slurm --job: --run-timeout 4 -> every process and step gone (s)"] = round(gone, 1)
+        assert rc == 1, out[-4000:] + err
+        assert "tipc fleet: stopped every node: timed out after 4 s" in " ".join(out.split()), out[-4000:]
+        assert "could not stop" not in err
+        # preflight and --sync take a few seconds; then the limit, the grace, gathering
+        assert seconds < 4 + 2 + 20, seconds
+        data, _junit, _summary = _records_agree(site, "stopped")
+        assert {n["state"] for n in data["nodes"]} == {"stopped"}
+        for n in data["nodes"]:  # a runner that caught the SIGTERM first writes its step's "Run failed"
+            step = n["steps"][0]
+            assert step["status"] in ("timed out", "failed") and "timed out after 4 s" in step["reason"], step
+        assert [ln.split()[0] for ln in site.cluster.jobs()] == [job]
+    finally:
+        site.cluster.client(["scancel", job])
+
+
+def test_a_refused_run_leaves_its_record_and_replaces_the_last(site):
+    """A refused run writes its JSON, JUnit and summary (`refused`, with why), replacing a
+    passing record from before, and empties the node folders (no old logs shown as this run's)."""
+    nodes_out = site.repo / NODES_OUT
+    (nodes_out / "198.18.0.11").mkdir(parents=True)
+    (nodes_out / "198.18.0.11" / "results_python.log").write_text("old, passing\n")
+    (nodes_out / "fleet.json").write_text(json.dumps({"exit_code": 0, "nodes": [{"state": "passed"}]}))
+    # no --sync: the run copy of the config is on neither node
+    rc, out, err, seconds = site.fleet(FLEET, "--mode", MODE, "--via", "slurm", "--summary", "summary.md")
+    assert rc == 1, out + err
+    assert "refused to start; nothing was started on any node" in err
+    data, junit, summary = _records_agree(site, "refused")
+    assert data["exit_code"] == 1 and data["refused"] and {n["state"] for n in data["nodes"]} == {"refused"}
+    assert all("is missing" in p and "run with --sync" in p for p in data["refused"]), data["refused"]
+    for n in data["nodes"]:
+        assert n["reason"].startswith(f"refused: node {n['ip']}: ") and "is missing" in n["reason"], n
+    assert junit.get("errors") == "10" and junit.get("skipped") == "0", ET.tostring(junit)[:2000]
+    assert "Refused to start; nothing was started on any node:" in summary and "is missing" in summary
+    assert not (nodes_out / "198.18.0.11" / "results_python.log").exists()
+    assert not (site.disk["node1"] / LOG_DIR / "results_python.log").exists()
+
+
+def test_a_node_whose_slurmd_dies_is_lost(site):
+    """slurmd on node 2 is killed while its run goes on (the run itself ends well there): node 2
+    is `lost`, with why and what it last said; JSON, JUnit (errors) and summary agree."""
+    proc = _start_fleet(site, _fake_args(site, "--env", "FAKE_SLEEP=4", "--summary", "summary.md"))
+    try:
+        _wait_training(site, proc)
+        slurmd = site.cluster.procs["node2"]
+        slurmd.kill()
+        slurmd.wait(timeout=10)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        # node 2 back for the tests after this one; its new slurmd is part of the cluster
+        site.cluster._daemon("node2", ["/usr/sbin/slurmd", "-D", "-N", "node2", "-f", str(site.cluster.conf)])
+        site.cluster.baseline.add(site.cluster.procs["node2"].pid)
+    assert proc.returncode == 1, out[-4000:]
+    data, junit, summary = _records_agree(site, "lost")
+    by_ip = {n["ip"]: n for n in data["nodes"]}
+    assert by_ip["198.18.0.11"]["state"] == "passed", by_ip["198.18.0.11"]
+    lost = by_ip["198.18.0.12"]
+    assert lost["state"] == "lost" and lost["reason"].startswith("lost: node 198.18.0.12 (node2): "), lost
+    assert "its last word: tipc: 1 steps run, 1 passed, 0 failed, 4 skipped" in lost["reason"], lost["reason"]
+    # what it said before it was lost: its train passed, the rest skipped (not trainer 0)
+    assert [s["status"] for s in lost["steps"]] == ["passed"] + ["skipped"] * 4, lost["steps"]
+    assert data["first_failure"]["node"] == "198.18.0.12" and data["first_failure"]["reason"] == lost["reason"]
+    suites = {s.get("name"): s for s in junit.iter("testsuite")}
+    assert suites["198.18.0.12"].find("properties/property[@name='state']").get("value") == "lost"
+    assert f"Node 198.18.0.12: {lost['reason'][:40]}" in summary, summary
+    assert "node 198.18.0.12: lost" in " ".join(out.split())
+    site.cluster._wait_for(site.cluster._all_idle, 60, "node2 did not come back idle", "slurmctld.log")
+
+
+def _sbatch(site: Site, script: Path, bound: float = 60) -> tuple[str, float]:
+    t0 = time.monotonic()
+    sub = site.cluster.client(["sbatch", "--parsable", str(script)], cwd=site.repo)
+    assert sub.returncode == 0, sub.stderr
+    job = sub.stdout.strip().split(";")[0]
+    while site.cluster.jobs() and time.monotonic() - t0 < bound:
+        time.sleep(0.2)
+    assert not site.cluster.jobs(), f"job {job} still there after {bound} s"
+    return job, time.monotonic() - t0
+
+
+def test_emitted_sbatch_script_runs_each_node_in_its_own_directory_and_honours_the_run_bound(site):
+    """--remote-dir with {node}: each node runs in its own directory (its own status log and
+    worker log, no interleaving); --run-timeout stops every node's run in the batch job too."""
+    pattern = str(site.repo.parent / "disk_{node}")
+    script = site.repo.parent / "per_node.sbatch"
+    args = _fake_args(site, "--remote-dir", pattern, "--emit-sbatch", script, "--nodes", 2)
+    args = [a for a in args if a != "--sync"]
+    rc, out, err, _ = site.fleet(*args)
+    assert rc == 0, out + err
+    assert shutil.which("shellcheck") is None or subprocess.run(["shellcheck", str(script)]).returncode == 0
+    job, seconds = _sbatch(site, script)
+    TIMINGS["slurm: sbatch, {node} dirs (s)"] = round(seconds, 1)
+    output = (site.disk["node1"] / f"tipcgen-tiny_rec-{job}.out").read_text(errors="replace")
+    for rank, name in enumerate(("node1", "node2")):
+        lines = _status(site.disk[name] / LOG_DIR / "results_python.log")
+        assert len(lines) == 5 and "Run successfully" in lines[0], (name, lines, output[-3000:])
+        assert f"--host=198.18.0.1{rank + 1}" in lines[0]
+        assert (site.disk[name] / "log" / "workerlog.0").read_text() == f"epoch: 1/ on 198.18.0.1{rank + 1}\n"
+
+    rc, out, err, _ = site.fleet(*args, "--run-timeout", 3, "--env", "FAKE_HANG=1")
+    assert rc == 0, out + err
+    job, seconds = _sbatch(site, script)
+    TIMINGS["slurm: sbatch, --run-timeout 3 -> job gone (s)"] = round(seconds, 1)
+    output = (site.disk["node1"] / f"tipcgen-tiny_rec-{job}.out").read_text(errors="replace")
+    assert "tipc: the run outlived --run-timeout 3 s on every node; it was stopped" in output, output[-3000:]
+    assert seconds < 3 + 2 + 15, seconds
+    site.check_clean()

@@ -55,7 +55,8 @@ SKIPPED_B = "Run skipped (not trainer 0) with command - tiny_rec - "
 TIMINGS: dict = {}
 
 # The nodes' `python3` for the fast tests. FAKE_FAIL_ON=<ip>: the train on that node fails after
-# a second; FAKE_HANG_ON=<ip>: it never ends (a peer that waits for a partner).
+# a second; FAKE_HANG_ON=<ip>: it never ends (a peer that waits for a partner); FAKE_SLEEP_ON=<ip>:
+# it passes after 3 s.
 FAKE_PYTHON = r"""#!/usr/bin/env bash
 # The fleet's preflight asks the interpreter about the node (`-c CODE`): the real one answers.
 if [[ ${1-} == -c ]]; then exec __REAL_PYTHON__ "$@"; fi
@@ -64,6 +65,7 @@ if [[ " $* " == *" -m paddle.distributed.launch "* ]]; then
     mkdir -p log && echo "worker log of ${TIPC_NODE_IP}" > log/workerlog.0
     if [[ -n ${FAKE_FAIL_ON:-} && " $* " == *" --host=${FAKE_FAIL_ON} "* ]]; then sleep 1; exit 3; fi
     if [[ -n ${FAKE_HANG_ON:-} && " $* " == *" --host=${FAKE_HANG_ON} "* ]]; then exec sleep 3600; fi
+    if [[ -n ${FAKE_SLEEP_ON:-} && " $* " == *" --host=${FAKE_SLEEP_ON} "* ]]; then sleep 3; fi
 fi
 exit 0
 """
@@ -186,6 +188,11 @@ def flat(text: str) -> str:
 
 
 def test_fleet_runs_every_node_and_gathers_their_logs(copies):
+    # an earlier run's inference log on node 2, which skips inference this run: never gathered
+    stale = copies.node[B] / INFER_LOGS[0]
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("an old, passing log\n")
+    os.utime(stale, (1, 1))
     rc, out, err, _ = fleet(copies.args("--start-port", 7123, "--step-timeout", 900), copies.local)
     assert rc == 0, out + err
     # Each node got its own address, the same port, the step limit; the output is prefixed.
@@ -536,3 +543,75 @@ def test_a_node_killed_mid_train_stops_the_other(copies, paddle_data):
     allowed = {"not run"} if by_ip[B]["steps"][0]["status"] == "stopped" else {"not run", "skipped"}
     assert later <= allowed, by_ip[B]
     assert not processes_in(copies.node[B]), "node 2 still runs"
+
+
+@pytest.mark.slow
+def test_sigterm_to_fleet_stops_every_node(copies):
+    """SIGTERM to `tipcgen fleet` while both nodes run (node 2's launcher waits on a trainer in a
+    session of its own): the stop over ssh leaves no process of the run on either node."""
+    proc = subprocess.Popen(
+        TIPCGEN + ["fleet", *map(str, copies.args("--env", f"FAKE_HANG_ON={B}"))],
+        cwd=copies.local, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (copies.node[B] / "log/workerlog.0").exists() and processes_in(copies.node[B]):
+                break
+            time.sleep(0.1)
+        assert proc.poll() is None and processes_in(copies.node[B]), "node 2 never started"
+        proc.send_signal(signal.SIGTERM)
+        t0 = time.monotonic()
+        out, _ = proc.communicate(timeout=60)
+        back = time.monotonic() - t0
+        while processes_in(copies.node[B]) and time.monotonic() - t0 < 30:
+            time.sleep(0.1)
+        timing("ssh: SIGTERM -> every process gone", time.monotonic() - t0)
+        timing("ssh: SIGTERM -> fleet back", back)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 1, out[-4000:]
+    assert "stopped every node: terminated (SIGTERM)" in flat(out), out[-4000:]
+    assert not processes_in(copies.node[B]) and not processes_in(copies.node[A])
+    assert back < 3 + 15, out[-3000:]
+    assert {n["ip"]: n["state"] for n in report(copies.local)["nodes"]}[B] == "stopped"
+
+
+@pytest.mark.slow
+def test_a_node_whose_sshd_goes_away_is_lost(copies):
+    """Node 2's sshd stops while its run goes on (the session it forked lives on, the run ends
+    well there): its logs cannot be gathered, so it is `lost`, with why and its last words;
+    JSON, JUnit (an error, not a skip) and summary agree."""
+    proc = subprocess.Popen(
+        TIPCGEN + ["fleet", *map(str, copies.args("--env", f"FAKE_SLEEP_ON={B}", "--summary", "summary.md"))],
+        cwd=copies.local, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if (copies.node[B] / "log/workerlog.0").exists():
+                break
+            time.sleep(0.05)
+        copies.sshd.stop(B)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        copies.sshd.start(B)
+    assert proc.returncode == 1, out[-4000:]
+    data = report(copies.local)
+    by_ip = {n["ip"]: n for n in data["nodes"]}
+    assert by_ip[A]["state"] == "passed"
+    lost = by_ip[B]
+    assert lost["state"] == "lost" and lost["reason"].startswith(f"lost: node {B}: ssh failed: "), lost
+    assert "its last word: tipc: 1 steps run, 1 passed, 0 failed, 4 skipped" in lost["reason"], lost["reason"]
+    assert [s["status"] for s in lost["steps"]] == ["passed"] + ["skipped"] * 4
+    junit = ET.parse(copies.local / NODES_OUT / "fleet.junit.xml").getroot()
+    suite = next(s for s in junit.iter("testsuite") if s.get("name") == B)
+    assert suite.get("errors") == "1" and suite.find("testcase/error") is not None
+    summary = (copies.local / "summary.md").read_text()
+    assert f"| {B} | lost |" in summary and f"Node {B}: lost: node {B}: ssh failed" in summary, summary
+    assert f"node {B}: lost" in flat(out)

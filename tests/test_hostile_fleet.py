@@ -53,7 +53,7 @@ case $script in
         [[ -n ${FAKE_TAR_TAIL:-} ]] && head -c "$FAKE_TAR_TAIL" /dev/zero
         exit 0
     fi ;;
-*"exec setsid"*) echo "fake run on $host"; exit 0 ;;
+*" setsid -w "*) echo "fake run on $host"; exit 0 ;;
 *"exec tar -xf -"*) [[ -n ${FAKE_SYNC_NOOP:-} ]] && { cat >/dev/null; exit 0; } ;;
 esac
 [[ -n ${FAKE_LOGIN_LINE:-} && $host == "${FAKE_LOGIN_HOST:-$host}" ]] && printf '%s\n' "$FAKE_LOGIN_LINE"
@@ -309,7 +309,11 @@ def test_a_forged_marker_line_refuses_the_run(nodes, repo, line):
         assert f"{said}{line!r}" in result.output
     assert "nothing was started on any node" in result.output
     assert "\x1b" not in result.output
-    assert not [p for p in (repo / "test_tipc").rglob("*") if p.is_file() and "output" in p.parts]
+    # here, only the refused run's record (issue 32: every run leaves one, a refused one too)
+    written = [p for p in (repo / "test_tipc").rglob("*") if p.is_file() and "output" in p.parts]
+    assert sorted(p.name for p in written) == ["fleet.json", "fleet.junit.xml"], written
+    record = json.loads(next(p for p in written if p.name == "fleet.json").read_text())
+    assert {n["state"] for n in record["nodes"]} == {"refused"} and record["refused"]
     for path in nodes.dir.values():
         assert not (path / "test_tipc" / "output").exists()  # nothing started there
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import signal
 from typing import TYPE_CHECKING, Optional
 
 import typer
@@ -228,6 +229,7 @@ def fleet(
     from tipcgen.fleet.run import Settings
     from tipcgen.fleet.ssh import SshOptions
 
+    _on_signals()
     seconds("--connect-timeout", connect_timeout, most=MAX_WAIT)
     seconds("--run-timeout", run_timeout, most=MAX_LIMIT)
     seconds("--kill-grace", kill_grace, zero=True, most=MAX_WAIT)
@@ -275,8 +277,6 @@ def fleet(
             remote_dir=None if remote_dir is None else _directory("--remote-dir", remote_dir), prepare=prepare,
         )  # fmt: skip
         if emit_sbatch is not None:
-            if remote_dir is not None and "{node}" in remote_dir:
-                raise UsageError("--remote-dir with {node}: --emit-sbatch writes one path for every node")
             _emit_sbatch(emit_sbatch, source, mode, sopts, settings, kwargs)
             return
         _run_slurm(source, mode, sopts, settings, kwargs, dry_run, (json_out, junit, summary_out))
@@ -325,10 +325,8 @@ def _suite_nodes(source: str, mode: str, kwargs: dict) -> int:
 def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: bool, outs: tuple) -> None:
     """The allocation (ours or the one we run in), its nodes' addresses, the run copy, the run;
     an allocation we asked for is released whatever happens."""
-    from dataclasses import replace
-
     from tipcgen.fleet import slurm
-    from tipcgen.fleet.nodes import fleet_for
+    from tipcgen.fleet.session import Stop
 
     count = sopts.nodes or _suite_nodes(source, mode, kwargs)
     if dry_run:
@@ -336,7 +334,25 @@ def _run_slurm(source: str, mode: str, sopts, settings, kwargs: dict, dry_run: b
         echo("# then per node, as a job step: srun --jobid=JOB --nodes=1 --ntasks=1 --nodelist=NODE --overlap ...")
         echo("# (tipcgen fleet --emit-sbatch FILE writes the whole run as a batch script to review)")
         return
-    slurm.check_clients()
+    try:
+        slurm.check_clients()
+        _in_allocation(source, mode, sopts, settings, kwargs, outs)
+    except slurm.SlurmRefused as exc:
+        _slurm_refused_record(source, mode, kwargs, outs, str(exc))
+        raise
+    except (KeyboardInterrupt, Stop) as exc:  # before the run started (or after it): released
+        why = exc.reason if isinstance(exc, Stop) else "interrupted"
+        echo(f"tipc fleet: {why} (no run was going on any node)", err=True)
+        raise typer.Exit(1) from None
+
+
+def _in_allocation(source: str, mode: str, sopts, settings, kwargs: dict, outs: tuple) -> None:
+    from dataclasses import replace
+
+    from tipcgen.fleet import slurm
+    from tipcgen.fleet.nodes import fleet_for
+
+    count = sopts.nodes or _suite_nodes(source, mode, kwargs)
     bound = sopts.connect_timeout + 20
     alloc = slurm.current(os.environ, bound, sopts.job) or slurm.allocate(sopts, count)
     try:
@@ -372,10 +388,37 @@ def _emit_sbatch(path: str, source: str, mode: str, sopts, settings, kwargs: dic
 
 
 def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], summary_out: Optional[str]) -> None:
-    from tipcgen.fleet.report import json_report, junit_report
-    from tipcgen.fleet.run import local_dirs, run_fleet
-    from tipcgen.fleet.session import Printer
-    from tipcgen.run.reports import check_report_path, write_report
+    from tipcgen.fleet.run import run_fleet
+    from tipcgen.fleet.session import Printer, Stop
+
+    json_out, junit = _report_paths(setup, json_out, junit, summary_out)
+    try:
+        result = run_fleet(setup, settings, Printer())
+    except (KeyboardInterrupt, Stop) as exc:  # before or after the nodes ran: nothing runs there
+        why = exc.reason if isinstance(exc, Stop) else "interrupted"
+        echo(f"tipc fleet: {why} (no run was going on any node)", err=True)
+        raise typer.Exit(1) from None
+    transport = settings.transport
+    engine: dict = {"name": transport.name}
+    if transport.name == "slurm":  # the job and each node's Slurm name
+        engine.update(job=transport.job, nodes=dict(transport.names))
+    _write_records(setup, result, engine, (json_out, junit, summary_out))
+    if result.refused:
+        for problem in result.refused:  # a node's own words (its stderr) among them: escaped
+            echo(f"tipc fleet: {printable(problem)}", err=True)
+        echo("tipc fleet: refused to start; nothing was started on any node", err=True)
+        echo(f"tipc fleet: reports {json_out} and {junit}", err=True)
+        raise typer.Exit(1)
+    _print_result(setup, result, (json_out, junit))
+    unstopped = [n for n in result.nodes if n.stop_problem]
+    for n in unstopped:  # a stop that failed is an error of its own, never a quiet "stopped"
+        echo(f"tipc fleet: error: could not stop the run on {printable(n.stop_problem)}", err=True)
+    raise typer.Exit(result.exit_code)
+
+
+def _report_paths(setup: Fleet, json_out: Optional[str], junit: Optional[str], summary_out: Optional[str]) -> tuple:
+    from tipcgen.fleet.run import local_dirs
+    from tipcgen.run.reports import check_report_path
 
     local_dirs(setup)  # `nodes/` a link is refused before a report is made in it
     base = os.path.join(setup.plan.log_dir, "nodes")
@@ -384,24 +427,49 @@ def _run(setup: Fleet, settings, json_out: Optional[str], junit: Optional[str], 
     check_report_path("--json", json_out)
     check_report_path("--junit", junit)
     check_report_path("--summary", summary_out)
-    result = run_fleet(setup, settings, Printer())
-    if result.refused:
-        for problem in result.refused:  # a node's own words (its stderr) among them: escaped
-            echo(f"tipc fleet: {printable(problem)}", err=True)
-        echo("tipc fleet: refused to start; nothing was started on any node", err=True)
-        raise typer.Exit(1)
-    transport = settings.transport
-    engine: dict = {"name": transport.name}
-    if transport.name == "slurm":  # the job and each node's Slurm name
-        engine.update(job=transport.job, nodes=dict(transport.names))
-    write_report(json_out, json_report(setup, result.nodes, result.reason, result.exit_code, engine))
+    return json_out, junit
+
+
+def _write_records(setup: Fleet, result: FleetResult, engine: dict, outs: tuple) -> None:
+    """Every run leaves its record, a refused one too; each report replaces the last atomically."""
+    from tipcgen.fleet.report import json_report, junit_report, report_data
+    from tipcgen.run.reports import write_report
+
+    json_out, junit, summary_out = outs
+    args = (setup, result.nodes, result.reason, result.exit_code, engine, result.refused)
+    write_report(json_out, json_report(*args))
     if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
-        from tipcgen.fleet.report import report_data
         from tipcgen.results.summary import fleet_summary, write_summary
 
-        data = report_data(setup, result.nodes, result.reason, result.exit_code, engine)
         where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
-        write_summary(summary_out, fleet_summary(data, ".", where))
+        write_summary(summary_out, fleet_summary(report_data(*args), ".", where))
     write_report(junit, junit_report(setup, result.nodes))
-    _print_result(setup, result, (json_out, junit))
-    raise typer.Exit(result.exit_code)
+
+
+def _slurm_refused_record(source: str, mode: str, kwargs: dict, outs: tuple, why: str) -> None:
+    """Slurm gave no nodes (no allocation, too few, no addresses): the record says `refused`,
+    for the nodes the config names (Slurm's are unknown). None when the suite cannot be planned
+    without them (its own error was said already)."""
+    from tipcgen.errors import TipcError
+    from tipcgen.fleet.nodes import fleet_for
+    from tipcgen.fleet.run import FleetResult, refused_outcomes
+
+    try:
+        setup = fleet_for(source, mode, root=os.getcwd(), **kwargs)
+        json_out, junit = _report_paths(setup, *outs)
+        result = FleetResult(1, [why], refused_outcomes(setup, [why]), None)
+        _write_records(setup, result, {"name": "slurm"}, (json_out, junit, outs[2]))
+    except TipcError as exc:
+        echo(f"tipc fleet: no record of this refusal: {printable(str(exc))}", err=True)
+
+
+def _raise_stop(signum: int, _frame) -> None:
+    from tipcgen.fleet.session import Stop
+
+    raise Stop(f"terminated ({signal.Signals(signum).name})")
+
+
+def _on_signals() -> None:
+    """SIGTERM and SIGHUP stop every node as Ctrl-C does (raised in the main thread)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_stop)

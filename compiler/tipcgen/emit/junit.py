@@ -23,7 +23,8 @@ def _attr(text: str) -> str:
 
 @dataclass(frozen=True)
 class Case:
-    """One testcase: `outcome` is passed, failed (with `kind`, the failure's type) or skipped;
+    """One testcase: `outcome` is passed, failed (with `kind`, the failure's type), error (it
+    could not be known: a lost node) or skipped;
     `message` says why, `text` the command or status line, `out` the log's tail."""
 
     classname: str
@@ -48,7 +49,7 @@ def _counts(cases: list[Case], seconds: float) -> dict[str, str]:
     return {
         "tests": str(len(cases)),
         "failures": str(sum(1 for c in cases if c.outcome == "failed")),
-        "errors": "0",
+        "errors": str(sum(1 for c in cases if c.outcome == "error")),
         "skipped": str(sum(1 for c in cases if c.outcome == "skipped")),
         "time": f"{seconds:.3f}",
     }
@@ -68,8 +69,9 @@ def junit_xml(name: str, suites: list[Suite], seconds: float) -> str:
             case = ET.SubElement(suite, "testcase", attrs)
             if c.outcome == "skipped":
                 ET.SubElement(case, "skipped", {"message": _attr(c.message)}).text = xml_text(c.text)
-            elif c.outcome == "failed":
-                failure = ET.SubElement(case, "failure", {"message": _attr(c.message), "type": _attr(c.kind)})
+            elif c.outcome in ("failed", "error"):
+                tag = "failure" if c.outcome == "failed" else "error"
+                failure = ET.SubElement(case, tag, {"message": _attr(c.message), "type": _attr(c.kind)})
                 failure.text = xml_text(c.text)
             if c.out:
                 ET.SubElement(case, "system-out").text = xml_text(c.out)

@@ -21,8 +21,8 @@ from collections.abc import Collection
 from typing import Optional
 
 from tipcgen.errors import UsageError
+from tipcgen.fleet.bounded import SLACK, drain
 from tipcgen.fleet.nodes import Node
-from tipcgen.fleet.preflight import SLACK, drain
 from tipcgen.fleet.ssh import gather_script
 from tipcgen.fleet.transport import Transport
 from tipcgen.fsio import open_output
@@ -134,9 +134,17 @@ def _rest(stream) -> None:
             raise TooMuch(f"more than {_CHUNK} bytes after the end of its log archive")
 
 
-def gather_node(node: Node, opts: Transport, dest: str, timeout: float) -> tuple[list[str], Optional[str]]:
-    """(local names of the files copied, a problem or None). Bounded by `timeout` seconds."""
-    script = gather_script(node.dir, gathered_paths(node), [WORKER_LOGS])
+def node_gather_script(node: Node) -> str:
+    """The status log always (this run's lines are read from its old size on); step and
+    worker logs only when this run wrote them."""
+    paths = gathered_paths(node)
+    return gather_script(node.dir, paths[1:], [WORKER_LOGS], always=paths[:1])
+
+
+def gather_node(node: Node, opts: Transport, dest: str, timeout: float) -> tuple[list[str], Optional[str], bool]:
+    """(local names of the files copied, a problem or None, whether the node was reached).
+    Bounded by `timeout` seconds."""
+    script = node_gather_script(node)
     proc = subprocess.Popen(
         opts.argv(node.ip, script),
         stdin=subprocess.DEVNULL,
@@ -176,11 +184,14 @@ def gather_node(node: Node, opts: Transport, dest: str, timeout: float) -> tuple
     err = b"".join(stderr).decode("utf-8", "replace")
     left_out = f"; left out {len(refused)} member(s) of its archive: {', '.join(refused[:5])}" if refused else ""
     if too_much:
-        return got, f"node {node.ip}: it sent {too_much[0]}; the rest was not gathered{left_out}"
+        return got, f"node {node.ip}: it sent {too_much[0]}; the rest was not gathered{left_out}", True
     if proc.returncode != 0:
-        return got, opts.failure(node.ip, None if worker.is_alive() else proc.returncode, err, timeout)
+        # nothing came back at all: the transport did not get through (or the node is gone)
+        lost = not got
+        return got, opts.failure(node.ip, None if worker.is_alive() else proc.returncode, err, timeout), not lost
     if errors and got:
-        return got, f"node {node.ip}: the logs arrived broken ({errors[0]}){left_out}"
+        return got, f"node {node.ip}: the logs arrived broken ({errors[0]}){left_out}", True
     if refused:
-        return got, f"node {node.ip}: left out {len(refused)} member(s) of its log archive: {', '.join(refused[:5])}"
-    return got, None
+        msg = f"node {node.ip}: left out {len(refused)} member(s) of its log archive: {', '.join(refused[:5])}"
+        return got, msg, True
+    return got, None, True

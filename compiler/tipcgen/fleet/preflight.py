@@ -4,29 +4,22 @@ one problem anywhere means nothing is started anywhere."""
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import re
-import signal
-import subprocess
 import tarfile
-import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from tipcgen.fleet.bounded import SLACK, run_bounded
 from tipcgen.fleet.node_doctor import probe_for, probe_script, verdicts
 from tipcgen.fleet.nodes import Fleet, Node
 from tipcgen.fleet.ssh import MARK, preflight_script, unpack_script
 from tipcgen.fleet.transport import Transport
 from tipcgen.run.digest import short
 
-# Seconds an ssh command may take beyond ssh's own ConnectTimeout (authentication, a few sha256s).
-SLACK = 20.0
-MAX_ANSWER = 1 << 20  # bytes kept of what a node prints in answer to a check (a few hundred)
 _DIGEST = re.compile(r"[0-9a-f]{64}\Z")
 
 
@@ -45,57 +38,6 @@ class NodeCheck:
         return not self.problems and not self.differs
 
 
-def drain(pipe, into: list, cap: int = MAX_ANSWER) -> threading.Thread:
-    """A started thread reading `pipe` to its end, keeping its first `cap` bytes in `into` (a
-    node's answer is untrusted: it may never end)."""
-
-    def read() -> None:
-        kept = 0
-        with contextlib.suppress(OSError, ValueError):
-            for chunk in iter(lambda: pipe.read1(1 << 16), b""):
-                if kept < cap:
-                    into.append(chunk[: cap - kept])
-                    kept += len(into[-1])
-
-    thread = threading.Thread(target=read, daemon=True)
-    thread.start()
-    return thread
-
-
-def _feed(pipe, data: bytes) -> None:
-    with contextlib.suppress(OSError):  # the remote side may end without reading it all
-        pipe.write(data)
-        pipe.close()
-
-
-def run_bounded(argv: Sequence[str], timeout: float, data: Optional[bytes] = None) -> tuple[Optional[int], str, str]:
-    """(exit code or None when it outlived `timeout`, stdout, stderr, each cut at MAX_ANSWER);
-    a late one is killed. `data`: its stdin."""
-    proc = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL if data is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    out: list = []
-    err: list = []
-    readers = [drain(proc.stdout, out), drain(proc.stderr, err)]
-    if data is not None:
-        threading.Thread(target=_feed, args=(proc.stdin, data), daemon=True).start()
-    code: Optional[int]
-    try:
-        code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-        code = None
-    for reader in readers:  # a process it left behind may hold the pipes: bounded
-        reader.join(SLACK)
-    return code, b"".join(out).decode("utf-8", "replace"), b"".join(err).decode("utf-8", "replace")
-
-
 def _answer(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> dict:
     """The node's marker lines read into `check` (problems, status log offset); the files'
     digests by index. A node's login scripts may print anything: a marker line we did not
@@ -110,8 +52,10 @@ def _answer(node: Node, fleet: Fleet, out: str, check: NodeCheck) -> dict:
                 f"node {node.ip}: no directory {node.dir} (its working copy of the model repo); "
                 f"set --remote-dir, or --node-dir {node.ip}=DIR"
             )
-        elif words[:1] == ["missing"] and words[1:] in (["setsid"], ["tar"]):
-            what = "`setsid` (util-linux)" if words[1] == "setsid" else "`tar`"
+        elif words[:1] == ["missing"] and words[1:] in (["setsid"], ["tar"], ["env-signals"]):
+            what = {"setsid": "`setsid` (util-linux)", "tar": "`tar`"}.get(
+                words[1], "`env --ignore-signal` (GNU coreutils 8.31 or later; the stop needs it)"
+            )
             check.problems.append(f"node {node.ip}: {what} is not installed; the run needs it")
         elif len(words) == 3 and words[0] == "file" and _index(words[1], len(fleet.files)) is not None:
             i = int(words[1])

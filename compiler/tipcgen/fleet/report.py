@@ -14,8 +14,8 @@ from tipcgen.emit.junit import Case, Suite, junit_xml
 from tipcgen.fleet.nodes import Fleet, Node
 
 PASSED, FAILED, SKIPPED, TIMED_OUT = "passed", "failed", "skipped", "timed out"
-STOPPED, NOT_RUN = "stopped", "not run"
-FAILING = (FAILED, TIMED_OUT, STOPPED, NOT_RUN)
+STOPPED, NOT_RUN, LOST, REFUSED = "stopped", "not run", "lost", "refused"
+FAILING = (FAILED, TIMED_OUT, STOPPED, NOT_RUN, LOST, REFUSED)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _VERDICT = re.compile(r"^Run (successfully|failed|skipped \((?P<why>[^)]*)\)) with command")
 # The generated bash says why a step it stopped failed (its status line only says "Run failed"):
@@ -40,17 +40,18 @@ class StepOutcome:
 class NodeOutcome:
     ip: str
     dir: str
-    state: str  # passed | failed | stopped | unreachable
+    state: str  # passed | failed | stopped | lost (its transport died) | refused (nothing started)
     exit_code: Optional[int]
     seconds: float
     reason: Optional[str]
     steps: list
     gathered: list
     gather_problem: Optional[str] = None
+    stop_problem: Optional[str] = None  # the transport could not stop its run: said as an error
 
     @property
     def failed_step(self) -> Optional[StepOutcome]:
-        return next((s for s in self.steps if s.status in (FAILED, TIMED_OUT, STOPPED)), None)
+        return next((s for s in self.steps if s.status in (FAILED, TIMED_OUT, STOPPED, LOST)), None)
 
 
 def status_lines(raw: bytes, offset: int) -> list[str]:
@@ -106,7 +107,12 @@ def step_outcomes(node: Node, lines: list, ended: str, output: list) -> list[Ste
 
 
 def report_data(
-    fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int, engine: Optional[dict] = None
+    fleet: Fleet,
+    nodes: list,
+    reason: Optional[str],
+    exit_code: int,
+    engine: Optional[dict] = None,
+    refused: Optional[list] = None,
 ) -> dict:
     first = next((n for n in nodes if n.state == "failed"), None) or next(
         (n for n in nodes if n.state not in ("passed",)), None
@@ -133,6 +139,7 @@ def report_data(
         "start_port": fleet.start_port,
         "engine": engine or {"name": "ssh"},
         "stopped": reason,
+        "refused": refused or None,  # why nothing was started (then every node is `refused`)
         "exit_code": exit_code,
         "first_failure": failure,
         "nodes": [
@@ -145,6 +152,7 @@ def report_data(
                 "reason": n.reason,
                 "gathered": n.gathered,
                 "gather_problem": n.gather_problem,
+                "stop_problem": n.stop_problem,
                 "steps": [s.__dict__ for s in n.steps],
             }
             for n in nodes
@@ -152,9 +160,17 @@ def report_data(
     }
 
 
-def json_report(fleet: Fleet, nodes: list, reason: Optional[str], exit_code: int, engine: Optional[dict] = None) -> str:
+def json_report(
+    fleet: Fleet,
+    nodes: list,
+    reason: Optional[str],
+    exit_code: int,
+    engine: Optional[dict] = None,
+    refused: Optional[list] = None,
+) -> str:
     """The report; `engine`: how the nodes were reached (`{"name": "slurm", "job": ..., "nodes": ...}`)."""
-    return json.dumps(report_data(fleet, nodes, reason, exit_code, engine), indent=2, ensure_ascii=False) + "\n"
+    data = report_data(fleet, nodes, reason, exit_code, engine, refused)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _count(steps: list, *states: str) -> int:
@@ -163,20 +179,26 @@ def _count(steps: list, *states: str) -> int:
 
 def junit_report(fleet: Fleet, nodes: list) -> str:
     """A testsuite per node, a testcase per step; failed, timed-out and stopped steps are
-    failures, skipped and never-run steps are skipped (with why)."""
+    failures, skipped and never-run steps are skipped (with why); the steps of a lost node that
+    did not finish, and of a refused run, are errors (nobody knows how they would have ended)."""
     suites = []
     for n in nodes:
         cases = []
         for s in n.steps:
             outcome, why = "passed", ""
-            if s.status in (SKIPPED, NOT_RUN):
+            if n.state in (LOST, REFUSED) and s.status in (LOST, NOT_RUN, REFUSED):
+                outcome, why = "error", s.reason or n.reason or n.state
+            elif s.status in (SKIPPED, NOT_RUN):
                 outcome = "skipped"
                 why = s.reason or ("not run: " + (n.reason or "the node's run ended before it"))
             elif s.status in (FAILED, TIMED_OUT, STOPPED):
                 outcome, why = "failed", s.reason or n.reason or s.status
             classname = f"{fleet.plan.model_name}.{fleet.mode}.{n.ip}"
-            kind = s.status.replace(" ", "_") if outcome == "failed" else ""
+            kind = s.status.replace(" ", "_") if outcome in ("failed", "error") else ""
             cases.append(Case(classname, f"{s.index} {s.kind} {s.group}", outcome, why, kind, s.status_line or ""))
+        if n.state == LOST:  # its steps may all have ended well: the node itself is an error
+            classname = f"{fleet.plan.model_name}.{fleet.mode}.{n.ip}"
+            cases.append(Case(classname, "node lost", "error", n.reason or LOST, "lost"))
         props = (("state", n.state), ("dir", n.dir), ("reason", n.reason or ""))
         suites.append(Suite(n.ip, n.seconds, props, cases))
     name = f"tipcgen fleet {fleet.plan.model_name}.{fleet.mode}"

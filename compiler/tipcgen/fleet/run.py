@@ -9,16 +9,30 @@ from __future__ import annotations
 
 import os
 import secrets
+import shlex
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Optional
 
 from tipcgen.errors import UsageError
+from tipcgen.fleet.bounded import SLACK
 from tipcgen.fleet.gather import gather_node, node_dir
 from tipcgen.fleet.nodes import Fleet, Node
-from tipcgen.fleet.preflight import SLACK, NodeCheck, check_nodes, sync_nodes
-from tipcgen.fleet.report import FAILED, NOT_RUN, SKIPPED, STOPPED, TIMED_OUT, NodeOutcome, status_lines, step_outcomes
+from tipcgen.fleet.preflight import NodeCheck, check_nodes, sync_nodes
+from tipcgen.fleet.report import (
+    FAILED,
+    LOST,
+    NOT_RUN,
+    REFUSED,
+    SKIPPED,
+    STOPPED,
+    TIMED_OUT,
+    NodeOutcome,
+    StepOutcome,
+    status_lines,
+    step_outcomes,
+)
 from tipcgen.fleet.session import NodeRun, Printer, run_everywhere
 from tipcgen.fleet.ssh import PREPARE, RUNNER
 from tipcgen.fleet.transport import Transport
@@ -115,8 +129,11 @@ def _before_the_suite(prep: Optional[NodeRun], reason: Optional[str]) -> tuple[s
 
 
 def outcome(node: Node, run: Optional[NodeRun], check: NodeCheck, dest: str, gathered: tuple) -> NodeOutcome:
-    """A node's outcome from its run and the status log gathered from it."""
+    """A node's outcome from its run and the status log gathered from it. A node the transport
+    could no longer reach (its logs could not be gathered, or its run could not be stopped) is
+    `lost`: its steps are what its streamed output last said."""
     state, ended, why = _ended_as(run, None if run else "prepare failed")
+    got, problem, reached = gathered
     status_log = os.path.join(dest, os.path.basename(node.plan.status_log))
     # gathered files are read inside the node's own folder (a link there reads as nothing)
     raw = read_log(status_log, dest, MAX_STATUS_BYTES) or b""
@@ -124,12 +141,38 @@ def outcome(node: Node, run: Optional[NodeRun], check: NodeCheck, dest: str, gat
     if run is not None:
         out = read_log(run.out_path, os.path.dirname(run.out_path) or ".", MAX_OUTPUT_BYTES) or b""
         output = out.decode("utf-8", "replace").splitlines()
-    steps = step_outcomes(node, status_lines(raw, check.status_offset), ended, output)
+    lost = run is not None and not reached
+    lines = status_lines(raw, check.status_offset)
+    if lost:  # what the node last said while we still heard it
+        lines = status_lines("\n".join(output).encode(), 0)
+        ended = LOST
+    steps = step_outcomes(node, lines, ended, output)
+    if lost:
+        last = next((ln for ln in reversed(output) if ln.strip() and not ln.startswith("tipcgen-fleet:")), "")
+        said = f"; its last word: {last.strip()[:300]}" if last else "; it said nothing"
+        ran = (
+            f"its run exited {run.returncode}"
+            if run is not None and run.returncode is not None
+            else "its run did not end"
+        )
+        why = f"lost: {problem or (run.stop_note if run else None) or 'unreachable'} ({ran}{said})"
+        state = "lost"
+        for s in steps:
+            if s.status in (LOST, NOT_RUN):
+                s.reason = why
     for s in steps:
         if s.status in (STOPPED, TIMED_OUT, FAILED) and s.reason is None and why:
             s.reason = why
     if state == "passed" and any(s.status not in ("passed", SKIPPED) for s in steps):
         state = "failed"
+        why = (
+            why
+            or "; ".join(
+                f"step {s.index + 1} {s.kind}: {s.status}"
+                for s in steps
+                if s.status != "passed" and s.status != SKIPPED
+            )[:500]
+        )
     return NodeOutcome(
         node.ip,
         node.dir,
@@ -138,9 +181,24 @@ def outcome(node: Node, run: Optional[NodeRun], check: NodeCheck, dest: str, gat
         run.seconds if run else 0.0,
         why,
         steps,
-        list(gathered[0]),
-        gathered[1],
+        list(got),
+        problem,
+        run.stop_note if run else None,
     )
+
+
+def refused_outcomes(fleet: Fleet, problems: list) -> list[NodeOutcome]:
+    """Every node `refused` when the preflight refused the run: its own problems, or that
+    another node's stopped it; every step `refused` (nothing was started anywhere)."""
+    out = []
+    for n in fleet.nodes:
+        own = [p for p in problems if p.startswith(f"node {n.ip}:") or p.startswith(f"node {n.ip} (")]
+        if not own and not any(p.startswith("node ") for p in problems):  # the engine's (Slurm's)
+            own = problems
+        why = "refused: " + ("; ".join(own) if own else "another node's problems (nothing was started on any node)")
+        steps = [StepOutcome(s.index, s.kind, s.group, s.log, REFUSED, why) for s in n.plan.steps]
+        out.append(NodeOutcome(n.ip, n.dir, REFUSED, None, 0.0, why, steps, []))
+    return out
 
 
 def _fresh(path: str) -> str:
@@ -183,9 +241,9 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
     dests = local_dirs(fleet, root)  # before anything is started anywhere
     write_run_copies(fleet, root)
     problems, checks = preflight(fleet, settings, printer)
+    dests = {ip: _fresh(path) for ip, path in dests.items()}  # this run's logs only: none when refused
     if problems:
-        return FleetResult(1, problems, [], None)
-    dests = {ip: _fresh(path) for ip, path in dests.items()}
+        return FleetResult(1, problems, refused_outcomes(fleet, problems), None)
     token = secrets.token_hex(6)
 
     def everywhere(command: list, tok: str, out_name: str) -> tuple[list, Optional[str]]:
@@ -212,10 +270,10 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
         runs, reason = everywhere(suite_command(fleet), token, RUN_OUT)
     by_ip = {r.node.ip: r for r in runs}
     prep_by_ip = {r.node.ip: r for r in preps}
-    bound = settings.transport.connect_timeout + SLACK + 60
+    bound = settings.transport.connect_timeout + SLACK
 
     def finish(n: Node) -> NodeOutcome:
-        gathered = gather_node(n, settings.transport, dests[n.ip], bound) if runs else ([], None)
+        gathered = gather_node(n, settings.transport, dests[n.ip], bound) if runs else ([], None, True)
         out = outcome(n, by_ip.get(n.ip), checks[n.ip], dests[n.ip], gathered)
         if not runs:
             out.state, out.reason = _before_the_suite(prep_by_ip.get(n.ip), reason)
@@ -229,10 +287,10 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
 
 def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> list[tuple[Node, list]]:
     """Per node, (what, argv) of every ssh command a run would use, in order (--dry-run)."""
-    from tipcgen.fleet.gather import WORKER_LOGS, gathered_paths
+    from tipcgen.fleet.gather import node_gather_script
     from tipcgen.fleet.node_doctor import probe_for, probe_script
     from tipcgen.fleet.preflight import sync_command
-    from tipcgen.fleet.ssh import gather_script, preflight_script, run_script, stop_script
+    from tipcgen.fleet.ssh import preflight_script, run_script, stop_script
 
     out = []
     for n in fleet.nodes:
@@ -253,10 +311,10 @@ def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> 
                 ("prepare", opts.argv(n.ip, run_script(n.dir, prepare_command(fleet), env, f"{token}p-{n.ip}")))
             )
         cmds.append(("run", opts.argv(n.ip, run_script(n.dir, suite_command(fleet), env, f"{token}-{n.ip}"))))
-        cmds.append(
-            ("stop (when a node fails)", opts.argv(n.ip, stop_script(n.dir, f"{token}-{n.ip}", settings.grace)))
-        )
-        script = gather_script(n.dir, gathered_paths(n), [WORKER_LOGS])
+        if opts.name == "ssh":
+            stop = f"exec /bin/sh -c {shlex.quote(stop_script(n.dir, f'{token}-{n.ip}', settings.grace))}"
+            cmds.append(("stop (when a node fails)", opts.argv(n.ip, stop)))
+        script = node_gather_script(n)
         cmds.append(
             (f"gather (a tar stream, unpacked into {node_dir(n.plan.log_dir, n.ip)}/)", opts.argv(n.ip, script))
         )

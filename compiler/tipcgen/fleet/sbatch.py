@@ -42,4 +42,7 @@ def sbatch_script(
         address_script=address_script(),
         prepare=settings.prepare,
         env=env,
+        per_node="{node}" in repo,
+        run_timeout=f"{settings.run_timeout:g}",
+        grace=f"{settings.grace:g}",
     )

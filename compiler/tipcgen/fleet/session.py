@@ -1,8 +1,11 @@
 """Run one command on every node at once over ssh: stream each node's output prefixed `[ip]`, and
 when a node fails, the run outlives its bound or the user presses Ctrl-C, stop every node.
 
-Killing the local ssh client would leave the remote run going (no tty, no SIGHUP), so stopping
-is a second ssh per node running `stop_script` (the run's token finds all its processes there).
+Killing the local ssh client (or srun) would leave the remote run going, so stopping is the
+transport's own `stop` (transport.py): over ssh a second ssh running the stop script, on Slurm
+`scancel` of the run's job step. `run_everywhere` is the one place runs are started, and every
+way out of it (a node failing, the run bound, SIGINT, SIGTERM via `Stop`, an exception) passes
+through `_stop` for every run that has not ended well.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Callable, Optional
 
+from tipcgen.fleet.bounded import SLACK
 from tipcgen.fleet.nodes import Node
-from tipcgen.fleet.preflight import SLACK, run_bounded
-from tipcgen.fleet.ssh import MARK, run_script, stop_script
+from tipcgen.fleet.ssh import MARK, run_script
 from tipcgen.fleet.transport import Transport
 from tipcgen.fsio import open_output
 
@@ -38,6 +41,14 @@ class Printer:
         with self.lock:
             stream.write(f"[{ip}] {text.rstrip()}\n")
             stream.flush()
+
+
+class Stop(BaseException):
+    """Raised in the main thread by the CLI's SIGTERM/SIGHUP handler: stop every node, say why."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass
@@ -87,30 +98,52 @@ def _start(run: NodeRun, printer: Printer) -> None:
 
 
 def _stop(runs: list[NodeRun], opts: Transport, grace: float, reason: str) -> None:
-    """Stop the run on every node that has not finished well (a failed node may leave workers)."""
-    bound = opts.connect_timeout + grace + SLACK
-    todo = [r for r in runs if not (r.proc is not None and r.proc.poll() == 0)]
+    """Stop the run on every node that has not finished well (a failed node may leave workers),
+    through the transport's `stop` only; what it could not stop is kept in `stop_note`."""
+    todo = [r for r in runs if r.proc is not None and r.proc.poll() != 0]
     for r in todo:
         if r.proc is not None and r.proc.poll() is None:
             r.stopped = reason
 
     def one(run: NodeRun) -> None:
-        code, out, err = run_bounded(opts.argv(run.node.ip, stop_script(run.node.dir, run.token, grace)), bound)
-        if f"{MARK} stopped" not in out:
-            run.stop_note = opts.failure(run.node.ip, code, err, bound)
+        run.stop_note = opts.stop(run.node.ip, run.node.dir, run.token, grace)
 
-    if todo:
-        with ThreadPoolExecutor(max_workers=len(todo)) as pool:
-            list(pool.map(one, todo))
-    for r in todo:  # the remote run is gone: its ssh client ends; one that hangs is killed
-        if r.proc is None:
-            continue
-        try:
-            r.proc.wait(timeout=grace + SLACK)
-        except subprocess.TimeoutExpired:
+    def wait_all(bound: float) -> list[NodeRun]:
+        end = time.monotonic() + bound
+        for r in todo:
+            assert r.proc is not None
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                r.proc.wait(timeout=max(0.0, end - time.monotonic()))
+        return [r for r in todo if r.proc is not None and r.proc.poll() is None]
+
+    if not todo:
+        return
+    with _signals_held(), ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        list(pool.map(one, todo))
+        # The remote run is gone: its ssh client (or srun) ends. One still here may have been
+        # starting its run as it was stopped: stopped once more, then it is killed.
+        late = wait_all(SLACK / 4)
+        list(pool.map(one, [r for r in late if r.stop_note is None]))
+        for r in wait_all(SLACK / 4):
+            assert r.proc is not None
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(r.proc.pid, signal.SIGKILL)
             r.proc.wait()
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """A second Ctrl-C or SIGTERM while stopping must not cut the stop short: ignored meanwhile
+    (from the main thread only, where Python can set handlers)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
 
 
 def _note_ends(runs: list[NodeRun]) -> None:
@@ -128,6 +161,19 @@ def _failure(runs: list[NodeRun]) -> Optional[str]:
         return None
     first = min(failed, key=lambda r: r.started + r.seconds)
     return f"node {first.node.ip} failed (exit {first.returncode})"
+
+
+def _watch(runs: list[NodeRun], timeout: float) -> Optional[str]:
+    """Wait until every run ended (None), one failed or the bound passed (why to stop them)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        _note_ends(runs)
+        reason = _failure(runs)
+        if reason or all(r.returncode is not None for r in runs):
+            return reason
+        if time.monotonic() >= deadline:
+            return f"timed out after {timeout:g} s"
+        time.sleep(0.2)
 
 
 def run_everywhere(
@@ -148,25 +194,27 @@ def run_everywhere(
     runs = []
     for n in nodes:
         tok = f"{token}-{n.ip}"
-        runs.append(NodeRun(n, opts.argv(n.ip, run_script(n.dir, command(n), env(n), tok)), tok, out_path(n)))
+        argv = opts.argv(n.ip, run_script(n.dir, command(n), env(n), tok), run=tok)
+        runs.append(NodeRun(n, argv, tok, out_path(n)))
     reason: Optional[str] = None
+    error: Optional[BaseException] = None
     try:
         for r in runs:
             _start(r, printer)
-        deadline = time.monotonic() + timeout
-        while True:
-            _note_ends(runs)
-            reason = _failure(runs)
-            if reason or all(r.returncode is not None for r in runs):
-                break
-            if time.monotonic() >= deadline:
-                reason = f"timed out after {timeout:g} s"
-                break
-            time.sleep(0.2)
+        reason = _watch(runs, timeout)
     except KeyboardInterrupt:
         reason = "interrupted"
-    if reason:
-        _stop(runs, opts, grace, reason)
+    except Stop as exc:
+        reason = exc.reason
+    except BaseException as exc:  # re-raised once every node is stopped
+        reason, error = f"error here: {type(exc).__name__}: {exc}", exc
+    finally:
+        # Every way out: a node that has not ended well is stopped, whatever the reason.
+        _note_ends(runs)
+        if reason or any(r.proc is not None and r.proc.poll() != 0 for r in runs):
+            _stop(runs, opts, grace, reason or "the run ended")
+    if error is not None:
+        raise error
     for r in runs:
         if r.proc is not None and r.proc.poll() is None:  # pragma: no cover (each ended or was killed)
             with contextlib.suppress(subprocess.TimeoutExpired):

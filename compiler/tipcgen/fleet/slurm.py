@@ -19,12 +19,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import secrets
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
 from tipcgen.errors import TipcError
-from tipcgen.fleet.preflight import SLACK, run_bounded
+from tipcgen.fleet.bounded import SLACK, run_bounded
 from tipcgen.fleet.ssh import MARK
 
 
@@ -57,10 +58,11 @@ class SlurmTransport:
     def node_name(self, host: str) -> str:
         return dict(self.names).get(host, host)
 
-    def argv(self, host: str, script: str, stdin: bool = False) -> list[str]:
+    def argv(self, host: str, script: str, stdin: bool = False, run: Optional[str] = None) -> list[str]:
         return [
             "srun",
             f"--jobid={self.job}",
+            *([f"--job-name={run}"] if run else []),  # the step's name: how `stop` finds it
             "--nodes=1",
             "--ntasks=1",
             f"--nodelist={self.node_name(host)}",
@@ -82,6 +84,47 @@ class SlurmTransport:
         lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
         last = next((ln for ln in reversed(lines) if not ln.startswith("srun: error: ") or "task" not in ln), None)
         return f"{node}: srun failed: {last or f'exited {code}'}"
+
+    def steps(self, run: str, bound: float) -> Optional[list[str]]:
+        """The job steps (`JOB.STEP`) named `run` that Slurm still knows; None: squeue failed."""
+        code, out, _err = run_bounded(["squeue", "-h", "-s", "-j", self.job, "-o", "%i %j"], bound)
+        if code != 0:
+            return None
+        return [w[0] for w in (ln.split(None, 1) for ln in out.splitlines()) if len(w) == 2 and w[1].strip() == run]
+
+    def stop(self, host: str, directory: str, run: str, grace: float) -> Optional[str]:
+        """Through Slurm only: `scancel --signal=TERM` to the run's own step (slurmstepd signals
+        every process it tracks there, the launcher's workers in their sessions too), then after
+        `grace` s `scancel --signal=KILL` and `scancel` of the step; done when squeue no longer
+        lists it. Never the job: an allocation the user holds stays theirs."""
+        bound = self.connect_timeout + SLACK
+        steps = self.steps(run, bound)
+        if steps is None:
+            return f"node {host} ({self.node_name(host)}): squeue failed: cannot find the run's job step to stop it"
+        if not steps:
+            return None
+        signalled = time.monotonic()
+        for sig in ("TERM", "KILL"):
+            code, _out, err = run_bounded(["scancel", "--quiet", f"--signal={sig}", *steps], bound)
+            deadline = (signalled + grace) if sig == "TERM" else time.monotonic() + bound
+            while steps and time.monotonic() < deadline:
+                time.sleep(0.2)
+                steps = self.steps(run, bound) or []
+            if not steps:
+                return None
+            if sig == "KILL":  # the step's processes are gone or unkillable: end the step itself
+                run_bounded(["scancel", "--quiet", *steps], bound)
+                deadline = time.monotonic() + bound
+                while steps and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                    steps = self.steps(run, bound) or []
+        if steps:
+            return (
+                f"node {host} ({self.node_name(host)}): job step {', '.join(steps)} still runs {bound:g} s after "
+                f"`scancel --signal=KILL` and `scancel` ({_last(err) or f'scancel exited {code}'}); "
+                f"see `squeue -s -j {self.job}`"
+            )
+        return None
 
 
 @dataclass

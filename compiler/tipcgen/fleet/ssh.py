@@ -63,8 +63,18 @@ class SshOptions:
 
     name = "ssh"
 
-    def argv(self, host: str, script: str, stdin: bool = False) -> list[str]:
+    def argv(self, host: str, script: str, stdin: bool = False, run: Optional[str] = None) -> list[str]:
         return ssh_argv(self, host, script, stdin)
+
+    def stop(self, host: str, directory: str, run: str, grace: float) -> Optional[str]:
+        """A second ssh running `stop_script` under /bin/sh, named explicitly: the user's login
+        shell only execs it, so the script meets one known POSIX shell (dash on Debian)."""
+        from tipcgen.fleet.bounded import SLACK, run_bounded
+
+        bound = self.connect_timeout + grace + SLACK
+        script = f"exec /bin/sh -c {shlex.quote(stop_script(directory, run, grace))}"
+        code, out, err = run_bounded(self.argv(host, script), bound)
+        return stop_answer(host, out) if f"{MARK} stopped" in out else self.failure(host, code, err, bound)
 
     def failure(self, host: str, code: Optional[int], err: str, bound: float) -> str:
         if code is None:
@@ -96,6 +106,7 @@ def preflight_script(directory: str, files: Sequence[str], status_log: str, extr
     lines = [_cd(directory)]
     for tool in ("setsid", "tar"):
         lines.append(f"command -v {tool} >/dev/null 2>&1 || echo {shlex.quote(f'{MARK} missing {tool}')}")
+    lines.append(f"env --ignore-signal=TERM true >/dev/null 2>&1 || echo {shlex.quote(f'{MARK} missing env-signals')}")
     for i, path in enumerate(files):
         q = shlex.quote(path)
         lines.append(
@@ -127,15 +138,24 @@ def run_script(directory: str, command: Sequence[str], env: Sequence[tuple], tok
     start = 'echo "$$" > "$1"; shift; exec "$@"'
     words = [shlex.quote(w) for w in command]
     environment = env_words([(TOKEN_VAR, token), *env])
+    # setsid -w forks when it leads its process group (a Slurm task does): the parent that waits
+    # ignores INT, TERM and HUP, so when a stop signals every process of the run at once it stays
+    # until the run is gone and the run's processes stay below it (Slurm's process tracking by
+    # lineage keeps seeing them); the run itself gets the default handlers back.
+    signals = "INT,TERM,HUP"
     return (
         f"{_cd(directory)}\nmkdir -p {shlex.quote(PID_FILE.rsplit('/', 1)[0])}\n"
-        f"exec setsid -w sh -c {shlex.quote(start)} sh {shlex.quote(PID_FILE)} env {environment} {' '.join(words)}"
+        f"exec env --ignore-signal={signals} setsid -w env --default-signal={signals} "
+        f"sh -c {shlex.quote(start)} sh {shlex.quote(PID_FILE)} env {environment} {' '.join(words)}"
     )
 
 
 def stop_script(directory: str, token: str, grace: float) -> str:
     """SIGTERM every process of the run (found by its token in /proc/*/environ, else by the
-    pid file's group), SIGKILL what is left after `grace` seconds; prints `MARK stopped N`."""
+    pid file's group: the run is a session of its own), SIGKILL what is left after `grace`
+    seconds; prints `MARK stopped N` (N found), then `MARK left M` when M outlived the SIGKILL.
+
+    POSIX sh (dash runs it): `kill -s SIG -- ...`, as dash rejects `kill -SIG -- ...`."""
     tok = shlex.quote(f"{TOKEN_VAR}={token}")
     ticks = max(1, round(grace * 5))
     return "\n".join(
@@ -145,25 +165,47 @@ def stop_script(directory: str, token: str, grace: float) -> str:
             f"pg=$(cat {shlex.quote(PID_FILE)} 2>/dev/null) || pg=",
             # One grep for every process: -z lines end at NUL (environ), -x whole line, -l names.
             "procs() { if [ -r /proc/self/environ ]; then "
-            "grep -lsxzF -- \"$tok\" /proc/[0-9]*/environ 2>/dev/null | sed 's,^/proc/,,;s,/environ$,,'; "
-            'elif [ -n "$pg" ] && kill -0 -- "-$pg" 2>/dev/null; then echo "-$pg"; fi; }',
+            "grep -lsxzF -- \"$tok\" /proc/[0-9]*/environ 2>/dev/null | sed 's,^/proc/,,;s,/environ$,,' | "
+            'grep -vx -- "$$"; '
+            'elif [ -n "$pg" ] && kill -s 0 -- "-$pg" 2>/dev/null; then echo "-$pg"; fi; }',
             "p=$(procs); n=$(echo $p | wc -w)",
-            '[ -n "$p" ] && kill -TERM -- $p 2>/dev/null',
+            'if [ -n "$p" ]; then kill -s TERM -- $p 2>/dev/null; fi',
             f'i=0; while [ -n "$p" ] && [ $i -lt {ticks} ]; do sleep 0.2; i=$((i+1)); p=$(procs); done',
-            '[ -n "$p" ] && kill -KILL -- $p 2>/dev/null',
+            'if [ -n "$p" ]; then kill -s KILL -- $p 2>/dev/null; fi',
+            'i=0; while [ -n "$p" ] && [ $i -lt 10 ]; do sleep 0.2; i=$((i+1)); p=$(procs); done',
             f'echo "{MARK} stopped $n"',
+            f'if [ -n "$p" ]; then echo "{MARK} left $(echo $p | wc -w) $p"; fi',
         ]
     )
 
 
-def gather_script(directory: str, files: Sequence[str], globs: Sequence[str]) -> str:
-    """A tar stream (on stdout) of those of `files` and `globs` that exist, relative to `directory`."""
+def stop_answer(host: str, out: str) -> Optional[str]:
+    """None when the stop script found nothing left; else the sentence for what outlived it."""
+    for line in out.splitlines():
+        words = line[len(MARK) :].split() if line.startswith(MARK) else []
+        if words[:1] == ["left"]:
+            pids = " ".join(words[2:12])
+            return (
+                f"node {host}: {words[1] if len(words) > 1 else '?'} process(es) of the run outlived SIGKILL ({pids})"
+            )
+    return None
+
+
+def gather_script(directory: str, files: Sequence[str], globs: Sequence[str], always: Sequence[str] = ()) -> str:
+    """A tar stream (on stdout) of `always` and of those of `files` and `globs` written since
+    this run started (newer than its PID_FILE: a log an earlier run left is never taken for
+    this run's), relative to `directory`."""
     words = " ".join([shlex.quote(f) for f in files] + list(globs))
+    kept = " ".join(shlex.quote(f) for f in always)
     return "\n".join(
         [
             _cd(directory),
             "set --",
-            f'for f in {words}; do [ -f "$f" ] && set -- "$@" "$f"; done',
+            f'for f in {kept}; do [ -f "$f" ] && set -- "$@" "$f"; done' if kept else ":",
+            f"since={shlex.quote(PID_FILE)}",
+            f'if [ -f "$since" ]; then for f in {words}; do',
+            '    [ -f "$f" ] && [ "$f" -nt "$since" ] && set -- "$@" "$f"',
+            "done; fi",
             '[ "$#" -gt 0 ] || exit 0',
             'exec tar -cf - -- "$@"',
         ]

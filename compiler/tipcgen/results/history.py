@@ -25,8 +25,9 @@ from tipcgen.run.provenance import SCHEMA
 MAX_FILES = 20_000  # record files below one directory (200 runs x 20 models x run + bench, twice)
 MAX_TEXT = 4096  # a name or reason shown on the page; longer text is cut, not refused
 MAX_STEPS = 1000  # steps of one record (a plan has tens)
-STATES = ("passed", "failed", "skipped", "timed out", "stalled", "stopped", "not run")
-FAILING = ("failed", "timed out", "stalled", "stopped", "not run")
+# lost: a fleet node whose transport died; refused: a fleet run the preflight refused
+STATES = ("passed", "failed", "skipped", "timed out", "stalled", "stopped", "not run", "lost", "refused")
+FAILING = ("failed", "timed out", "stalled", "stopped", "not run", "lost", "refused")
 
 
 @dataclass(slots=True)

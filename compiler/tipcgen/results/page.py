@@ -83,6 +83,8 @@ WORDS: dict[str, dict[str, str]] = {
         "stalled": "停滞",
         "stopped": "被停止",
         "not run": "未运行",
+        "lost": "节点失联",
+        "refused": "被拒绝运行",
         "unknown": "未知",
         "no_log": "无日志文件",
         "log_outside": "日志不在记录所在的仓库或目录内，不链接",
@@ -136,6 +138,8 @@ WORDS: dict[str, dict[str, str]] = {
         "stalled": "stalled",
         "stopped": "stopped",
         "not run": "not run",
+        "lost": "node lost",
+        "refused": "refused",
         "unknown": "unknown",
         "no_log": "no log file",
         "log_outside": "the log lies outside the repo or directory holding the records: not linked",
@@ -151,6 +155,8 @@ SYMBOL = {
     "stalled": "‖",
     "stopped": "■",
     "not run": "·",
+    "lost": "⚠",
+    "refused": "⊘",
     "unknown": "?",
 }
 

@@ -23,7 +23,7 @@ from tipcgen.run.reports import log_inside, log_tail, read_log
 TAIL = 15  # log lines per failed step: enough for a traceback's end
 MAX_FAILED = 10  # failed steps shown in full; the rest are listed
 COLUMNS = ("passed", "failed", "skipped", "timed out", "stalled")
-_FAILING = ("failed", "timed out", "stalled", "stopped", "not run")
+_FAILING = ("failed", "timed out", "stalled", "stopped", "not run", "lost", "refused")
 
 
 def _link(log: str, cwd: str, where: str, tree: Optional[str] = None) -> str:
@@ -109,6 +109,13 @@ def fleet_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
     out.append("")
     if data.get("stopped"):
         out += [f"Stopped every node: {for_markdown(data['stopped'])}", ""]
+    if data.get("refused"):  # the record of a run that never started says so, and why
+        out += ["Refused to start; nothing was started on any node:", ""]
+        out += [f"- {for_markdown(p)}" for p in data["refused"][:MAX_FAILED]] + [""]
+    for n in nodes:
+        if n.get("state") == "lost" or n.get("stop_problem"):
+            what = n.get("reason") if n.get("state") == "lost" else f"could not stop its run: {n.get('stop_problem')}"
+            out += [f"Node {for_markdown(n.get('ip'))}: {for_markdown(what)}", ""]
     shown = 0
     for n in nodes:
         ip = str(n.get("ip"))
