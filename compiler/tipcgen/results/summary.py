@@ -114,7 +114,9 @@ def fleet_summary(data: dict, cwd: str = ".", where: str = ".") -> str:
         out += [f"- {for_markdown(p)}" for p in data["refused"][:MAX_FAILED]] + [""]
     for n in nodes:
         if n.get("state") == "lost" or n.get("stop_problem"):
-            what = n.get("reason") if n.get("state") == "lost" else f"could not stop its run: {n.get('stop_problem')}"
+            what = (
+                n.get("reason") if n.get("state") == "lost" else "could not stop its run: " + str(n.get("stop_problem"))
+            )
             out += [f"Node {for_markdown(n.get('ip'))}: {for_markdown(what)}", ""]
     shown = 0
     for n in nodes:
