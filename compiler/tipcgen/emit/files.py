@@ -23,6 +23,7 @@ from tipcgen.plan.planner import runner_for
 from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.script.shellwords import grep_w_lines
 from tipcgen.spec.ir import Spec
+from tipcgen.spec.policy import WORD_BASH_RE
 
 
 @lru_cache(maxsize=1)
@@ -145,6 +146,7 @@ def runner_script(
         whole_train_seconds=WHOLE_TRAIN_SECONDS,
         stall_hints=STALL_HINTS,
         siblings=siblings,
+        word_bash_re=WORD_BASH_RE,
     )
     return render(module.TEMPLATE, **ctx), render("common_func.sh.j2", **ctx)
 

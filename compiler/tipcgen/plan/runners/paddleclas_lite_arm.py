@@ -12,11 +12,13 @@ plans and generates them and the oracle compares them with upstream's, nothing h
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.script.shellwords import ifs_split
+from tipcgen.spec.policy import word_problem
 
 MODE = "lite_infer"
 MODES = (MODE,)
@@ -73,6 +75,20 @@ DEVIATIONS = (
 )
 
 
+# What reaches the device's shell line or a sed replacement: checked item by item (the lists by
+# `|`; inference_cmd's words may be options) by the spec's own rule (spec/policy.py word_problem),
+# so a raw config is refused where a spec would be; the script checks the same (tipc_remote_ok).
+REMOTE_ROLES = ("model_name", "lite.runtime_device", "lite.work_path", "lite.inference_cmd", "lite.threads",
+                "lite.batch_size", "lite.precision")  # fmt: skip
+COMMAND_ROLE = "lite.inference_cmd"
+
+
+def remote_problem(role: str, value: str) -> Optional[str]:
+    """Why a Lite config's value cannot be passed to the device as data (None: it can)."""
+    items = re.split(r"[ |]+", value.strip(" |")) if role == COMMAND_ROLE else value.split("|")
+    return next((p for p in (word_problem(item, role == COMMAND_ROLE) for item in items) if p), None)
+
+
 def sed_value(text: str) -> str:
     """`text` as the replacement of a `sed s/.../.../` (`\\`, `/` and `&` escaped)."""
     return text.replace("\\", "\\\\").replace("/", "\\/").replace("&", "\\&")
@@ -89,12 +105,13 @@ def plan(b: Builder) -> None:
     threads, batches, precisions = (
         ifs_split(v.value_to_colon(r), "|") for r in ("lite.threads", "lite.batch_size", "lite.precision")
     )
-    for role in ("model_name", "lite.runtime_device", "lite.work_path", "lite.inference_cmd", "lite.threads",
-                 "lite.batch_size", "lite.precision"):  # fmt: skip
-        if "'" in v.value(role):
+    for role in REMOTE_ROLES:
+        problem = remote_problem(role, v.value(role))
+        if problem:
             raise UsageError(
-                f"{b.source}: {v.key(role)} holds a single quote: its value goes inside single quotes "
-                "(the remote command, a sed expression)"
+                f"{b.source}: {v.key(role)}:{v.value(role)}: {problem}: its value goes into the device's "
+                "shell line (`adb shell '...'`) and a sed replacement, where only ASCII letters, digits "
+                "and `._+/=,:@%-` pass as data"
             )
 
     def edit(expression: str) -> None:
