@@ -21,7 +21,7 @@ from tipcgen.plan.builder import AMP_FLAGS, OcrScript
 from tipcgen.plan.limits import DEFAULT_SECONDS, STALL_HINTS, WHOLE_TRAIN_SECONDS, limit_table
 from tipcgen.plan.planner import runner_for
 from tipcgen.plan.refusals import MAX_MATRIX
-from tipcgen.script.shellwords import grep_w_lines
+from tipcgen.script.shellwords import WORD_CHARS, grep_w_lines
 from tipcgen.spec.ir import Spec
 from tipcgen.spec.policy import WORD_BASH_RE
 
@@ -147,6 +147,7 @@ def runner_script(
         stall_hints=STALL_HINTS,
         siblings=siblings,
         word_bash_re=WORD_BASH_RE,
+        word_chars=WORD_CHARS,
     )
     return render(module.TEMPLATE, **ctx), render("common_func.sh.j2", **ctx)
 

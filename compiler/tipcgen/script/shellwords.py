@@ -217,6 +217,35 @@ def unquoted_test(left: str, op: str, right: str) -> bool:
     return single_test([*ifs_split(left, "|"), op, *ifs_split(right, "|")])
 
 
+# The characters a word of a command string passes through unquoted, and that a shell, a sed
+# replacement and a device's shell line all read as plain text (spec/policy.py types a chain's
+# values by them; the generated scripts' tipc_word and tipc_sed_value mirror the two below).
+WORD_CHARS = "A-Za-z0-9._+/=,:@%-"
+_PLAIN_WORD = re.compile(f"[{WORD_CHARS}]+")
+
+
+def path_word(path: str) -> str:
+    """`path` as one word of a command string (words() gives it back unchanged): kept as it is
+    when plain, else single-quoted; a path starting with `-` is prefixed with `./` (the same file,
+    never an option)."""
+    if path.startswith("-"):
+        path = "./" + path
+    if _PLAIN_WORD.fullmatch(path):
+        return path
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+def sed_literal(text: str) -> str:
+    """`text` as the literal replacement of a `sed s/.../.../` (`\\`, `/`, `&` and a newline
+    escaped): sed reads it as data, whatever it holds."""
+    return text.replace("\\", "\\\\").replace("/", "\\/").replace("&", "\\&").replace("\n", "\\\n")
+
+
+def sed_quoted(text: str) -> str:
+    """sed_literal(text) inside a single-quoted word of a command string (`'` as `'\\''`)."""
+    return sed_literal(text).replace("'", "'\\''")
+
+
 def set_param(key: str, value: str) -> str:
     """func_set_params: `key=value`, or a blank when key or value is null/empty."""
     if key == "null":

@@ -56,6 +56,8 @@ from typing import Annotated, Callable, Optional, Union
 
 from pydantic import AfterValidator
 
+from tipcgen.script.shellwords import WORD_CHARS
+
 SHELL_META = ";&|<>`$\\"
 SECTION_META = "&<>`$\\"  # SHELL_META less `;` and `|`, which separate benchmark values
 DOC_META = "|<>"
@@ -303,8 +305,7 @@ def check_section_name(value: str) -> str:
 
 
 # One word of a chain's value: what a shell, sed's replacement and a device shell all take as
-# plain text (a path, a URL, a name, a number).
-WORD_CHARS = "A-Za-z0-9._+/=,:@%-"
+# plain text (a path, a URL, a name, a number): script/shellwords.py WORD_CHARS.
 _WORD = re.compile(f"[{WORD_CHARS}]*")
 # The same rule for bash's `[[ $v =~ ... ]]` (the Lite script refuses a raw config's value by it).
 WORD_BASH_RE = f"^[{WORD_CHARS}]*$"

@@ -17,7 +17,7 @@ from typing import Optional
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
-from tipcgen.script.shellwords import ifs_split
+from tipcgen.script.shellwords import ifs_split, sed_quoted
 from tipcgen.spec.policy import word_problem
 
 MODE = "lite_infer"
@@ -89,11 +89,6 @@ def remote_problem(role: str, value: str) -> Optional[str]:
     return next((p for p in (word_problem(item, role == COMMAND_ROLE) for item in items) if p), None)
 
 
-def sed_value(text: str) -> str:
-    """`text` as the replacement of a `sed s/.../.../` (`\\`, `/` and `&` escaped)."""
-    return text.replace("\\", "\\\\").replace("/", "\\/").replace("&", "\\&")
-
-
 def plan(b: Builder) -> None:
     v = b.v
     b.log_dir = f"{b.root or '.'}/{WORK_DIR}/output"
@@ -117,9 +112,9 @@ def plan(b: Builder) -> None:
     def edit(expression: str) -> None:
         b.add("config", f"sed -i '{expression}' {CONFIG}", None, cwd=WORK_DIR, writes_status=False)
 
-    esc = sed_value(work)
+    esc = sed_quoted(work)
     edit("s/runtime_device.*/runtime_device arm_cpu/")
-    edit(f"s/clas_model_file.*/clas_model_file {esc}{sed_value(model)}.nb/")
+    edit(f"s/clas_model_file.*/clas_model_file {esc}{sed_quoted(model)}.nb/")
     edit(f"s/label_path.*[ \\/]\\([^ \\/]*\\)$/label_path {esc}\\1/")  # the label file by its name
     edit("s/tipc_benchmark.*/tipc_benchmark 1/")
     # upstream: `echo ${inference_cmd} | awk '{print path $1" "path $2" "path $3}'` (IFS=|)
@@ -127,11 +122,11 @@ def plan(b: Builder) -> None:
     words += [""] * (3 - len(words))
     remote = " ".join(f"{work}{word}" for word in words[:3])
     for n in threads:
-        edit(f"s/num_threads.*/num_threads {sed_value(n)}/")
+        edit(f"s/num_threads.*/num_threads {sed_quoted(n)}/")
         for bs in batches:
-            edit(f"s/batch_size.*/batch_size {sed_value(bs)}/")
+            edit(f"s/batch_size.*/batch_size {sed_quoted(bs)}/")
             for p in precisions:
-                edit(f"s/precision.*/precision {sed_value(p)}/")
+                edit(f"s/precision.*/precision {sed_quoted(p)}/")
                 log = f"{b.log_dir}/lite_{model}_runtime_device_{device}_precision_{p}_batchsize_{bs}_threads_{n}.log"
                 b.add("push", f"adb push {CONFIG} {work}", None, cwd=WORK_DIR, writes_status=False)
                 shell = f"adb shell 'export LD_LIBRARY_PATH={work}; {remote}'"
