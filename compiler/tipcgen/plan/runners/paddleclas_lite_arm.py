@@ -16,7 +16,7 @@ from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
-from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runner import COMMON_DEVIATIONS, EDITS_AS_DATA, Deviation
 from tipcgen.script.shellwords import ifs_split, sed_quoted
 from tipcgen.spec.policy import word_problem
 
@@ -46,6 +46,7 @@ ORACLE_CHECKOUT = {
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
+    EDITS_AS_DATA,
     Deviation(
         "lite-config-edits",
         "config.txt is edited as upstream's macOS branch does, on every system: runtime_device arm_cpu, "
