@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from typing import Optional
 
 
@@ -233,6 +234,15 @@ def path_word(path: str) -> str:
     if _PLAIN_WORD.fullmatch(path):
         return path
     return "'" + path.replace("'", "'\\''") + "'"
+
+
+def shell_quote(text: str) -> str:
+    """`text` as one bash word that expands to it (the templates' `sh` filter): shlex.quote's
+    single quotes, or, when it holds `$` or a backtick, double quotes with `\\ " $ `` ` `` escaped
+    (the same word; shellcheck reads `'$x'` in single quotes as a forgotten expansion, SC2016)."""
+    if "$" not in text and "`" not in text:
+        return shlex.quote(text)
+    return '"' + "".join("\\" + c if c in '\\"$`' else c for c in text) + '"'
 
 
 def sed_literal(text: str) -> str:
