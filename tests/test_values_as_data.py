@@ -22,7 +22,6 @@ import os
 import shutil
 import subprocess
 import types
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
@@ -226,9 +225,18 @@ def _errors(output: str) -> list:
     return [line for line in output.splitlines() if ": error: " in line]
 
 
-@lru_cache(maxsize=None)
-def _script_ok(digest: str, path: str) -> Optional[str]:
+_CHECKED: dict = {}
+
+
+def _script_ok(path: Path) -> Optional[str]:
     """Why a generated script fails bash -n or shellcheck (None: it passes); once per content."""
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest not in _CHECKED:
+        _CHECKED[digest] = _check_script(str(path))
+    return _CHECKED[digest]
+
+
+def _check_script(path: str) -> Optional[str]:
     res = subprocess.run(["bash", "-n", path], capture_output=True, text=True)
     if res.returncode:
         return f"bash -n: {res.stderr}"
@@ -311,7 +319,7 @@ def check_case(work: Path, bases: dict, spec: str, path: tuple, field: tuple, pa
     build = invoke_in(work, "build", str(hostile), "--out", str(out))
     assert build.exit_code == 0, f"validate accepts {value!r} in {path} but build says:\n{build.output}"
     for script in sorted(out.rglob("*.sh")):
-        problem = _script_ok(hashlib.sha256(script.read_bytes()).hexdigest(), str(script))
+        problem = _script_ok(script)
         assert problem is None, f"{script}: {problem}"
     # The baseline: the same spec with a plain value of the payload's shape in that place.
     plain = _value(node, _plain(payload), form)
@@ -377,7 +385,10 @@ def _property(bases: dict, tmp_path: Path, examples: int) -> dict:
 
 def test_no_spec_value_adds_a_word_or_a_command(bases, tmp_path):
     seen = _property(bases, tmp_path, FAST_EXAMPLES)
-    print(f"\n{len(seen)} field x payload cases: " + ", ".join(f"{v} {list(seen.values()).count(v)}" for v in set(seen.values())))
+    print(
+        f"\n{len(seen)} field x payload cases: "
+        + ", ".join(f"{v} {list(seen.values()).count(v)}" for v in set(seen.values()))
+    )
     assert len(seen) >= 10
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import create_model
+from pydantic import Field, create_model
 
 from tipcgen.dialects.base import Layout
 from tipcgen.dialects.chains import CHAIN_LAYOUTS
@@ -110,9 +110,14 @@ def chain_sections(base: type, flag: type, list_flag: type, reserved: tuple = ()
     spec's Model, Flag and ListFlag passed in: this module sits below spec/ir.py); `reserved`:
     the suite's own fields, which no chain section may replace."""
     # a chain's flags: their key and value one word each (Flag's own are any config text)
-    chain_flag = create_model("ChainFlag", __base__=flag, key=(Optional[ChainKey], None), value=(Optional[ChainWord], None))
-    chain_list_flag = create_model(
-        "ChainListFlag", __base__=list_flag, key=(Optional[ChainKey], None), values=(list[ChainWord], [])
+    chain_flag: type = create_model(
+        "ChainFlag", __base__=flag, key=(Optional[ChainKey], None), value=(Optional[ChainWord], None)
+    )
+    chain_list_flag: type = create_model(
+        "ChainListFlag",
+        __base__=list_flag,
+        key=(Optional[ChainKey], None),
+        values=(list[ChainWord], Field(default_factory=list)),
     )
     types = {"flag": Optional[chain_flag], "list_flag": Optional[chain_list_flag]}
     tree = _tree(chain_roles())

@@ -353,9 +353,7 @@ def check_chain_key(value: str) -> str:
     check_config_key(value)
     problem = word_problem(value, command=True) or (" " in value and "it contains U+0020 (SPACE)") or None
     if problem:
-        raise ValueError(
-            f"key {_show(value)} is not one word ({problem}): ASCII letters, digits and `._+/=,:@%-`"
-        )
+        raise ValueError(f"key {_show(value)} is not one word ({problem}): ASCII letters, digits and `._+/=,:@%-`")
     return value
 
 
