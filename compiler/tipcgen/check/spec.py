@@ -13,6 +13,7 @@ need the lowered configs, the layouts and lint (stages above `spec/`):
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 from tipcgen.dialects import any_layout, get_layout
@@ -22,6 +23,7 @@ from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
+from tipcgen.plan.planner import plan_config, runner_for
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
 from tipcgen.spec.chain_fields import inherits_all
 from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers, is_chain_layout
@@ -173,18 +175,36 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
 
 def _check_runner(spec: Spec, pos: Positions, name: str, suite: Suite, text_: str) -> tuple[list[Problem], int]:
     """What the generated runner would refuse at run time (plan/refusals.py: control bytes, logs
-    outside test_tipc/output/, a step matrix too large), refused here instead; and the suite's
-    step matrix, which the spec's total is bounded by."""
+    outside test_tipc/output/, a step matrix too large; and what its runner refuses while it
+    plans, in every mode: build plans the same for the docs), refused here instead, so that what
+    validate accepts, build builds; and the suite's step matrix, which the spec's total is bounded by."""
     # the layout the generated bash reads every config with (another chain's: its own script's)
-    layout = get_layout(str(suite.layout)) if is_chain_layout(suite.layout) else get_layout(spec.layout)
+    chain = is_chain_layout(suite.layout)
+    layout = get_layout(str(suite.layout)) if chain else get_layout(spec.layout)
     label = f"[suite {name}: {suite.file}]"
     try:
         check_bytes(text_, label)
         view = ConfigView.parse(text_, layout)
         check_view(view, label)
+        refused = _planning_refusal(text_, layout.name, None if chain else spec.runner, label)
+        if refused:
+            raise UsageError(refused)
     except UsageError as exc:
         return [_problem(spec, pos, name, ("file",), str(exc), "the generated runner refuses this config")], 0
     return [], matrix_size(view)
+
+
+@functools.lru_cache(maxsize=512)
+def _planning_refusal(text_: str, layout_name: str, runner: Optional[str], label: str) -> Optional[str]:
+    """What the runner says planning the config in each of its modes (None: it plans them all);
+    cached, as the same suites are validated again and again (build, then each command)."""
+    layout = get_layout(layout_name)
+    try:
+        for mode in runner_for(layout, runner).MODES:
+            plan_config(text_, layout, mode, runner=runner, source=label)
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def _check_trivia(spec: Spec, pos: Positions, name: str, suite: Suite) -> list[Problem]:
