@@ -511,6 +511,23 @@ def test_a_lite_work_path_validate_accepts_builds(bases, tmp_path):
             assert _errors(val.output)[0].startswith(f"{spec}:") and "lite.work_path" in val.output
 
 
+def test_what_a_runner_refuses_while_planning_validate_refuses_at_the_suite(bases, tmp_path):
+    """A serving client's items name log files: one with a `/` passed validate, then build failed
+    naming no file or line. Validate plans each suite as build does: a located error, the same."""
+    path = ("suites", "ToyServe_serving_python_linux_gpu_cpu", "serving", "client", 0)
+    spec = _write_spec(tmp_path, "ToyServe.yml", _set(bases["ToyServe.yml"], path, "a/pipeline_http_client.py"))
+    outputs = []
+    for args in (("validate",), ("lint",), ("build", "--out", str(tmp_path / "out"))):
+        res = invoke_in(tmp_path, args[0], str(spec), *args[1:])
+        assert res.exit_code == 2, res.output
+        outputs.append(_errors(res.output))
+    assert outputs[0] == outputs[1] == outputs[2] and len(outputs[0]) == 1, outputs
+    line = outputs[0][0]
+    assert line.startswith(f"{spec}:") and "suites.ToyServe_serving_python_linux_gpu_cpu" in line, line
+    assert "holds a `/`, but its items name log files" in line
+    assert not (tmp_path / "out").exists()
+
+
 # A raw config (no spec types it) in the serving chains: the edits take its values as data.
 def _serving_repo(tmp_path: Path, text: str, name: str, layout) -> tuple:
     from tipcgen.emit.files import runner_script
