@@ -576,3 +576,38 @@ def test_the_issues_path_in_a_raw_serving_config_is_one_argument_to_real_sed(tmp
     assert (repo / "test_tipc" / "prepare.sh").read_text() == "echo prepare\n"  # sed -i never edited it
     edited = (repo / spaced / "serving_client_conf.prototxt").read_text()
     assert 'alias_name: "prediction"' in edited and 'alias_name: "x"' in edited  # the fetch var only
+
+
+# ---------------------------------------------------------------- by construction
+
+EDIT_TEMPLATES = (
+    "runner_paddleclas_serving_python.sh.j2",
+    "runner_paddleclas_serving_cpp.sh.j2",
+    "runner_paddleclas_lite_arm.sh.j2",
+)
+# Variables an edit may splice that no helper made: fixed by the template, or checked by it.
+FIXED = {
+    "preprocess": "a path the template sets (PP-ShiTu's preprocessing configs)",
+    "det": "the detector's name, fixed upstream",
+    "use_gpu": "a GPU id: its branch runs only for digits",
+}
+
+
+@pytest.mark.parametrize("template", EDIT_TEMPLATES)
+def test_every_edit_splices_only_what_the_edit_helpers_made(template):
+    """A config edit (tipc_edit's command) holds a value only as tipc_word made it (one argument)
+    or tipc_sed_value made it (a sed literal): an edit splicing a config's variable fails here."""
+    import re
+
+    import templates
+
+    text = (Path(templates.__file__).parent / template).read_text()
+    made = set(re.findall(r"\btipc_(?:word|sed_value|feed_var) (\w+)", text)) | set(FIXED)
+    edits = [line for line in text.splitlines() if re.match(r"\s*tipc_edit ", line)]
+    assert edits, template
+    for line in edits:
+        # its command: all after the directory (the Lite edit names none: all after tipc_edit)
+        rest = line.split("tipc_edit ", 1)[1]
+        command = rest.split(" ", 1)[1] if "lite" not in template else rest
+        spliced = set(re.findall(r"\$\{?(\w+)", command))
+        assert spliced <= made, f"{template}: {line.strip()}: {sorted(spliced - made)} spliced as they are"

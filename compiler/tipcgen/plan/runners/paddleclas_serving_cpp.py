@@ -127,8 +127,8 @@ def _plan_shitu(b: Builder) -> None:
         (f"{DET_PREPROCESS}_client", values["det.client_dir"]),
         (f"{DET_PREPROCESS}_serving", values["det.server_dir"]),
     ):
-        b.add("edit", f"cp {preprocess}/{source}/*.prototxt {path_word(target)}", None, cwd="deploy", quiet=True,
-              globs=True)  # fmt: skip
+        cmd = f"cp {preprocess}/{path_word(source)}/*.prototxt {path_word(target)}"
+        b.add("edit", cmd, None, cwd="deploy", quiet=True, globs=True)
     here = rel("deploy", v.value_to_colon("serving.dir"))
     pipeline = v.value_to_colon("serving.client")
     models = f"../../{values['det.server_dir']} ../../{values['cls.server_dir']}"

@@ -118,7 +118,7 @@ def rel(*parts: str) -> str:
 
 
 def sed_alias(b: Builder, path: str, alias: str, cwd: Optional[str]) -> None:
-    expr = f'/fetch_var/,/is_lod_tensor/s/alias_name: .*/alias_name: "{alias}"/'
+    expr = f'/fetch_var/,/is_lod_tensor/s/alias_name: .*/alias_name: "{sed_quoted(alias)}"/'
     b.add("edit", f"sed -i '{expr}' {path_word(path)}", None, cwd=cwd, quiet=True)
 
 
