@@ -297,7 +297,9 @@ def _run(tree: Path, work: Path, script: str, config: str, mode: str) -> tuple:
     log = work / "record.bin"
     log.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("TIPC_") and k != "CUDA_VISIBLE_DEVICES"}
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", TIPC_RECORD=str(log), TIPC_SERVE_WARMUP="0")
+    # a server's warm-up ends when the recorder standing in for it has ended (and recorded): its
+    # record comes before its clients', as in the plain run
+    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", TIPC_RECORD=str(log), TIPC_SERVE_WARMUP="5")
     proc = subprocess.run(
         ["bash", f"test_tipc/{script}", config, mode], cwd=repo, env=env, capture_output=True, text=True, timeout=120
     )
