@@ -398,7 +398,7 @@ def check_case(work: Path, bases: dict, spec: str, path: tuple, field: tuple, pa
 # ---------------------------------------------------------------- the property
 
 _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-FAST_EXAMPLES = 10
+FAST_EXAMPLES = 6
 
 
 def _strategy(bases: dict):
@@ -432,7 +432,7 @@ def test_no_spec_value_adds_a_word_or_a_command(bases, tmp_path):
         f"\n{len(seen)} field x payload cases: "
         + ", ".join(f"{v} {list(seen.values()).count(v)}" for v in sorted(set(seen.values())))
     )
-    assert len(seen) >= 8
+    assert len(seen) >= 5
 
 
 @pytest.mark.slow

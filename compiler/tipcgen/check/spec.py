@@ -100,6 +100,7 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
     files: dict[str, str] = {}
     docs: dict[str, str] = {}
     steps, too_many = 0, False
+    to_plan: list[str] = []
     for name, suite in spec.suites.items():
         if suite.file in files:
             problems.append(
@@ -143,6 +144,8 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
         found, size = _check_runner(spec, pos, name, suite, texts[name])
         problems += found
         steps += size
+        if not found:
+            to_plan.append(name)
         if steps > MAX_SPEC_MATRIX and not too_many:
             too_many = True
             problems.append(
@@ -157,6 +160,9 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
                     "split the model into several specs, or shorten its `|` lists",
                 )
             )
+    if not too_many:  # (a spec whose steps explode is refused without planning them)
+        for name in to_plan:
+            problems += _check_planning(spec, pos, name, spec.suites[name], texts[name])
     for file in spec.other_configs:
         if file in files:
             where = pos.locate(("other_configs", file), prefer_key=True) or (None, None)
@@ -175,23 +181,30 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
 
 def _check_runner(spec: Spec, pos: Positions, name: str, suite: Suite, text_: str) -> tuple[list[Problem], int]:
     """What the generated runner would refuse at run time (plan/refusals.py: control bytes, logs
-    outside test_tipc/output/, a step matrix too large; and what its runner refuses while it
-    plans, in every mode: build plans the same for the docs), refused here instead, so that what
-    validate accepts, build builds; and the suite's step matrix, which the spec's total is bounded by."""
+    outside test_tipc/output/, a step matrix too large), refused here instead; and the suite's
+    step matrix, which the spec's total is bounded by."""
     # the layout the generated bash reads every config with (another chain's: its own script's)
-    chain = is_chain_layout(suite.layout)
-    layout = get_layout(str(suite.layout)) if chain else get_layout(spec.layout)
+    layout = get_layout(str(suite.layout)) if is_chain_layout(suite.layout) else get_layout(spec.layout)
     label = f"[suite {name}: {suite.file}]"
     try:
         check_bytes(text_, label)
         view = ConfigView.parse(text_, layout)
         check_view(view, label)
-        refused = _planning_refusal(text_, layout.name, None if chain else spec.runner, label)
-        if refused:
-            raise UsageError(refused)
     except UsageError as exc:
         return [_problem(spec, pos, name, ("file",), str(exc), "the generated runner refuses this config")], 0
     return [], matrix_size(view)
+
+
+def _check_planning(spec: Spec, pos: Positions, name: str, suite: Suite, text_: str) -> list[Problem]:
+    """What the suite's runner refuses while it plans, in every mode (build plans the same for
+    the docs): refused here, so that what validate accepts, build builds."""
+    chain = is_chain_layout(suite.layout)
+    layout = get_layout(str(suite.layout)) if chain else get_layout(spec.layout)
+    label = f"[suite {name}: {suite.file}]"
+    refused = _planning_refusal(text_, layout.name, None if chain else spec.runner, label)
+    if refused:
+        return [_problem(spec, pos, name, ("file",), refused, "the generated runner refuses this config")]
+    return []
 
 
 @functools.lru_cache(maxsize=512)
