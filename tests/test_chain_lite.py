@@ -49,6 +49,8 @@ VARIANTS = {
     "crlf": TOY.replace("\n", "\r\n"),
     "quote": TOY.replace("toy.jpg", "it's.jpg"),  # refused: it would close the remote command's quotes
     "slash": TOY.replace("FP32|INT8", "FP32|a/b"),  # refused: its items name log files
+    "space": TOY.replace(WORK, "/data/local/tmp/arm cpu/"),  # refused: a word on the device's shell line
+    "option": TOY.replace("FP32|INT8", "FP32|-e"),  # refused: an item read as an option
 }
 
 
@@ -101,7 +103,10 @@ def test_cli_plans_it_and_refuses_what_would_break_the_quotes(tmp_path):
     assert res.exit_code == 0, res.output
     assert [s["kind"] for s in json.loads(res.output)["steps"]].count("infer") == 4
     res = invoke_in(tmp_path, "plan", str(_write(tmp_path, "quote", VARIANTS["quote"])), "--mode", MODE)
-    assert res.exit_code == 2 and "inference_cmd holds a single quote" in res.output
+    assert res.exit_code == 2 and "inference_cmd:clas_system config.txt it's.jpg: it contains" in res.output
+    # a space in the work path would add a word to the device's shell line: refused as the spec's type is
+    res = invoke_in(tmp_path, "plan", str(_write(tmp_path, "space", VARIANTS["space"])), "--mode", MODE)
+    assert res.exit_code == 2 and "lite_arm_work_path:/data/local/tmp/arm cpu/: it contains U+0020" in res.output
     res = invoke_in(tmp_path, "plan", str(_write(tmp_path, "toy", TOY)), "--mode", "lite_train_lite_infer")
     assert res.exit_code == 2 and "lite_infer" in res.output
 

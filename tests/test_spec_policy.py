@@ -189,6 +189,11 @@ REFUSES = {
     "check_config_key": ALL,
     "check_interpreter": ALL,
     "check_section_scalar": set("&<>`$\\"),
+    # a chain's value or key is one word of `[A-Za-z0-9._+/=,:@%-]` (tests/test_values_as_data.py
+    # tries the rest: spaces, quotes, globs, a leading `-`)
+    "check_chain_word": set(META_CHARS),
+    "check_chain_command": set(META_CHARS),
+    "check_chain_key": ALL,
     "check_verbatim_line": set(),
     "check_plain_text": set(),
     "check_doc_text": set("|<>"),

@@ -13,6 +13,7 @@ need the lowered configs, the layouts and lint (stages above `spec/`):
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 from tipcgen.dialects import any_layout, get_layout
@@ -22,6 +23,7 @@ from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
+from tipcgen.plan.planner import plan_config, runner_for
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
 from tipcgen.spec.chain_fields import inherits_all
 from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers, is_chain_layout
@@ -116,6 +118,7 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
     files: dict[str, str] = {}
     docs: dict[str, str] = {}
     steps, too_many = 0, False
+    to_plan: list[str] = []
     for name, suite in spec.suites.items():
         if suite.file in files:
             problems.append(
@@ -159,6 +162,8 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
         found, size = _check_runner(spec, pos, name, suite, texts[name])
         problems += found
         steps += size
+        if not found:
+            to_plan.append(name)
         if steps > MAX_SPEC_MATRIX and not too_many:
             too_many = True
             problems.append(
@@ -173,6 +178,9 @@ def check_spec(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[Proble
                     "split the model into several specs, or shorten its `|` lists",
                 )
             )
+    if not too_many:  # (a spec whose steps explode is refused without planning them)
+        for name in to_plan:
+            problems += _check_planning(spec, pos, name, spec.suites[name], texts[name])
     for file in spec.other_configs:
         if file in files:
             where = pos.locate(("other_configs", file), prefer_key=True) or (None, None)
@@ -203,6 +211,31 @@ def _check_runner(spec: Spec, pos: Positions, name: str, suite: Suite, text_: st
     except UsageError as exc:
         return [_problem(spec, pos, name, ("file",), str(exc), "the generated runner refuses this config")], 0
     return [], matrix_size(view)
+
+
+def _check_planning(spec: Spec, pos: Positions, name: str, suite: Suite, text_: str) -> list[Problem]:
+    """What the suite's runner refuses while it plans, in every mode (build plans the same for
+    the docs): refused here, so that what validate accepts, build builds."""
+    chain = is_chain_layout(suite.layout)
+    layout = get_layout(str(suite.layout)) if chain else get_layout(spec.layout)
+    label = f"[suite {name}: {suite.file}]"
+    refused = _planning_refusal(text_, layout.name, None if chain else spec.runner, label)
+    if refused:
+        return [_problem(spec, pos, name, ("file",), refused, "the generated runner refuses this config")]
+    return []
+
+
+@functools.lru_cache(maxsize=512)
+def _planning_refusal(text_: str, layout_name: str, runner: Optional[str], label: str) -> Optional[str]:
+    """What the runner says planning the config in each of its modes (None: it plans them all);
+    cached, as the same suites are validated again and again (build, then each command)."""
+    layout = get_layout(layout_name)
+    try:
+        for mode in runner_for(layout, runner).MODES:
+            plan_config(text_, layout, mode, runner=runner, source=label)
+    except UsageError as exc:
+        return str(exc)
+    return None
 
 
 def _check_trivia(spec: Spec, pos: Positions, name: str, suite: Suite) -> list[Problem]:

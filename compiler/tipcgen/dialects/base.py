@@ -90,6 +90,10 @@ class Dialect:
     log_name_roles: tuple = ()
     # Lists the runner nests loops over: the product of their lengths bounds a mode's steps.
     matrix_roles: tuple = ()
+    # A chain's roles whose value is a command fragment (`-m paddle_serving_client.convert`,
+    # `clas_system config.txt demo.jpg`): typed as words (spec/policy.py ChainCommand); every other
+    # chain role is one word of data (ChainWord).
+    command_roles: tuple = ()
     # The train device line's value goes whole to every gpu_list entry (PaddleDetection), not one
     # value per entry: lint does not ask for a value per entry (TIPC011).
     device_whole: bool = False

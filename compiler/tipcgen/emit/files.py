@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 from functools import lru_cache
 from importlib import resources
 from typing import Optional
@@ -21,8 +20,9 @@ from tipcgen.plan.builder import AMP_FLAGS, OcrScript
 from tipcgen.plan.limits import DEFAULT_SECONDS, STALL_HINTS, WHOLE_TRAIN_SECONDS, limit_table
 from tipcgen.plan.planner import runner_for
 from tipcgen.plan.refusals import MAX_MATRIX
-from tipcgen.script.shellwords import grep_w_lines
+from tipcgen.script.shellwords import WORD_CHARS, grep_w_lines, shell_quote
 from tipcgen.spec.ir import Spec
+from tipcgen.spec.policy import WORD_BASH_RE
 
 
 @lru_cache(maxsize=1)
@@ -39,7 +39,7 @@ def _env() -> jinja2.Environment:
         comment_start_string="<#--",
         comment_end_string="--#>",
     )
-    env.filters["sh"] = shlex.quote
+    env.filters["sh"] = shell_quote
     return env
 
 
@@ -145,6 +145,8 @@ def runner_script(
         whole_train_seconds=WHOLE_TRAIN_SECONDS,
         stall_hints=STALL_HINTS,
         siblings=siblings,
+        word_bash_re=WORD_BASH_RE,
+        word_chars=WORD_CHARS,
     )
     return render(module.TEMPLATE, **ctx), render("common_func.sh.j2", **ctx)
 

@@ -60,6 +60,18 @@ class Deviation:
     categories: tuple = ()
 
 
+# The chains that edit config files with `sed -i` (serving, Lite): their values are data.
+EDITS_AS_DATA = Deviation(
+    "edits-as-data",
+    "a value put into a `sed -i` edit is data: in the sed expression it is escaped as a literal "
+    "replacement (`\\`, `/`, `&`), and a file the edit names is one argument (quoted when it holds "
+    "anything but plain characters, `./` before a leading `-`); the same for the feed variable read "
+    "from a converted model's config. The edits of a plain value are upstream's, byte for byte",
+    "upstream splices the values into the sed program and its command line: a space or a quote in a "
+    "path adds words (`-e '1e touch X'` makes GNU sed run a command) and a `/` or `&` in a value "
+    "changes what sed does",
+)
+
 # Deviations of every runner: the improvements all generated scripts share.
 COMMON_DEVIATIONS = (
     Deviation(

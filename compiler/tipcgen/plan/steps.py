@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Optional
 
+from tipcgen.script.shellwords import sed_literal
+
 # Status-line formats ({verdict} {model} {command} {log}), as each family's status_check prints
 # them: the models tutorial (and seed document 000) end `!  `, the repos' common_func.sh name the
 # step's log after a dash, with one or two trailing blanks or ` ! `.
@@ -148,7 +150,8 @@ def runtime_argv(step: Step, root: str) -> Optional[tuple]:
         if index < len(lines):
             parts = lines[index].split(":")
             value = parts[1] if len(parts) > 1 else ""
-        argv = [a.replace(placeholder, value) for a in argv]
+        # a fill lands in a sed replacement (the serving chains' feed variable): as data
+        argv = [a.replace(placeholder, sed_literal(value)) for a in argv]
     if step.globs:
         out: list = []
         for a in argv:

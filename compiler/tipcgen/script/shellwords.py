@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from typing import Optional
 
 
@@ -215,6 +216,44 @@ def single_test(args: list[str]) -> bool:
 def unquoted_test(left: str, op: str, right: str) -> bool:
     """`[ ${left} OP ${right} ]` with both sides unquoted and IFS='|' (as in the scripts)."""
     return single_test([*ifs_split(left, "|"), op, *ifs_split(right, "|")])
+
+
+# The characters a word of a command string passes through unquoted, and that a shell, a sed
+# replacement and a device's shell line all read as plain text (spec/policy.py types a chain's
+# values by them; the generated scripts' tipc_word and tipc_sed_value mirror the two below).
+WORD_CHARS = "A-Za-z0-9._+/=,:@%-"
+_PLAIN_WORD = re.compile(f"[{WORD_CHARS}]+")
+
+
+def path_word(path: str) -> str:
+    """`path` as one word of a command string (words() gives it back unchanged): kept as it is
+    when plain, else single-quoted; a path starting with `-` is prefixed with `./` (the same file,
+    never an option)."""
+    if path.startswith("-"):
+        path = "./" + path
+    if _PLAIN_WORD.fullmatch(path):
+        return path
+    return "'" + path.replace("'", "'\\''") + "'"
+
+
+def shell_quote(text: str) -> str:
+    """`text` as one bash word that expands to it (the templates' `sh` filter): shlex.quote's
+    single quotes, or, when it holds `$` or a backtick, double quotes with `\\ " $ `` ` `` escaped
+    (the same word; shellcheck reads `'$x'` in single quotes as a forgotten expansion, SC2016)."""
+    if "$" not in text and "`" not in text:
+        return shlex.quote(text)
+    return '"' + "".join("\\" + c if c in '\\"$`' else c for c in text) + '"'
+
+
+def sed_literal(text: str) -> str:
+    """`text` as the literal replacement of a `sed s/.../.../` (`\\`, `/`, `&` and a newline
+    escaped): sed reads it as data, whatever it holds."""
+    return text.replace("\\", "\\\\").replace("/", "\\/").replace("&", "\\&").replace("\n", "\\\n")
+
+
+def sed_quoted(text: str) -> str:
+    """sed_literal(text) inside a single-quoted word of a command string (`'` as `'\\''`)."""
+    return sed_literal(text).replace("'", "'\\''")
 
 
 def set_param(key: str, value: str) -> str:

@@ -11,6 +11,10 @@ chain shares, so a model's paddle2onnx, C++ and serving configs take them from t
 - a line whose key the config chooses is a Flag (`{key: Global.use_onnx, value: True}`), or a
   ListFlag when the script loops over it.
 
+A value is typed by what the chain's scripts do with it (spec/policy.py): one word of data
+(ChainWord: an argument, a sed replacement, a device's shell line), or, for a role of the
+dialect's `command_roles`, a command fragment (ChainCommand); a flag's key is one word (ChainKey).
+
 The models are made here from the tables, so registering a chain layout is all its suites need:
 the schema, validation, lowering (lower/text.py) and import (importer/fields.py) follow.
 """
@@ -19,11 +23,11 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import create_model
+from pydantic import Field, create_model
 
 from tipcgen.dialects.base import Layout
 from tipcgen.dialects.chains import CHAIN_LAYOUTS
-from tipcgen.spec.policy import Scalar
+from tipcgen.spec.policy import ChainCommand, ChainKey, ChainWord
 
 # Roles a chain shares with the train suites' fields (lower/text.py has them already).
 SHARED_ROLES = ("model_name", "python", "infer_model_url")
@@ -68,6 +72,11 @@ def chain_roles() -> dict[str, str]:
     return kinds
 
 
+def command_roles() -> frozenset[str]:
+    """The chain roles whose value is a command fragment (typed ChainCommand)."""
+    return frozenset(role for layout in CHAIN_LAYOUTS.values() for role in layout.dialect.command_roles)
+
+
 def _tree(kinds: dict[str, str]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
     for role, kind in kinds.items():
@@ -81,13 +90,16 @@ def _tree(kinds: dict[str, str]) -> dict[str, Any]:
     return tree
 
 
-def _model(name: str, node: dict[str, Any], base: type, types: dict[str, Any]) -> type:
+def _model(name: str, node: dict[str, Any], base: type, types: dict[str, Any], path: str = "") -> type:
     fields: dict[str, Any] = {}
     for key, kind in node.items():
+        role = f"{path}{key}"
         if isinstance(kind, dict):
-            fields[key] = (Optional[_model(f"{name}{key.title()}", kind, base, types)], None)
+            fields[key] = (Optional[_model(f"{name}{key.title()}", kind, base, types, f"{role}.")], None)
         elif kind == "values":
-            fields[key] = (Optional[list[Scalar]], None)  # (None: unset, as every chain field)
+            fields[key] = (Optional[list[ChainWord]], None)  # (None: unset, as every chain field)
+        elif kind == "value":
+            fields[key] = (Optional[ChainCommand if role in command_roles() else ChainWord], None)
         else:
             fields[key] = (types[kind], None)
     return create_model(name, __base__=base, **fields)
@@ -97,13 +109,25 @@ def chain_sections(base: type, flag: type, list_flag: type, reserved: tuple = ()
     """{namespace: (its model type, default None)}: the fields chain suites add to Suite (the
     spec's Model, Flag and ListFlag passed in: this module sits below spec/ir.py); `reserved`:
     the suite's own fields, which no chain section may replace."""
-    types = {"value": Optional[Scalar], "flag": Optional[flag], "list_flag": Optional[list_flag]}
+    # a chain's flags: their key and value one word each (Flag's own are any config text)
+    chain_flag: type = create_model(
+        "ChainFlag", __base__=flag, key=(Optional[ChainKey], None), value=(Optional[ChainWord], None)
+    )
+    chain_list_flag: type = create_model(
+        "ChainListFlag",
+        __base__=list_flag,
+        key=(Optional[ChainKey], None),
+        values=(list[ChainWord], Field(default_factory=list)),
+    )
+    types = {"flag": Optional[chain_flag], "list_flag": Optional[chain_list_flag]}
     tree = _tree(chain_roles())
     taken = set(getattr(base, "model_fields", {})) | set(reserved)
     clash = sorted(set(tree) & taken)
     if clash:  # a chain role named like a suite field (`export.model_url`) would replace that field
         raise AssertionError(f"chain roles {clash} name suite fields; share them through SHARED_ROLES instead")
-    return {ns: (Optional[_model(f"Chain{ns.title()}", node, base, types)], None) for ns, node in tree.items()}
+    return {
+        ns: (Optional[_model(f"Chain{ns.title()}", node, base, types, f"{ns}.")], None) for ns, node in tree.items()
+    }
 
 
 def inherits_all(layout_name: Any) -> bool:

@@ -27,6 +27,13 @@ was forgotten); the validators are the only place the rules live:
   or `\\`, at most 200 characters, with the extension the file must have. `SuiteName`
   (`[A-Za-z0-9_][A-Za-z0-9_-]*`, it names a docs file) and `SectionName` (letters, digits, `_`,
   inner spaces: a `===name===` header) are narrower still.
+- `ChainWord` / `ChainCommand` / `ChainKey`: a value or key of another chain's config (serving,
+  C++, Lite, Paddle2ONNX, dy2static). Its scripts pass a value as an argument, splice it into a
+  `sed` replacement (escaped there) or a device's shell line (`adb shell '...'`), so a value is
+  one word of `WORD_CHARS` (no space, quote, glob or shell character), not starting with `-` (it
+  would be read as an option); a command fragment (the dialect's `command_roles`) is such words
+  separated by spaces (there `-m` is an option by design). `word_problem` is the one rule: the
+  runners refuse a raw config's value by it too, and the Lite script by `WORD_BASH_RE`.
 - Numbers: a `Scalar` float must be finite (`.inf`/`.nan` are refused). Counts (mode tables,
   inference threads/batch sizes given as numbers), GPU ids and trivia indexes are bounded in
   spec.py.
@@ -48,6 +55,8 @@ import unicodedata
 from typing import Annotated, Callable, Optional, Union
 
 from pydantic import AfterValidator
+
+from tipcgen.script.shellwords import WORD_CHARS
 
 SHELL_META = ";&|<>`$\\"
 SECTION_META = "&<>`$\\"  # SHELL_META less `;` and `|`, which separate benchmark values
@@ -295,6 +304,59 @@ def check_section_name(value: str) -> str:
     return value
 
 
+# One word of a chain's value: what a shell, sed's replacement and a device shell all take as
+# plain text (a path, a URL, a name, a number): script/shellwords.py WORD_CHARS.
+_WORD = re.compile(f"[{WORD_CHARS}]*")
+# The same rule for bash's `[[ $v =~ ... ]]` (the Lite script refuses a raw config's value by it).
+WORD_BASH_RE = f"^[{WORD_CHARS}]*$"
+
+
+def word_problem(value: str, command: bool = False) -> Optional[str]:
+    """Why `value` cannot be passed as data by a chain's script (None: it can). `command`: a
+    command fragment, words separated by spaces, which may be options."""
+    words = value.split(" ") if command else [value]
+    for word in words:
+        bad = next((c for c in word if not _WORD.fullmatch(c)), None)
+        if bad is not None:
+            shown = char_name(bad) if not bad.isprintable() or bad == " " else repr(bad)
+            return f"it contains {shown}"
+        if word.startswith("-") and not command:
+            return "it starts with `-` (it would be read as an option)"
+    return None
+
+
+def _chain_check(fn_name: str, command: bool, what: str) -> Callable:
+    @policy
+    def check(value):
+        check_scalar(value)
+        if isinstance(value, str):
+            problem = word_problem(value, command)
+            if problem:
+                raise ValueError(
+                    f"{_show(value)} is not {what} ({problem}): the chain scripts pass it as data (an"
+                    f" argument, a sed replacement, a device's shell line), so it may only hold ASCII"
+                    f" letters, digits and `._+/=,:@%-`{'' if command else ', not starting with `-`'}"
+                )
+        return value
+
+    check.__name__ = check.__qualname__ = fn_name
+    return check
+
+
+check_chain_word = _chain_check("check_chain_word", False, "one word")
+check_chain_command = _chain_check("check_chain_command", True, "words separated by spaces")
+
+
+@policy
+def check_chain_key(value: str) -> str:
+    """A chain flag's key (`--serving_server`): one word, an option by design."""
+    check_config_key(value)
+    problem = word_problem(value, command=True) or (" " in value and "it contains U+0020 (SPACE)") or None
+    if problem:
+        raise ValueError(f"key {_show(value)} is not one word ({problem}): ASCII letters, digits and `._+/=,:@%-`")
+    return value
+
+
 ConfigText = Annotated[str, AfterValidator(check_config_text)]
 ConfigKey = Annotated[str, AfterValidator(check_config_key)]
 Interpreter = Annotated[str, AfterValidator(check_interpreter)]
@@ -313,6 +375,9 @@ SectionName = Annotated[str, AfterValidator(check_section_name)]
 # on the union's result, so a refused text gives one error, not one per union member.
 Scalar = Annotated[Union[bool, int, float, str], AfterValidator(check_scalar)]
 SectionScalar = Annotated[Union[bool, int, float, str], AfterValidator(check_section_scalar)]
+ChainWord = Annotated[Union[bool, int, float, str], AfterValidator(check_chain_word)]
+ChainCommand = Annotated[Union[bool, int, float, str], AfterValidator(check_chain_command)]
+ChainKey = Annotated[str, AfterValidator(check_chain_key)]
 
 
 def text(value: Optional[Scalar]) -> str:

@@ -65,6 +65,7 @@ PADDLECLAS_CPP_INFER = Layout(
             "cpp.infer.tensorrt",
             "cpp.infer.precision",
         ),
+        command_roles=("cpp.generate_yaml", "cpp.infer.command", "cpp.transform_index"),
         matrix_roles=(
             "cpp.model_dir",
             "cpp.infer.use_gpu",

@@ -61,6 +61,7 @@ PADDLECLAS_DY2STATIC = Layout(
         values_to_colon=True,
         script="test_train_dy2static_python.sh",
         status_log="results_python.log",
+        command_roles=("dy2static.to_static", "dy2static.train"),
         reads=(("model_name", "value", "model_name"), ("python", "value", "python")),
         extra_files=(("compare_loss.py", "compare_loss.py.j2"),),
     ),

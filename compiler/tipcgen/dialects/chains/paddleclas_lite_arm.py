@@ -59,6 +59,7 @@ PADDLECLAS_LITE_ARM = Layout(
         # items of these name the log files
         log_name_roles=("lite.runtime_device", "lite.threads", "lite.batch_size", "lite.precision"),
         matrix_roles=("lite.threads", "lite.batch_size", "lite.precision"),
+        command_roles=("lite.inference_cmd",),
     ),
     read_lines=8,
     detect=_detect,

@@ -34,6 +34,7 @@ PADDLECLAS_PADDLE2ONNX = Layout(
         values_to_colon=True,
         script="test_paddle2onnx.sh",
         status_log="results_paddle2onnx.log",
+        command_roles=("p2o.command",),
         # named as in upstream's script (its `padlle2onnx_cmd` spelling included)
         reads=(
             ("model_name", "value", "model_name"),

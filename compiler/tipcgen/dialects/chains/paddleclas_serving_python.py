@@ -138,6 +138,7 @@ def _dialect(runner: str, script: str, status_log: str, reads: tuple, title: tup
         # The client's name (up to `_client`) names log files, but which line holds it depends on
         # the table: the runner and the script check it (runner_lib's check reads the main table).
         matrix_roles=("serving.use_gpu", "serving.client"),
+        command_roles=("serving.convert",),
     )
 
 

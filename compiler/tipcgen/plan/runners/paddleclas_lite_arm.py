@@ -12,11 +12,13 @@ plans and generates them and the oracle compares them with upstream's, nothing h
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
-from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
-from tipcgen.script.shellwords import ifs_split
+from tipcgen.plan.runner import COMMON_DEVIATIONS, EDITS_AS_DATA, Deviation
+from tipcgen.script.shellwords import ifs_split, sed_quoted
+from tipcgen.spec.policy import word_problem
 
 MODE = "lite_infer"
 MODES = (MODE,)
@@ -44,6 +46,7 @@ ORACLE_CHECKOUT = {
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
+    EDITS_AS_DATA,
     Deviation(
         "lite-config-edits",
         "config.txt is edited as upstream's macOS branch does, on every system: runtime_device arm_cpu, "
@@ -73,9 +76,18 @@ DEVIATIONS = (
 )
 
 
-def sed_value(text: str) -> str:
-    """`text` as the replacement of a `sed s/.../.../` (`\\`, `/` and `&` escaped)."""
-    return text.replace("\\", "\\\\").replace("/", "\\/").replace("&", "\\&")
+# What reaches the device's shell line or a sed replacement: checked item by item (the lists by
+# `|`; inference_cmd's words may be options) by the spec's own rule (spec/policy.py word_problem),
+# so a raw config is refused where a spec would be; the script checks the same (tipc_remote_ok).
+REMOTE_ROLES = ("model_name", "lite.runtime_device", "lite.work_path", "lite.inference_cmd", "lite.threads",
+                "lite.batch_size", "lite.precision")  # fmt: skip
+COMMAND_ROLE = "lite.inference_cmd"
+
+
+def remote_problem(role: str, value: str) -> Optional[str]:
+    """Why a Lite config's value cannot be passed to the device as data (None: it can)."""
+    items = re.split(r"[ |]+", value.strip(" |")) if role == COMMAND_ROLE else value.split("|")
+    return next((p for p in (word_problem(item, role == COMMAND_ROLE) for item in items) if p), None)
 
 
 def plan(b: Builder) -> None:
@@ -89,20 +101,21 @@ def plan(b: Builder) -> None:
     threads, batches, precisions = (
         ifs_split(v.value_to_colon(r), "|") for r in ("lite.threads", "lite.batch_size", "lite.precision")
     )
-    for role in ("model_name", "lite.runtime_device", "lite.work_path", "lite.inference_cmd", "lite.threads",
-                 "lite.batch_size", "lite.precision"):  # fmt: skip
-        if "'" in v.value(role):
+    for role in REMOTE_ROLES:
+        problem = remote_problem(role, v.value(role))
+        if problem:
             raise UsageError(
-                f"{b.source}: {v.key(role)} holds a single quote: its value goes inside single quotes "
-                "(the remote command, a sed expression)"
+                f"{b.source}: {v.key(role)}:{v.value(role)}: {problem}: its value goes into the device's "
+                "shell line (`adb shell '...'`) and a sed replacement, where only ASCII letters, digits "
+                "and `._+/=,:@%-` pass as data"
             )
 
     def edit(expression: str) -> None:
         b.add("config", f"sed -i '{expression}' {CONFIG}", None, cwd=WORK_DIR, writes_status=False)
 
-    esc = sed_value(work)
+    esc = sed_quoted(work)
     edit("s/runtime_device.*/runtime_device arm_cpu/")
-    edit(f"s/clas_model_file.*/clas_model_file {esc}{sed_value(model)}.nb/")
+    edit(f"s/clas_model_file.*/clas_model_file {esc}{sed_quoted(model)}.nb/")
     edit(f"s/label_path.*[ \\/]\\([^ \\/]*\\)$/label_path {esc}\\1/")  # the label file by its name
     edit("s/tipc_benchmark.*/tipc_benchmark 1/")
     # upstream: `echo ${inference_cmd} | awk '{print path $1" "path $2" "path $3}'` (IFS=|)
@@ -110,11 +123,11 @@ def plan(b: Builder) -> None:
     words += [""] * (3 - len(words))
     remote = " ".join(f"{work}{word}" for word in words[:3])
     for n in threads:
-        edit(f"s/num_threads.*/num_threads {sed_value(n)}/")
+        edit(f"s/num_threads.*/num_threads {sed_quoted(n)}/")
         for bs in batches:
-            edit(f"s/batch_size.*/batch_size {sed_value(bs)}/")
+            edit(f"s/batch_size.*/batch_size {sed_quoted(bs)}/")
             for p in precisions:
-                edit(f"s/precision.*/precision {sed_value(p)}/")
+                edit(f"s/precision.*/precision {sed_quoted(p)}/")
                 log = f"{b.log_dir}/lite_{model}_runtime_device_{device}_precision_{p}_batchsize_{bs}_threads_{n}.log"
                 b.add("push", f"adb push {CONFIG} {work}", None, cwd=WORK_DIR, writes_status=False)
                 shell = f"adb shell 'export LD_LIBRARY_PATH={work}; {remote}'"

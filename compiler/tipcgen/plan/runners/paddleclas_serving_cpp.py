@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
-from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
+from tipcgen.plan.runner import COMMON_DEVIATIONS, EDITS_AS_DATA, Deviation
 from tipcgen.plan.runners.paddleclas_serving_python import (
     FEED_VAR,
     SERVER_ALWAYS_STOPPED,
@@ -28,7 +28,7 @@ from tipcgen.plan.runners.paddleclas_serving_python import (
     serve,
     stop,
 )
-from tipcgen.script.shellwords import ifs_split
+from tipcgen.script.shellwords import ifs_split, path_word, sed_quoted
 
 MODE = "serving_infer"
 MODES = (MODE,)
@@ -42,6 +42,7 @@ DET_PREPROCESS = "picodet_PPLCNet_x2_5_mainbody_lite_v1.0"
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
+    EDITS_AS_DATA,
     SERVER_OWN_STATUS,
     SERVER_ALWAYS_STOPPED,
     SHITU_BY_CONTENT,
@@ -84,8 +85,8 @@ def _plan_cls(b: Builder) -> None:
     sed_alias(b, f"{server_dir}/serving_server_conf.prototxt", "prediction", None)
     sed_alias(b, f"{client_dir}/serving_client_conf.prototxt", "prediction", None)
     here = rel(v.value_to_colon("serving.dir"))
-    conf = f"{dir_name(client_dir)}/serving_client_conf.prototxt"
-    pipeline = v.value_to_colon("serving.client")
+    conf = path_word(f"{dir_name(client_dir)}/serving_client_conf.prototxt")
+    pipeline = path_word(v.value_to_colon("serving.client"))
     for expr in (
         "/feed_type/,/: .*/s/feed_type: .*/feed_type: 20/",
         "/shape: 3/,/shape: 3/s/shape: 3/shape: 1/",
@@ -94,7 +95,7 @@ def _plan_cls(b: Builder) -> None:
     ):
         b.add("edit", f"sed -i '{expr}' {conf}", None, cwd=here, quiet=True)
     conf_re = r"serving_client_conf.prototxt"
-    load = rf"/load_client_config/,/.prototxt/s/.\/.*\/{conf_re}/.\/{dir_name(client_dir)}\/{conf_re}/"
+    load = rf"/load_client_config/,/.prototxt/s/.\/.*\/{conf_re}/.\/{sed_quoted(dir_name(client_dir))}\/{conf_re}/"
     b.add("edit", f"sed -i '{load}' {pipeline}", None, cwd=here, quiet=True)
     b.add("edit", f"sed -i '/feed=/,/: image}}/s/feed={{.*: image}}/feed={{{FEED_VAR}: image}}/' {pipeline}", None,
           cwd=here, quiet=True, fills=((FEED_VAR, rel(f"{server_dir}/serving_server_conf.prototxt"), 2),))  # fmt: skip
@@ -126,7 +127,8 @@ def _plan_shitu(b: Builder) -> None:
         (f"{DET_PREPROCESS}_client", values["det.client_dir"]),
         (f"{DET_PREPROCESS}_serving", values["det.server_dir"]),
     ):
-        b.add("edit", f"cp {preprocess}/{source}/*.prototxt {target}", None, cwd="deploy", quiet=True, globs=True)
+        cmd = f"cp {preprocess}/{path_word(source)}/*.prototxt {path_word(target)}"
+        b.add("edit", cmd, None, cwd="deploy", quiet=True, globs=True)
     here = rel("deploy", v.value_to_colon("serving.dir"))
     pipeline = v.value_to_colon("serving.client")
     models = f"../../{values['det.server_dir']} ../../{values['cls.server_dir']}"

@@ -17,8 +17,8 @@ from typing import Optional
 
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
-from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
-from tipcgen.script.shellwords import ifs_split, set_param
+from tipcgen.plan.runner import COMMON_DEVIATIONS, EDITS_AS_DATA, Deviation
+from tipcgen.script.shellwords import ifs_split, path_word, sed_quoted, set_param
 
 MODE = "serving_infer"
 MODES = (MODE,)
@@ -58,6 +58,7 @@ SHITU_BY_CONTENT = Deviation(
 
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
+    EDITS_AS_DATA,
     SERVER_OWN_STATUS,
     SERVER_ALWAYS_STOPPED,
     SHITU_BY_CONTENT,
@@ -117,8 +118,8 @@ def rel(*parts: str) -> str:
 
 
 def sed_alias(b: Builder, path: str, alias: str, cwd: Optional[str]) -> None:
-    b.add("edit", f"sed -i '/fetch_var/,/is_lod_tensor/s/alias_name: .*/alias_name: \"{alias}\"/' {path}", None,
-          cwd=cwd, quiet=True)  # fmt: skip
+    expr = f'/fetch_var/,/is_lod_tensor/s/alias_name: .*/alias_name: "{sed_quoted(alias)}"/'
+    b.add("edit", f"sed -i '{expr}' {path_word(path)}", None, cwd=cwd, quiet=True)
 
 
 def convert(b: Builder, python: str, roles: tuple, log: str, cwd: Optional[str]) -> None:
@@ -147,8 +148,9 @@ def config_yml(b: Builder, device_type: int, devices: str, cwd: str) -> None:
 
 
 def feed_var_edit(b: Builder, web_service: str, prototxt: str, cwd: str) -> None:
-    b.add("edit", f"sed -i '/preprocess/,/input_imgs}}/s/{{.*: input_imgs}}/{{{FEED_VAR}: input_imgs}}/' {web_service}",
-          None, cwd=cwd, quiet=True, fills=((FEED_VAR, prototxt, 2),))  # fmt: skip
+    expr = f"/preprocess/,/input_imgs}}/s/{{.*: input_imgs}}/{{{FEED_VAR}: input_imgs}}/"
+    b.add("edit", f"sed -i '{expr}' {path_word(web_service)}", None, cwd=cwd, quiet=True,
+          fills=((FEED_VAR, prototxt, 2),))  # fmt: skip
 
 
 def plan(b: Builder) -> None:
@@ -185,8 +187,8 @@ def _plan_cls(b: Builder) -> None:
     here = rel(v.value_to_colon("serving.dir"))
     web_service = v.value_to_colon("serving.web_service")
     feed_var_edit(b, web_service, rel(f"{server_dir}/serving_server_conf.prototxt"), here)
-    b.add("edit", f"sed -i '21s/model_config: .*/model_config: {dir_name(server_dir)}/' config.yml", None, cwd=here,
-          quiet=True)  # fmt: skip
+    expr = f"21s/model_config: .*/model_config: {sed_quoted(dir_name(server_dir))}/"
+    b.add("edit", f"sed -i '{expr}' config.yml", None, cwd=here, quiet=True)
     _devices(b, python_, python_, web_service, here, (5, 5), trailing_cpu=" ")
 
 
