@@ -140,3 +140,29 @@ def run_bash(script: Path, args: list[str], cwd: Path, env: dict, timeout: float
 # example is printed with its reproduction blob; add it as an explicit @example.
 settings.register_profile("tipcgen", derandomize=True, database=None, print_blob=True, deadline=None)
 settings.load_profile("tipcgen")
+
+
+_SANDBOX_WHY: list[str] = []
+
+
+def sandbox_why() -> str:
+    """Why the sandbox (bubblewrap, user namespaces) cannot be made on this machine; "" when it can."""
+    if not _SANDBOX_WHY:
+        from tipcgen.sandbox import SandboxUnavailable, require
+
+        try:
+            require()
+            _SANDBOX_WHY.append("")
+        except SandboxUnavailable as exc:
+            _SANDBOX_WHY.append(f"the sandbox cannot be made here: {str(exc)[:300]}")
+    return _SANDBOX_WHY[0]
+
+
+def pytest_runtest_setup(item):
+    """A test marked `sandbox` runs a repo's scripts through tipcgen's sandbox: skipped saying why
+    where bubblewrap or user namespaces are missing (a fresh laptop), failed under
+    TIPC_REQUIRE_TOOLS (CI installs bubblewrap)."""
+    if item.get_closest_marker("sandbox"):
+        from helpers.tools import require as require_tool
+
+        require_tool(sandbox_why())

@@ -18,7 +18,7 @@ from helpers.cli import invoke_in
 from helpers.repo_slice import SLICES
 from helpers.repo_slice import repo_slice as _slice
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus, pytest.mark.sandbox]
 MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
 
 

@@ -13,7 +13,7 @@ from helpers.prepare_oracle import PREPARE, differential
 from helpers.sweep import every_kth
 from helpers.upstream import upstream_dir
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus, pytest.mark.sandbox]
 
 
 @pytest.mark.parametrize("repo", sorted(PREPARE))

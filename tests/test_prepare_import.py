@@ -8,6 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import REPO
@@ -17,6 +18,8 @@ from tipcgen.emit.files import build_files
 from tipcgen.importer.prepare_steps import compare_effects, plan_effects, upstream_effects
 from tipcgen.importer.prepare_trace import trace_prepare
 from tipcgen.migrate.prepare_diff import plan_lines
+
+pytestmark = pytest.mark.sandbox  # traces the repo's prepare.sh in the sandbox
 
 FIXTURES = REPO / "tests" / "fixtures"
 runner = CliRunner()

@@ -32,6 +32,8 @@ T = 2.0  # the --timeout of the hostile runs
 # for a machine shared with other jobs.
 MARGIN = 8.0
 
+pytestmark = pytest.mark.sandbox  # runs the repo's scripts in the sandbox
+
 
 def tipcgen(*args: str, cwd: Path, env: dict) -> tuple[subprocess.CompletedProcess, float]:
     start = time.monotonic()

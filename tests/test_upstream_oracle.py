@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from helpers.upstream import MODES, REPOS, RUNNERS, compare, run_upstream, train_configs, upstream_dir
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus, pytest.mark.sandbox]
 
 # (mode, GPUID) of a suite run: the 4 modes, and whole_infer with a GPU id.
 RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1")]

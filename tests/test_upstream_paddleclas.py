@@ -13,7 +13,7 @@ from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle tests' fixture: the scripts, or a skip)
 
 # Every test needs the upstream scripts: the `upstream` fixture skips (or fails) without them.
-pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream")]
+pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream"), pytest.mark.sandbox]
 
 REPO = "PaddleClas"
 RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1")]

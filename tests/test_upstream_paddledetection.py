@@ -16,7 +16,7 @@ from helpers.sweep import rotate
 from helpers.upstream import MODES, compare, run_upstream, train_configs, upstream_dir
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
-pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream")]
+pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream"), pytest.mark.sandbox]
 
 REPO = "PaddleDetection"
 RUNS = [*((mode, None) for mode in MODES), ("whole_infer", "1")]

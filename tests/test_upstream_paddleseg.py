@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from helpers.oracle_runs import MUTATION_EXAMPLES
 from helpers.upstream import MODES, compare, train_configs, upstream_dir
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus, pytest.mark.sandbox]
 
 REPO = "PaddleSeg"
 RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1")]

@@ -11,7 +11,7 @@ from helpers.oracle_runs import MUTATION_EXAMPLES, Tally, check_mutations, oracl
 from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
-pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream")]
+pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream"), pytest.mark.sandbox]
 
 REPO = "PaddleVideo"
 RUNS = [*((mode, None) for mode in MODES), ("whole_infer", "1")]
