@@ -450,12 +450,14 @@ def test_no_spec_value_adds_a_word_or_a_command(bases, tmp_path):
 
 @pytest.mark.slow
 def test_no_spec_value_adds_a_word_or_a_command_many(bases, tmp_path):
-    seen = _property(bases, tmp_path, 300)
+    # 120 examples in CI's second tier (about 35 s); TIPC_FULL_SWEEP=1: 300 (about 290 distinct cases)
+    many = 300 if os.environ.get("TIPC_FULL_SWEEP") else 120
+    seen = _property(bases, tmp_path, many)
     print(
         f"\n{len(seen)} field x payload cases: "
         + ", ".join(f"{v} {list(seen.values()).count(v)}" for v in sorted(set(seen.values())))
     )
-    assert len(seen) >= 200
+    assert len(seen) >= many * 2 // 3
 
 
 # Every chain field x every payload, validate alone (cheap): what it accepts is one word of data
