@@ -25,7 +25,7 @@ from typing import BinaryIO, Optional
 
 from tipcgen.errors import SpecError, TipcError, UsageError, printable
 from tipcgen.escape import for_terminal
-from tipcgen.inputs import MAX_FILE_BYTES, read_bytes, read_owned
+from tipcgen.inputs import MAX_FILE_BYTES, kind_of, read_bytes, read_owned
 
 EXECUTABLE_SUFFIXES = (".sh",)
 TEMP_PREFIX = ".tipcgen-"
@@ -58,20 +58,6 @@ def is_temp(name: str) -> bool:
     return os.path.basename(name).startswith(TEMP_PREFIX)
 
 
-_KINDS = (
-    (stat.S_ISLNK, "a symbolic link"),
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
-
-
 def refuse_special(path: str) -> None:
     """A PathError when `path` exists and is anything but a regular file: tipcgen never writes
     through a link (it would land wherever the link points), into a FIFO (it would block) or a
@@ -84,7 +70,7 @@ def refuse_special(path: str) -> None:
         raise path_error(exc, "write") from None
     if not stat.S_ISREG(st.st_mode):
         raise PathError(
-            f"{printable(path)}: error: cannot write: it is {_kind(st.st_mode)}; "
+            f"{printable(path)}: error: cannot write: it is {kind_of(st.st_mode)}; "
             "tipcgen writes only regular files (remove it, or name another path)"
         )
 
@@ -170,7 +156,7 @@ def _open_regular(path: str, flags: int, mode: int = 0o644) -> int:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):  # swapped in after the check
         os.close(fd)
-        raise PathError(f"{printable(path)}: error: cannot write: it is {_kind(st.st_mode)}")
+        raise PathError(f"{printable(path)}: error: cannot write: it is {kind_of(st.st_mode)}")
     os.set_blocking(fd, True)
     return fd
 

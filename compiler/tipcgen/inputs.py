@@ -39,6 +39,7 @@ MAX_FILE_BYTES = 1 << 20  # a spec or legacy config file: 1 MiB (spec/yamlpos.py
 MAX_WALK_FILES = 100_000  # files one directory argument may yield (a repo has a few thousand)
 
 _KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),  # (lstat's answer: the write gate asks about the path itself)
     (stat.S_ISDIR, "a directory"),
     (stat.S_ISFIFO, "a named pipe (FIFO)"),
     (stat.S_ISCHR, "a character device"),
@@ -74,8 +75,13 @@ def resolve_inside(path: str, tree: Optional[str] = None) -> str:
     return real
 
 
+def kind_of(mode: int) -> str:
+    """What a file of this mode is, for a message: "a named pipe (FIFO)", "a character device"..."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
 def _not_regular(path: str, mode: int, what: str) -> SpecError:
-    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    kind = kind_of(mode)
     return _problem(path, f"cannot read {kind}: {what} is a regular file")
 
 
@@ -94,32 +100,17 @@ def read_bytes(
     and never more than `limit` + 1 bytes, whatever the file claims. The caller decides what more
     than `limit` means. `links=False` refuses a symbolic link anywhere below `tree` (files tipcgen
     wrote itself and compares are never links)."""
-    try:
-        if not links:
-            _refuse_links_below(path, tree or tree_of(path))
-        real = resolve_inside(path, tree)
-        st = os.stat(real)
-        if not stat.S_ISREG(st.st_mode):
-            raise _not_regular(path, st.st_mode, what)
-        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-        fd = os.open(real, flags)
+    chunks, got = [], 0
+    with open_read(path, tree, what, links) as fh:
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise _not_regular(path, st.st_mode, what)
-            chunks, got = [], 0
             while got <= limit:
-                chunk = os.read(fd, min(limit + 1 - got, 1 << 20))
+                chunk = fh.read(min(limit + 1 - got, 1 << 20))
                 if not chunk:
                     break
                 chunks.append(chunk)
                 got += len(chunk)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise _problem(path, f"cannot read file: {exc.strerror or exc}") from None
-    except ValueError as exc:  # e.g. a NUL byte in the path
-        raise _problem(path, f"cannot read file: {exc}") from None
+        except OSError as exc:
+            raise _problem(path, f"cannot read file: {exc.strerror or exc}") from None
     return b"".join(chunks)
 
 
@@ -226,8 +217,10 @@ def spec_paths(paths: list[str]) -> list[str]:
 
 def open_read(path: str, tree: Optional[str] = None, what: str = "a file", links: bool = True) -> BinaryIO:
     """The regular file at `path` inside `tree`, opened for reading as a stream (a download, an
-    archive, a log followed as it grows): the same refusals as read_bytes (a link leading out,
-    a FIFO, a device), without a byte limit: the caller bounds what it reads."""
+    archive, a log followed as it grows): its type checked before opening (opening a device can
+    have effects) and again on the open file, opened by real path with O_NOFOLLOW (a link swapped
+    in after the check is refused) and O_NONBLOCK (a FIFO cannot block); no byte limit: the caller
+    bounds what it reads (read_bytes reads at most its limit + 1)."""
     try:
         if not links:
             _refuse_links_below(path, tree or tree_of(path))
