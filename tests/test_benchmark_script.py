@@ -158,3 +158,33 @@ def test_a_failed_run_exits_1_after_all_runs(tmp_path):
     )
     assert proc.returncode == 1, proc.stderr
     assert "the train run failed" in proc.stderr
+
+
+def test_a_flag_value_with_a_trailing_blank_is_exported_without_it(tmp_path):
+    """PaddleDetection's configs end `flags:...;FLAGS_cudnn_exhaustive_search=1 `: upstream's
+    `eval export` drops the blank, and Paddle reads "1 " as false. The script and the Plan export 1."""
+    config = _config(tmp_path)
+    config.write_text(
+        config.read_text().replace(
+            "flags:FLAGS_cudnn_exhaustive_search=1\n",
+            "flags:FLAGS_conv_workspace_size_limit=800 ;FLAGS_cudnn_exhaustive_search=1 \n",
+        )
+    )
+    _tree(tmp_path / "repo", "paddleseg")
+    seen = tmp_path / "flags.txt"
+    shim = f'#!/usr/bin/env bash\nprintf \'[%s][%s]\\n\' "$FLAGS_conv_workspace_size_limit" "$FLAGS_cudnn_exhaustive_search" >>{seen}\n'
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    for name in ("python", "python3", "python3.7"):
+        (shims / name).write_text(shim)
+        (shims / name).chmod(0o755)
+    path = f"{shims}{os.pathsep}{os.environ['PATH']}"
+    proc = _run(tmp_path, config, "benchmark_train", "dynamic_bs2_fp32_DP_N1C1", PATH=path)
+    assert proc.returncode == 0, proc.stderr
+    assert set(seen.read_text().splitlines()) == {"[800][1]"}
+    from tipcgen.plan.benchmark_train import flag_exports
+
+    assert flag_exports("FLAGS_conv_workspace_size_limit=800 ;FLAGS_cudnn_exhaustive_search=1 ") == (
+        ("FLAGS_conv_workspace_size_limit", "800"),
+        ("FLAGS_cudnn_exhaustive_search", "1"),
+    )

@@ -130,7 +130,8 @@ DEVIATIONS = (
     Deviation(
         "flags-exported-not-evaluated",
         "each `FLAGS_*=VALUE` of the section's `flags` is exported as is (blanks before the name "
-        "dropped); an item without `=` is ignored, another name refused (exit 2)",
+        "and after the value dropped, as upstream's eval drops them); an item without `=` is "
+        "ignored, another name refused (exit 2)",
         "upstream runs `eval export <item>`: an item is shell code, and a variable such as BASH_ENV "
         "or LD_PRELOAD runs code in every later process",
     ),
@@ -328,7 +329,9 @@ def flag_exports(flags: str, source: str = "config") -> tuple:
         problem = flag_name_problem(item)
         if problem:
             raise UsageError(f"{source}: {problem}")
-        name, eq, value = item.lstrip(" \t").partition("=")
+        # blanks around an item are dropped, as upstream's `eval export <item>` drops them
+        # (`FLAGS_cudnn_exhaustive_search=1 ` is 1, not "1 ", which Paddle reads as false)
+        name, eq, value = item.strip(" \t").partition("=")
         if eq:
             out.append((name, value))
     return tuple(out)
