@@ -28,7 +28,7 @@ RAW_CALLS = {
     "io.open": "a raw open",
     "os.open": "a raw open",
     "os.fdopen": "a raw open",
-    "os.walk": "a raw directory walk (use tipcgen.inputs.files_below/dirs_below/walk)",
+    "os.walk": "a raw directory walk (use tipcgen.inputs.dirs_below/walk)",
     "json.load": "unbounded JSON (use tipcgen.inputs.read_json/parse_json)",
     "json.loads": "unbounded JSON (use tipcgen.inputs.read_json/parse_json)",
     "shutil.copy": "a copy that reads through links",

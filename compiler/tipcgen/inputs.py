@@ -14,8 +14,8 @@ refused without blocking; no reader takes more than its byte limit.
 
 This module is the one gate for reading: every file tipcgen reads (specs, configs, scripts, logs,
 records, the check cache, lint baselines, /proc) goes through `read_bytes`/`read_text`/
-`read_json`/`read_owned`, every JSON text through `parse_json`, every directory listing through
-`walk`/`files_below`. tests/test_gates.py fails on a raw `open`, `read_text`, `json.load`,
+`read_json`/`read_owned`/`read_log`/`open_read`, every JSON text through `parse_json`, every
+directory listing through `walk`/`dirs_below`. tests/test_gates.py fails on a raw `open`, `read_text`, `json.load`,
 `os.walk`, ... anywhere else in the package.
 """
 
@@ -280,16 +280,6 @@ def read_log(path: str, tree: str, limit: int = 1 << 20) -> Optional[bytes]:
             return fh.read(limit)
     except (SpecError, OSError):
         return None
-
-
-def files_below(root: str) -> Iterator[str]:
-    """Every regular file below the directory `root` (sorted, directory by directory), without
-    descending into links to directories; links to files are listed (the reader refuses those
-    leading out)."""
-    for dirpath, dirs, names in os.walk(root):
-        dirs.sort()
-        for name in sorted(names):
-            yield os.path.join(dirpath, name)
 
 
 def dirs_below(root: str, topdown: bool = True) -> Iterator[tuple[str, list[str], list[str]]]:
