@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from conftest import SPECS, Recorder, run_bash
+from helpers.cli import run_cli
 from tipcgen.errors import UsageError
 from tipcgen.fsio import LOCK_NAME, check_destinations
 
@@ -32,14 +33,7 @@ MODE = "lite_train_lite_infer"
 
 
 def tipcgen(*args, cwd: Path, env: dict | None = None, timeout: float = 10) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_cli(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 def tipcgen_all(calls: list, cwd: Path, env: dict | None = None) -> list:

@@ -10,13 +10,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO, SPECS
+from helpers.cli import run_cli
 
 # Each case runs the real CLI a few times (a repo built and checked first): the second tier.
 pytestmark = pytest.mark.slow
@@ -29,19 +28,8 @@ SECRET = "TIPCGEN-CANARY-SECRET"  # the content of every file a link leads to: n
 
 def tipcgen(*args, cwd: Path, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     env = dict(os.environ if env is None else env)
-    env.setdefault("TIPC_CACHE", str(cwd / ".cache"))
-    started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", *map(str, args)],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-    proc.seconds = time.monotonic() - started  # type: ignore[attr-defined]
-    return proc
+    env.setdefault("TIPC_CACHE", str(cwd / ".cache"))  # a cache of the test's own
+    return run_cli(*args, cwd=cwd, env=env, timeout=timeout)
 
 
 def clean(proc: subprocess.CompletedProcess, code: int, *names: str) -> str:

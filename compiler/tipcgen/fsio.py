@@ -25,7 +25,7 @@ from typing import BinaryIO, Optional
 
 from tipcgen.errors import SpecError, TipcError, UsageError, printable
 from tipcgen.escape import for_terminal
-from tipcgen.inputs import MAX_FILE_BYTES, kind_of, read_bytes, read_owned
+from tipcgen.inputs import MAX_FILE_BYTES, is_inside, kind_of, read_bytes, read_owned
 
 EXECUTABLE_SUFFIXES = (".sh",)
 TEMP_PREFIX = ".tipcgen-"
@@ -280,10 +280,6 @@ def remove_leftover_temps(root: str) -> list[str]:
     return removed
 
 
-def _inside(path: str, base: str) -> bool:
-    return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
-
-
 def check_destinations(out: str, model: str, rels: Iterable[str]) -> str:
     """root = out/model, after refusing anything that would write outside it: a model that is
     not one plain name, a relative path that is absolute or has `..`, empty or `.` parts, and a
@@ -311,7 +307,7 @@ def check_tree(out: str, rels: Iterable[str], label: str = "") -> None:
     for d in sorted(dirs):
         path = os.path.join(out, *d.split("/"))
         real = os.path.realpath(path)
-        if not _inside(real, real_out):
+        if not is_inside(real, real_out):
             raise UsageError(
                 f"{path}: error: leads to {real}, outside {out}/ (a symbolic link on the way); "
                 "refusing to write through it"

@@ -21,12 +21,14 @@ directory listing through `walk`/`dirs_below`. tests/test_gates.py fails on a ra
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import math
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO, Optional
 
@@ -52,8 +54,27 @@ def _problem(path: str, message: str, hint: Optional[str] = None) -> SpecError:
     return SpecError([Problem(printable(path), None, None, None, message, hint)])
 
 
-def _inside(path: str, base: str) -> bool:
+def is_inside(path: str, base: str) -> bool:
+    """Whether the (real) path `path` is `base` or below it."""
     return path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def read_head(pipe: Any, into: list, cap: int = 1 << 20) -> threading.Thread:
+    """A started thread reading the pipe `pipe` to its end, keeping its first `cap` bytes in `into`:
+    another program's output (a node's answer, the config's `python`, `yes` included) is never
+    held whole."""
+
+    def read() -> None:
+        kept = 0
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in iter(lambda: pipe.read1(1 << 16), b""):
+                if kept < cap:
+                    into.append(chunk[: cap - kept])
+                    kept += len(into[-1])
+
+    thread = threading.Thread(target=read, daemon=True)
+    thread.start()
+    return thread
 
 
 def tree_of(path: str) -> str:
@@ -65,7 +86,7 @@ def resolve_inside(path: str, tree: Optional[str] = None) -> str:
     """The real path of `path`, or a SpecError when a symbolic link takes it out of its tree."""
     tree = tree or tree_of(path)
     real, real_tree = os.path.realpath(path), os.path.realpath(tree)
-    if not _inside(real, real_tree):
+    if not is_inside(real, real_tree):
         raise _problem(
             path,
             f"cannot read: a symbolic link leads to {printable(real)}, outside {printable(tree)}",
@@ -132,7 +153,7 @@ def walk(root: str, suffixes: Iterable[str] = ()) -> list[str]:
                 continue
             path = os.path.join(dirpath, name)
             real = os.path.realpath(path)
-            if not _inside(real, real_root):
+            if not is_inside(real, real_root):
                 refused.append(
                     Problem(
                         printable(path),

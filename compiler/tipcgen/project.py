@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from tipcgen.errors import Problem, SpecError, UsageError, printable
-from tipcgen.inputs import read_bytes, read_owned, read_text
+from tipcgen.inputs import read_bytes, read_owned, read_text, resolve_inside
 
 SETTINGS = "tipcgen.yml"
 TIPC = "test_tipc"
@@ -72,9 +72,10 @@ def _specs_inside(project: Project) -> None:
     """The specs folder, every link on its way resolved, lies inside the repo: a committed link
     (`test_tipc/specs -> /elsewhere`, or `specs: lnk` naming one) must not build specs from
     outside the pull request into the repo."""
-    real_root = os.path.realpath(project.root)
-    real = os.path.realpath(project.specs_dir)
-    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+    try:
+        resolve_inside(project.specs_dir, project.root)
+    except SpecError:
+        real = os.path.realpath(project.specs_dir)
         where = project.settings or project.specs_dir
         raise SpecError(
             [
@@ -87,7 +88,7 @@ def _specs_inside(project: Project) -> None:
                     "(a symbolic link on the way); tipcgen reads a repo's specs only inside the repo",
                 )
             ]
-        )
+        ) from None
 
 
 def _read_settings(path: str, text: str) -> dict[str, str]:

@@ -11,6 +11,8 @@ import threading
 from collections.abc import Sequence
 from typing import Optional
 
+from tipcgen.inputs import read_head
+
 # Seconds an ssh command may take beyond ssh's own ConnectTimeout (authentication, a few sha256s).
 SLACK = 20.0
 MAX_ANSWER = 1 << 20  # bytes kept of what a node prints in answer to a check (a few hundred)
@@ -19,18 +21,7 @@ MAX_ANSWER = 1 << 20  # bytes kept of what a node prints in answer to a check (a
 def drain(pipe, into: list, cap: int = MAX_ANSWER) -> threading.Thread:
     """A started thread reading `pipe` to its end, keeping its first `cap` bytes in `into` (a
     node's answer is untrusted: it may never end)."""
-
-    def read() -> None:
-        kept = 0
-        with contextlib.suppress(OSError, ValueError):
-            for chunk in iter(lambda: pipe.read1(1 << 16), b""):
-                if kept < cap:
-                    into.append(chunk[: cap - kept])
-                    kept += len(into[-1])
-
-    thread = threading.Thread(target=read, daemon=True)
-    thread.start()
-    return thread
+    return read_head(pipe, into, cap)
 
 
 def _feed(pipe, data: bytes) -> None:

@@ -42,7 +42,7 @@ from typing import Callable, Optional
 from typing_extensions import TypedDict
 
 from tipcgen.errors import TipcError
-from tipcgen.inputs import parse_json
+from tipcgen.inputs import parse_json, read_head
 from tipcgen.plan.builder import gpu_entry
 from tipcgen.run.digest import bytes_digest, file_digest, short
 from tipcgen.script.shellwords import ifs_split
@@ -431,22 +431,6 @@ def find_python(python: str, environ: Mapping[str, str], root: Path) -> Optional
     return shutil.which(python, path=environ.get("PATH", os.defpath))
 
 
-def _keep_head(pipe, into: list, cap: int = 1 << 20) -> threading.Thread:
-    """A thread reading `pipe` to its end, keeping its first `cap` bytes (the config's
-    `python` may be anything, `yes` included: its output is never held whole)."""
-
-    def read() -> None:
-        kept = 0
-        for chunk in iter(lambda: pipe.read1(1 << 16), b""):
-            if kept < cap:
-                into.append(chunk[: cap - kept])
-                kept += len(into[-1])
-
-    thread = threading.Thread(target=read, daemon=True)
-    thread.start()
-    return thread
-
-
 def import_paddle(exe: str, environ: Mapping[str, str], root: Path, timeout: float) -> tuple[Optional[Paddle], str]:
     """(what paddle reports, '') or (None, why not): `import paddle` in a subprocess, bounded."""
     proc = subprocess.Popen(
@@ -454,7 +438,7 @@ def import_paddle(exe: str, environ: Mapping[str, str], root: Path, timeout: flo
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )  # fmt: skip
     kept: tuple[list, list] = ([], [])
-    readers = [_keep_head(proc.stdout, kept[0]), _keep_head(proc.stderr, kept[1])]
+    readers = [read_head(proc.stdout, kept[0]), read_head(proc.stderr, kept[1])]
     try:
         proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
