@@ -57,6 +57,10 @@ class Migration:
     chain_rows: list[Row] = field(default_factory=list)
     # Modes the repo's prepare.sh serves that the generated prepare.sh does not (other chains').
     prepare_modes_lost: list[str] = field(default_factory=list)
+    # The whole-tree oracle (migrate/entrypoints.py): every entry point of the old test_tipc/, run
+    # before and after the switch; and every config of the tree not compared there, with why.
+    entries: list = field(default_factory=list)  # [EntryRow]
+    configs_kept: dict[str, str] = field(default_factory=dict)  # config -> why kept verbatim, not run
 
     @property
     def changed(self) -> list[Row]:
