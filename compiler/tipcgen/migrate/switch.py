@@ -67,8 +67,12 @@ class Migration:
         return [r for r in (*self.rows, *self.chain_rows) if "CHANGED" in (r.runner, r.prepare)]
 
     @property
+    def entries_changed(self) -> list:
+        return [e for e in self.entries if e.verdict == "CHANGED"]
+
+    @property
     def ok(self) -> bool:
-        return not self.changed and not self.not_imported
+        return not self.changed and not self.not_imported and not self.entries_changed
 
 
 def _repo_parts(root: str) -> tuple[Path, Path, Path]:
@@ -143,7 +147,19 @@ def plan_migration(
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
     _compare_chains(m, loaded, tipc, prepare_script, timeout)
     m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(spec_modes(loaded)))
+    _compare_entries(m, jobs, timeout)
     return m
+
+
+def _compare_entries(m: Migration, jobs: int, timeout: float) -> None:
+    """The whole-tree oracle (entrypoints.py): every entry point of the old test_tipc/ before and
+    after the switch; generated scripts' differences held to the verdicts found above."""
+    from tipcgen.migrate.entrypoints import Covered, compare_entries
+
+    covered = Covered({(r.script, r.config, r.mode): (r.runner, r.runner_detail) for r in (*m.rows, *m.chain_rows)})
+    covered.verdicts.update({("prepare.sh", r.config, r.mode): (r.prepare, r.prepare_detail) for r in m.rows})
+    changed = {rel: m.files[rel] for rel in (*m.replaced, *m.added)}
+    m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout)
 
 
 _MODE_TEST = re.compile(r"\$\{?MODE\}?\s*==?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")

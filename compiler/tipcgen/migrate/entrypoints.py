@@ -1,0 +1,538 @@
+"""The whole-tree oracle: every entry point of a repo's old test_tipc/, run on the old tree and on
+the switched one under the recorder, compared command by command.
+
+    rows = compare_entries(root, files, covered)   # files: the switched tree's new/replaced files
+
+An entry point is a script of test_tipc/ (not one only sourced by others), with each config it
+reads and each mode it takes:
+
+- modes: the ones the script tests `MODE` for, the ones the repo's docs run it with
+  (`bash test_tipc/X.sh CONFIG MODE` in test_tipc/ and docs/ markdown), the ones of a script it
+  passes its mode to, and the four train modes for the train runner; a script that never reads
+  its second argument runs without one.
+- configs: decided by what the script does with them, not by their names or first sections: each
+  script runs on one config of every shape (the sequence of keys the scripts read by position) in
+  its first mode; the shapes on which it ran a command are the ones it reads, and every config of
+  those shapes is an entry point of it, in every mode.
+
+Each run is the repo's script in a fresh scratch copy (the tree's scripts and helpers, the one
+config at its own path, the directories a checkout has), in the sandbox, with recorders for the
+interpreters and tools and recording wrappers (`timeout`, `nohup`, `setsid`, `env`, `sleep` with
+its argument): nothing is downloaded, trained or installed, and a wrapper is part of the command.
+
+Verdicts (entries.ENTRY_VERDICTS): identical (same commands, same exit status); faithful (the
+differences are the named deviations of a generated script, as the runner/chain oracle found them
+for that config and mode; or, for a kept script that runs a generated one, exactly that script's);
+CHANGED (every differing command listed); "not run before" (the old script ran nothing on it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from tipcgen.errors import TipcError
+from tipcgen.fsio import write_atomic
+from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
+from tipcgen.migrate.entries import EntryPoint, EntryRow
+from tipcgen.migrate.oracle import (
+    BUILD_TOOLS,
+    PYTHONS,
+    TOOLS,
+    Command,
+    _owner_writable,
+    _records,
+    _write_exe,
+)
+from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
+
+TRAIN_RUNNER = "test_train_inference_python.sh"
+TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
+# Parts of test_tipc/ that are not the scripts' own (a run gets its one config; outputs are made).
+_NOT_STAGED = ("configs", "docs", "output", "specs", "__pycache__")
+_SUFFIXES = (".sh", ".py", ".yml", ".yaml", ".txt", ".json", ".cfg", ".conf", ".cc", ".h", "")
+
+# Wrappers a script runs its commands under: recorded as a command of their own (the wrapper and
+# its arguments up to the command), then the command runs. `sleep` is recorded and returns.
+# One record per command, written with one write (concurrent commands of a script, a server in
+# the background and its clients, never interleave inside a record).
+_RECORD_FN = r"""tipc_record() {
+    local rec
+    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then rec=$'set\x1f'$CUDA_VISIBLE_DEVICES; else rec=$'unset\x1f'; fi
+    printf -v rec '%s\x1f%s' "$rec" "$PWD"
+    for arg in "$@"; do printf -v rec '%s\x1f%s' "$rec" "$arg"; done
+    printf '%s\x1e' "$rec" >>"$TIPC_RECORD"
+}
+"""
+_RECORDER = "#!/usr/bin/env bash\n" + _RECORD_FN + 'tipc_record "${0##*/}" "$@"\nexit 0\n'
+# Wrappers a script runs its commands under: recorded as a command of their own (the wrapper and
+# its arguments up to the command), then the command runs.
+_WRAPPER = (
+    "#!/usr/bin/env bash\n"
+    + _RECORD_FN
+    + r"""name=${0##*/}
+args=()
+case $name in
+timeout)
+    while [[ $# -gt 0 && $1 == -* ]]; do
+        case $1 in -s|-k|--signal|--kill-after) args+=("$1" "${2:-}"); shift 2 ;; *) args+=("$1"); shift ;; esac
+    done
+    args+=("${1:-}"); shift ;;
+setsid)
+    while [[ $# -gt 0 && $1 == -* ]]; do args+=("$1"); shift; done ;;
+env)
+    while [[ $# -gt 0 && ( $1 == -* || $1 == *=* ) ]]; do args+=("$1"); shift; done ;;
+esac
+tipc_record "$name" "${args[@]}"
+if [[ $# -eq 0 ]]; then
+    [[ $name == env ]] && exec /usr/bin/env "${args[@]}"
+    exit 0
+fi
+[[ $name == env ]] && exec /usr/bin/env "${args[@]}" "$@"
+exec "$@"
+"""
+)
+# `sleep N`: recorded; it returns once the script's other children (a server started in the
+# background) have ended, at most after 5 s, so their commands come in the same order each run.
+_SLEEP = (
+    "#!/usr/bin/env bash\n"
+    + _RECORD_FN
+    + r"""tipc_record sleep "$@"
+for _ in $(seq 500); do
+    others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
+    [[ -z ${others//[[:space:]]/} ]] && exit 0
+    /bin/sleep 0.01
+done
+exit 0
+"""
+)
+WRAPPERS = ("timeout", "nohup", "setsid", "env")
+# Programs recorded and answered with success: network and package tools (nothing fetched), the
+# device query, builds, archives of what would have been fetched.
+RECORDED = (
+    "wget", "curl", "pip", "pip3", "git", "nvidia-smi", "tar", "unzip", "cmake", "make",
+    "adb", "apt-get", "apt", "conda", "hadoop", "paddle2onnx",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ScriptInfo:
+    script: str  # repo-relative
+    takes_config: bool
+    takes_mode: bool
+    modes: tuple
+
+
+@dataclass
+class Run:
+    commands: list
+    returncode: Optional[int]
+    logs: list = field(default_factory=list)
+    missing: int = 0  # programs bash could not find ("command not found"): config values run as commands
+
+
+# ---- finding the entry points
+
+
+_FUNC = re.compile(
+    r"^\s*(?:function\s+)?[A-Za-z_][A-Za-z0-9_]*\s*\(\s*\)\s*\{?\s*$|^\s*function\s+[A-Za-z_]\w*\s*\{?\s*$"
+)
+_MODE_TEST = re.compile(r"\$\{?MODE\}?\"?\s*(?:==?|!=)\s*[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
+_SOURCED = re.compile(r"(?:^|[;&|]\s*|\s)(?:source|\.)\s+[\"']?(?:\$\{?\w+\}?/)?([\w./-]+\.sh)")
+_DOC_RUN = re.compile(r"bash\s+(?:\./)?test_tipc/([\w./-]+\.sh)((?:[ \t]+[^\s`|)<>;&]+)*)")
+_MODE_WORD = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_NESTED = re.compile(r"bash\s+(?:\./)?test_tipc/([\w./-]+\.sh)\b[^\n]*\$\{?2\}?")
+
+
+def _top_level(text: str) -> str:
+    """The script's lines outside function bodies (where `$1`/`$2` are the script's arguments)."""
+    out, depth = [], 0
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if depth == 0 and _FUNC.match(line):
+            depth = 1 if "{" in line or stripped.endswith("()") else 0
+            if stripped.endswith("()"):
+                depth = 1
+            continue
+        if depth:
+            depth += line.count("{") - line.count("}")
+            if stripped == "}" or depth <= 0:
+                depth = 0
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def _reads_arg(text: str, n: int) -> bool:
+    top = _top_level(text)
+    return bool(re.search(rf"\$\{{?{n}(?![0-9])", top)) or (n == 1 and bool(re.search(r"\$@|\$\*", top)))
+
+
+def _docs_runs(root: Path) -> dict:
+    """script -> the modes the repo's docs run it with (third word of `bash test_tipc/X.sh CONFIG MODE`)."""
+    found: dict = {}
+    for base in (root / "test_tipc", root / "docs"):
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*.md")):
+            if path.is_symlink() or not path.is_file():
+                continue
+            try:
+                text = read_bytes(str(path), MAX_FILE_BYTES, tree=str(root), what="a doc").decode("utf-8", "replace")
+            except TipcError:  # a doc that cannot be read (a FIFO, too big) names no mode
+                continue
+            for m in _DOC_RUN.finditer(text):
+                words = m.group(2).split()
+                found.setdefault(m.group(1), set())
+                if len(words) >= 2:
+                    mode = words[1].strip("'\"")
+                    if _MODE_WORD.match(mode) and mode not in ("mode", "your_mode"):
+                        found[m.group(1)].add(mode)
+    return found
+
+
+def scripts_of(root: Path, tree: dict) -> list[ScriptInfo]:
+    """The entry scripts of the old tree `tree` (repo-relative path -> bytes): each .sh of
+    test_tipc/ that no other script sources, with the arguments it reads and its modes."""
+    texts = {rel: data.decode("utf-8", "replace") for rel, data in tree.items() if rel.endswith(".sh")}
+    sourced = {os.path.basename(name) for text in texts.values() for name in _SOURCED.findall(text)}
+    docs = _docs_runs(root)
+    tests = {rel: set(_MODE_TEST.findall(text)) for rel, text in texts.items()}
+    nested = {rel: {f"test_tipc/{n}" for n in _NESTED.findall(text)} for rel, text in texts.items()}
+    out = []
+    for rel in sorted(texts):
+        name = rel[len("test_tipc/") :]
+        if os.path.basename(rel) in sourced:
+            continue
+        modes = set(tests[rel]) | docs.get(name, set())
+        for callee in nested[rel]:  # a wrapper passes its mode on: the callee's modes are its own
+            modes |= tests.get(callee, set()) | docs.get(callee[len("test_tipc/") :], set())
+            if callee.endswith("/" + TRAIN_RUNNER):
+                modes |= set(TRAIN_MODES)
+        if name == TRAIN_RUNNER:
+            modes |= set(TRAIN_MODES)
+        takes_mode = _reads_arg(texts[rel], 2)
+        ordered = tuple(m for m in TRAIN_MODES if m in modes) + tuple(sorted(modes - set(TRAIN_MODES)))
+        out.append(ScriptInfo(rel, _reads_arg(texts[rel], 1), takes_mode, ordered if takes_mode else ()))
+    return out
+
+
+def config_shape(data: bytes) -> tuple:
+    """What a positional reader sees of a config besides its values: the keys of its lines, in order."""
+    lines = [line for line in data.decode("utf-8", "replace").replace("\r\n", "\n").split("\n") if line.strip()]
+    return tuple(line.split(":", 1)[0].strip() for line in lines)
+
+
+# ---- running one entry point
+
+
+class Stager:
+    """Fresh scratch copies of one side's tree (old or switched), one per run."""
+
+    def __init__(self, tree: dict, configs: dict, pythons: Iterable[str], base: Path):
+        self.tree = tree  # repo-relative -> bytes: the scripts and helpers of test_tipc/
+        self.configs = configs  # repo-relative -> bytes
+        self.base = base
+        self.pythons = sorted(set(PYTHONS) | set(TOOLS) | {p for p in pythons if p and "/" not in p})
+
+    def stage(self, scratch: Path, config: Optional[str]) -> Path:
+        bin_dir = scratch / "bin"
+        bin_dir.mkdir()
+        for name in {*self.pythons, *RECORDED, *(t for tools in BUILD_TOOLS.values() for t in tools)}:
+            _write_exe(bin_dir / name, _RECORDER)
+        for name in WRAPPERS:
+            _write_exe(bin_dir / name, _WRAPPER)
+        _write_exe(bin_dir / "sleep", _SLEEP)
+        root = scratch / "repo"
+        for rel, data in self.tree.items():
+            path = root / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(str(path), data, 0o755 if rel.endswith(".sh") else 0o644)
+        if config is not None:
+            path = root / config
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(str(path), self.configs[config])
+        for d in ("deploy", "ppdet/modeling/transformers/ext_op", "test_tipc/output"):
+            (root / d).mkdir(parents=True, exist_ok=True)
+        _owner_writable(root)
+        return root
+
+    def run(self, entry: EntryPoint, timeout: float) -> Run:
+        scratch = Path(tempfile.mkdtemp(prefix="tipcgen-entry-", dir=self.base))
+        try:
+            root = self.stage(scratch, entry.config)
+            record = scratch / "record.bin"
+            env = {"PATH": f"{scratch / 'bin'}{os.pathsep}{SYSTEM_PATH}", "TIPC_RECORD": str(record)}
+            ran = sandboxed_run(list(entry.argv), scratch=scratch, cwd=root, env=env, timeout=timeout)
+            commands = [_normal(c, str(root)) for c in _records(record, root)]
+            logs = sorted(
+                p.relative_to(root).as_posix() for p in (root / "test_tipc" / "output").rglob("*") if p.is_file()
+            )
+            return Run(commands, ran.returncode, logs, ran.tail("stderr").count("command not found"))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _normal(c: Command, root: str) -> Command:
+    return Command(tuple(a.replace(root, ".") for a in c.argv), c.cuda_visible_devices, c.cwd.replace(root, "."))
+
+
+def _line(c: Command) -> str:
+    env = "" if c.cuda_visible_devices is None else f"CUDA_VISIBLE_DEVICES={c.cuda_visible_devices} "
+    cwd = "" if c.cwd in (".", "") else f"(in {c.cwd}/) "
+    return f"{cwd}{env}{' '.join(c.argv)}"
+
+
+def command_differences(before: list, after: list) -> list:
+    """Every differing command, aligned (an inserted or dropped command does not make every later
+    one differ): lines `- before: ...` / `+ after:  ...`."""
+    a, b = [_line(c) for c in before], [_line(c) for c in after]
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        pairs = max(i2 - i1, j2 - j1)
+        for k in range(pairs):
+            if i1 + k < i2:
+                out.append(f"- before: {a[i1 + k]}")
+            if j1 + k < j2:
+                out.append(f"+ after:  {b[j1 + k]}")
+    return out
+
+
+def edits(differences: list) -> Counter:
+    """The edits a list of differences makes, as argument shapes only one side has (numbers and the
+    log directory's run names folded), so two runs' differences can be held to each other."""
+    out: Counter = Counter()
+    pending: list = []
+    for line in differences:
+        side, text = line[0], line.split(": ", 1)[1].strip() if ": " in line else line
+        if side == "-":
+            pending.append(text)
+            continue
+        old = pending.pop(0) if pending else ""
+        x, y = Counter(_fold(old).split()), Counter(_fold(text).split())
+        out.update(f"-{t}" for t in (x - y).elements())
+        out.update(f"+{t}" for t in (y - x).elements())
+    for old in pending:
+        out.update(f"-{t}" for t in _fold(old).split())
+    return out
+
+
+def _fold(text: str) -> str:
+    text = re.sub(r"\d+", "N", text)
+    return re.sub(r"\b(?:npu|xpu|gpu)\b", "DEV", text)
+
+
+# ---- the whole tree
+
+
+@dataclass
+class Covered:
+    """What the runner and chain oracle found for a generated script on a config and mode:
+    (script basename, repo-relative config, mode) -> (verdict, detail)."""
+
+    verdicts: dict = field(default_factory=dict)
+
+    def get(self, script: str, config: Optional[str], mode: Optional[str]) -> Optional[tuple]:
+        return self.verdicts.get((os.path.basename(script), config, mode))
+
+
+def old_tree(root: Path) -> tuple[dict, dict]:
+    """(scripts and helpers of test_tipc/, configs of test_tipc/) of the repo, read through the gate."""
+    tipc = root / "test_tipc"
+    tree: dict = {}
+    configs: dict = {}
+    for path in sorted(tipc.rglob("*")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        rel = path.relative_to(root).as_posix()
+        parts = path.relative_to(tipc).parts
+        if parts[0] in ("output", "specs", "__pycache__", ".tipcgen-cache"):
+            continue
+        data = read_bytes(str(path), MAX_FILE_BYTES, tree=str(root), what="a test_tipc file")
+        if parts[0] == "configs":
+            if path.suffix == ".txt":
+                configs[rel] = data
+            continue
+        if parts[0] == "docs":
+            continue
+        tree[rel] = data
+    return tree, configs
+
+
+def compare_entries(
+    root: str,
+    files: dict,
+    covered: Covered,
+    jobs: int = 0,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> list[EntryRow]:
+    """Every entry point of the repo's old test_tipc/, run on the old tree and on the tree with
+    `files` (the switch's new and replaced files) in place."""
+    base = Path(root)
+    tree, configs = old_tree(base)
+    new_tree = dict(tree)
+    new_configs = dict(configs)
+    for rel, data in files.items():
+        if not rel.startswith("test_tipc/"):
+            continue
+        parts = rel.split("/")
+        if parts[1] in ("docs", "specs") or rel.endswith(".manifest"):
+            continue
+        if parts[1] == "configs":
+            if rel.endswith(".txt"):
+                new_configs[rel] = data
+            continue
+        new_tree[rel] = data
+    pythons = {_python_of(data) for data in configs.values()}
+    generated = {
+        rel
+        for rel, data in files.items()
+        if rel.startswith("test_tipc/")
+        and tree.get(rel) != data
+        and not rel.startswith(("test_tipc/configs/", "test_tipc/docs/", "test_tipc/specs/"))
+    }
+    with tempfile.TemporaryDirectory(prefix="tipcgen-entries-") as tmp:
+        before = Stager(tree, configs, pythons, Path(tmp))
+        after = Stager(new_tree, new_configs, pythons, Path(tmp))
+        scripts = scripts_of(base, tree)
+        workers = jobs or min(4, os.cpu_count() or 1)
+        with ThreadPoolExecutor(workers) as pool:
+            # a kept script that uses no changed file behaves as before by construction: not run
+            untouched = {
+                i.script for i in scripts if i.script not in generated and not uses(new_tree, i.script, generated)
+            }
+            entries = _entries(
+                [i for i in scripts if i.script not in untouched], configs, generated, before, pool, timeout
+            )
+            kept = [
+                EntryPoint(i.script, None, m) for i in scripts if i.script in untouched for m in (i.modes or (None,))
+            ]
+            done = [0]
+
+            def both(entry: EntryPoint) -> tuple:
+                result = (before.run(entry, timeout), after.run(entry, timeout))
+                done[0] += 1
+                if progress:
+                    progress(done[0], len(entries))
+                return result
+
+            runs = list(pool.map(both, entries))
+    rows = [_verdict(e, b, a, generated, covered) for e, (b, a) in zip(entries, runs)]
+    rows += [EntryRow(e, "identical", "uses no file the switch changes: not run") for e in kept]
+    _wrappers_faithful(rows, tree)
+    return rows
+
+
+def _python_of(data: bytes) -> str:
+    for line in data.decode("utf-8", "replace").split("\n"):
+        if line.startswith("python:"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
+def uses(tree: dict, script: str, changed: set) -> bool:
+    """Whether `script` (or a script of the tree it names, transitively) names a file the switch
+    changes (by its name: `source test_tipc/common_func.sh`, `bash test_tipc/X.sh`, a helper's .py)."""
+    names = {os.path.basename(rel): rel for rel in tree}
+    seen, todo = set(), [script]
+    while todo:
+        rel = todo.pop()
+        if rel in seen:
+            continue
+        seen.add(rel)
+        if rel in changed and rel != script:
+            return True
+        text = tree.get(rel, b"").decode("utf-8", "replace")
+        for name, other in names.items():
+            if other != rel and name in text:
+                todo.append(other)
+        if rel == script and rel in changed:
+            return True
+    return False
+
+
+def _entries(scripts: list, configs: dict, generated: set, before: Stager, pool, timeout: float) -> list:
+    """Each script x the configs it reads (probed per shape in its first mode) x its modes: a
+    generated script on every config of the shapes it reads; a kept one (its differences can only
+    come from the files it uses) on one config of each."""
+    shapes: dict = {}
+    for rel in sorted(configs):
+        shapes.setdefault(config_shape(configs[rel]), []).append(rel)
+    probes = []
+    for info in scripts:
+        if not info.takes_config:
+            continue
+        first = info.modes[0] if info.modes else None
+        for shape, rels in shapes.items():
+            probes.append((info, shape, EntryPoint(info.script, rels[0], first)))
+    results = list(pool.map(lambda p: before.run(p[2], timeout), probes))
+    # A script reads a config when it ran commands on it and ran no value of it as a program (a
+    # positional reader given a config of another shape runs its values: `command not found`).
+    reads = {(i.script, shape) for (i, shape, _e), run in zip(probes, results) if run.commands and not run.missing}
+    out: list = []
+    for info in scripts:
+        modes = info.modes or (None,)
+        if not info.takes_config:
+            out += [EntryPoint(info.script, None, mode) for mode in modes]
+            continue
+        for shape, rels in shapes.items():
+            if (info.script, shape) in reads:
+                chosen = rels if info.script in generated else rels[:1]
+                out += [EntryPoint(info.script, rel, mode) for rel in chosen for mode in modes]
+    return out
+
+
+def _verdict(entry: EntryPoint, before: Run, after: Run, generated: set, covered: Covered) -> EntryRow:
+    diffs = command_differences(before.commands, after.commands)
+    if before.returncode != after.returncode:
+        diffs.append(f"exit status: before {before.returncode}, after {after.returncode}")
+    row = EntryRow(entry, "identical", "", diffs, len(before.commands), len(after.commands),
+                   before.returncode, after.returncode)  # fmt: skip
+    if not before.commands:
+        row.verdict = "not run before" if not diffs else "CHANGED"
+        row.detail = "the old script ran nothing here" if not diffs else "the old script ran nothing; the new one does"
+        return row
+    if not diffs:
+        return row
+    found = covered.get(entry.script, entry.config, entry.mode) if entry.script in generated else None
+    if found and found[0] == "faithful":
+        row.verdict, row.detail = "faithful", found[1]
+        return row
+    row.verdict = "CHANGED"
+    row.detail = f"{sum(1 for d in diffs if d[0] in '-+')} differing command line(s)"
+    if not after.commands:
+        row.detail = "the new tree runs nothing here"
+    return row
+
+
+def _wrappers_faithful(rows: list, tree: dict) -> None:
+    """A kept script that runs a generated one (`bash test_tipc/X.sh ...`, the device wrappers):
+    faithful when its differences are exactly the edits the generated script's own (faithful)
+    differences make on the same config and mode."""
+    by_key = {(r.entry.script, r.entry.config, r.entry.mode): r for r in rows}
+    for row in rows:
+        if row.verdict != "CHANGED":
+            continue
+        text = tree.get(row.entry.script, b"").decode("utf-8", "replace")
+        for callee in sorted({f"test_tipc/{n}" for n in _NESTED.findall(text)}):
+            inner = by_key.get((callee, row.entry.config, row.entry.mode))
+            if inner is None or inner.verdict != "faithful":
+                continue
+            mine = edits([d for d in row.differences if d[0] in "-+"])
+            theirs = edits([d for d in inner.differences if d[0] in "-+"])
+            if mine and not (mine - theirs):
+                row.verdict = "faithful"
+                row.detail = f"the differences of {os.path.basename(callee)} it runs ({inner.detail})"
+                break

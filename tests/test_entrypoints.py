@@ -1,0 +1,139 @@
+"""The whole-tree oracle (migrate/entrypoints.py) on small repos of our own: every entry point of the
+old test_tipc/ found (scripts not only sourced, their modes from the script and the docs, the configs
+they read), run before and after a switch under the recorder, every differing command named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tipcgen.migrate.entrypoints import Covered, compare_entries, scripts_of, uses
+
+pytestmark = [pytest.mark.sandbox]
+
+LIB = """#!/bin/bash
+func_parser_value() { local strs=$1; IFS=":"; array=(${strs}); echo ${array[1]}; }
+"""
+RUNNER = """#!/bin/bash
+source test_tipc/common_func.sh
+FILENAME=$1
+MODE=$2
+lines=()
+while IFS= read -r l; do lines+=("$l"); done < "$FILENAME"
+python=$(func_parser_value "${lines[1]}")
+train=$(func_parser_value "${lines[2]}")
+if [ "${MODE}" = "benchmark_train" ]; then
+    timeout 5m ${python} ${train} --epochs=1
+else
+    ${python} ${train} --epochs=2
+fi
+sleep 5
+${python} tools/export.py
+"""
+WRAPPER = """#!/bin/bash
+source test_tipc/common_func.sh
+FILENAME=$1
+sed -i 's/"gpu"/"npu"/g' test_tipc/run.sh
+nohup bash test_tipc/run.sh ${FILENAME} $2
+"""
+ALONE = """#!/bin/bash
+FILENAME=$1
+python3.7 tools/alone.py --config "$FILENAME"
+"""
+CONFIG = "model_name:tiny\npython:python3.7\ntrain:tools/train.py\n"
+DOC = "Run `bash test_tipc/run.sh test_tipc/configs/tiny/train.txt lite_train_lite_infer`.\n"
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    tipc = root / "test_tipc"
+    (tipc / "configs" / "tiny").mkdir(parents=True)
+    (tipc / "docs").mkdir()
+    for name, text in {"common_func.sh": LIB, "run.sh": RUNNER, "wrap.sh": WRAPPER, "alone.sh": ALONE}.items():
+        (tipc / name).write_text(text)
+    (tipc / "configs" / "tiny" / "train.txt").write_text(CONFIG)
+    (tipc / "docs" / "run.md").write_text(DOC)
+    return root
+
+
+def _rows(root: Path, files: dict) -> dict:
+    rows = compare_entries(str(root), files, Covered(), jobs=2, timeout=60)
+    return {(r.entry.script.rsplit("/", 1)[-1], r.entry.mode): r for r in rows}
+
+
+def _tree(root: Path) -> dict:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc").rglob("*.sh")}
+
+
+def test_entry_points_are_the_scripts_with_their_modes_from_script_and_docs(tmp_path):
+    root = _repo(tmp_path)
+    infos = {i.script.rsplit("/", 1)[-1]: i for i in scripts_of(root, _tree(root))}
+    assert "common_func.sh" not in infos, "a script only sourced is a library, not an entry point"
+    assert infos["run.sh"].modes == ("lite_train_lite_infer", "benchmark_train")
+    assert infos["wrap.sh"].modes == infos["run.sh"].modes, "a wrapper passing $2 on takes its callee's modes"
+    assert infos["alone.sh"].takes_config and not infos["alone.sh"].takes_mode
+    assert uses(_tree(root), "test_tipc/wrap.sh", {"test_tipc/run.sh"})
+    assert not uses(_tree(root), "test_tipc/alone.sh", {"test_tipc/common_func.sh"})
+
+
+def test_an_unchanged_tree_is_identical_everywhere_and_wrappers_are_recorded(tmp_path):
+    root = _repo(tmp_path)
+    rows = _rows(root, {"test_tipc/common_func.sh": LIB.encode() + b"# same functions\n"})
+    assert {k: r.verdict for k, r in rows.items()} == {
+        ("run.sh", "lite_train_lite_infer"): "identical",
+        ("run.sh", "benchmark_train"): "identical",
+        ("wrap.sh", "lite_train_lite_infer"): "identical",
+        ("wrap.sh", "benchmark_train"): "identical",
+        ("alone.sh", None): "identical",
+    }
+    assert rows[("alone.sh", None)].detail == "uses no file the switch changes: not run"
+    # the wrappers and sleep's argument are commands of their own (wrap.sh runs run.sh under nohup)
+    assert rows[("run.sh", "benchmark_train")].before_commands == 4  # timeout 5m, python, sleep 5, export
+    assert rows[("wrap.sh", "benchmark_train")].before_commands == 5  # + nohup
+
+
+def test_a_changed_library_names_every_differing_command_of_every_script_using_it(tmp_path):
+    root = _repo(tmp_path)
+    broken = LIB.replace("func_parser_value()", "tipc_value()")  # the function kept scripts call is gone
+    rows = _rows(root, {"test_tipc/common_func.sh": broken.encode()})
+    row = rows[("run.sh", "lite_train_lite_infer")]
+    assert row.verdict == "CHANGED"
+    # the commands the missing function fed are gone, the exit status says why
+    assert row.differences == [
+        "- before: python3.7 tools/train.py --epochs=2",
+        "- before: python3.7 tools/export.py",
+        "exit status: before 0, after 127",
+    ]
+    assert rows[("wrap.sh", "lite_train_lite_infer")].verdict == "CHANGED"
+    assert rows[("alone.sh", None)].verdict == "identical"
+
+
+def test_a_timeout_only_in_one_mode_is_a_difference_of_that_mode_only(tmp_path):
+    root = _repo(tmp_path)
+    everywhere = RUNNER.replace("    ${python} ${train} --epochs=2", "    timeout 5m ${python} ${train} --epochs=2")
+    rows = _rows(root, {"test_tipc/run.sh": everywhere.encode()})
+    assert rows[("run.sh", "benchmark_train")].verdict == "identical"
+    lite = rows[("run.sh", "lite_train_lite_infer")]
+    assert lite.verdict == "CHANGED"
+    assert lite.differences == ["+ after:  timeout 5m"], lite.differences
+
+
+def test_a_generated_script_is_faithful_only_where_the_runner_oracle_found_it_so(tmp_path):
+    root = _repo(tmp_path)
+    edited = RUNNER.replace("sleep 5\n", "")
+    files = {"test_tipc/run.sh": edited.encode()}
+    covered = Covered(
+        {("run.sh", "test_tipc/configs/tiny/train.txt", "lite_train_lite_infer"): ("faithful", "no-sleep")}
+    )
+    rows = {
+        (r.entry.script.rsplit("/", 1)[-1], r.entry.mode): r for r in compare_entries(str(root), files, covered, 2, 60)
+    }
+    assert (rows[("run.sh", "lite_train_lite_infer")].verdict, rows[("run.sh", "lite_train_lite_infer")].detail) == (
+        "faithful", "no-sleep",
+    )  # fmt: skip
+    assert rows[("run.sh", "benchmark_train")].verdict == "CHANGED", "no verdict found for that mode: not explained"
+    assert rows[("run.sh", "benchmark_train")].differences == ["- before: sleep 5"]
+    # the wrapper running it: its differences are exactly the runner's, in the mode the runner is faithful in
+    assert rows[("wrap.sh", "lite_train_lite_infer")].verdict == "faithful"
+    assert rows[("wrap.sh", "benchmark_train")].verdict == "CHANGED"
