@@ -45,6 +45,7 @@ from tipcgen.fsio import write_atomic
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
 from tipcgen.migrate.entries import EntryPoint, EntryRow
 from tipcgen.migrate.oracle import (
+    _SLEEP_AFTER_BACKGROUND,
     BUILD_TOOLS,
     PYTHONS,
     TOOLS,
@@ -103,18 +104,7 @@ exec "$@"
 )
 # `sleep N`: recorded; it returns once the script's other children (a server started in the
 # background) have ended, at most after 5 s, so their commands come in the same order each run.
-_SLEEP = (
-    "#!/usr/bin/env bash\n"
-    + _RECORD_FN
-    + r"""tipc_record sleep "$@"
-for _ in $(seq 500); do
-    others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
-    [[ -z ${others//[[:space:]]/} ]] && exit 0
-    /bin/sleep 0.01
-done
-exit 0
-"""
-)
+_SLEEP = "#!/usr/bin/env bash\n" + _RECORD_FN + 'tipc_record sleep "$@"\n' + _SLEEP_AFTER_BACKGROUND.split("\n", 1)[1]
 WRAPPERS = ("timeout", "nohup", "setsid", "env")
 # Programs recorded and answered with success: network and package tools (nothing fetched), the
 # device query, builds, archives of what would have been fetched.
