@@ -137,3 +137,22 @@ def test_a_generated_script_is_faithful_only_where_the_runner_oracle_found_it_so
     # the wrapper running it: its differences are exactly the runner's, in the mode the runner is faithful in
     assert rows[("wrap.sh", "lite_train_lite_infer")].verdict == "faithful"
     assert rows[("wrap.sh", "benchmark_train")].verdict == "CHANGED"
+
+
+def test_a_generated_script_refusing_a_config_typed_for_another_script_is_the_named_deviation(tmp_path):
+    root = _repo(tmp_path)
+    refusing = "#!/bin/bash\necho 'alone.sh: not a config of this chain' >&2\nexit 2\n"
+    files = {"test_tipc/alone.sh": refusing.encode()}
+    config = "test_tipc/configs/tiny/train.txt"
+    # the switch compared the config as run.sh's: alone.sh refusing it is the named deviation
+    covered = Covered({("run.sh", config, "lite_train_lite_infer"): ("identical", "")})
+    row = compare_entries(str(root), files, covered, 2, 60)
+    alone = next(r for r in row if r.entry.script.endswith("alone.sh"))
+    assert (alone.verdict, alone.detail) == ("faithful", "refuses-foreign-config")
+    # a config compared as no script's: the refusal is a change, every lost command named
+    lost = next(r for r in compare_entries(str(root), files, Covered(), 2, 60) if r.entry.script.endswith("alone.sh"))
+    assert lost.verdict == "CHANGED"
+    assert lost.differences == [
+        f"- before: python3.7 tools/alone.py --config {config}",
+        "exit status: before 0, after 2",
+    ]

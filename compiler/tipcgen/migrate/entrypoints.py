@@ -263,7 +263,7 @@ class Stager:
             record = scratch / "record.bin"
             env = {"PATH": f"{scratch / 'bin'}{os.pathsep}{SYSTEM_PATH}", "TIPC_RECORD": str(record)}
             ran = sandboxed_run(list(entry.argv), scratch=scratch, cwd=root, env=env, timeout=timeout)
-            commands = [_normal(c, str(root)) for c in _records(record, root)]
+            commands = [_normal(c, (str(root), str(scratch), str(self.base))) for c in _records(record, root)]
             logs = sorted(
                 p.relative_to(root).as_posix() for p in (root / "test_tipc" / "output").rglob("*") if p.is_file()
             )
@@ -272,8 +272,16 @@ class Stager:
             shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _normal(c: Command, root: str) -> Command:
-    return Command(tuple(a.replace(root, ".") for a in c.argv), c.cuda_visible_devices, c.cwd.replace(root, "."))
+def _normal(c: Command, places: tuple) -> Command:
+    """A command with the run's own directories (the scratch repo, its scratch, the base of all
+    runs) as the same relative names on both sides."""
+
+    def rel(text: str) -> str:
+        for place, name in zip(places, (".", "..", "../..")):
+            text = text.replace(place, name)
+        return text
+
+    return Command(tuple(rel(a) for a in c.argv), c.cuda_visible_devices, rel(c.cwd))
 
 
 def _line(c: Command) -> str:
@@ -326,6 +334,17 @@ def _fold(text: str) -> str:
 # ---- the whole tree
 
 
+# The one deviation the whole-tree oracle names itself: a generated script given a config the switch
+# typed for another script (or another mode) refuses it or does nothing, where the old script ran
+# the config's values as whatever its positions meant to it.
+FOREIGN = (
+    "refuses-foreign-config",
+    "a generated script given a config typed for another script or mode refuses it or runs nothing",
+    "the old script read any file by line position and ran its values as its own keys; no suite calls "
+    "it so, and a refusal names the config's own script",
+)
+
+
 @dataclass
 class Covered:
     """What the runner and chain oracle found for a generated script on a config and mode:
@@ -335,6 +354,12 @@ class Covered:
 
     def get(self, script: str, config: Optional[str], mode: Optional[str]) -> Optional[tuple]:
         return self.verdicts.get((os.path.basename(script), config, mode))
+
+    def foreign(self, script: str, config: Optional[str], mode: Optional[str]) -> bool:
+        """The config was compared as another script's (or in other modes), never as this one in this mode."""
+        name = os.path.basename(script)
+        keys = [k for k in self.verdicts if k[1] == config]
+        return bool(keys) and (name, config, mode) not in self.verdicts
 
 
 def old_tree(root: Path) -> tuple[dict, dict]:
@@ -499,6 +524,10 @@ def _verdict(entry: EntryPoint, before: Run, after: Run, generated: set, covered
     found = covered.get(entry.script, entry.config, entry.mode) if entry.script in generated else None
     if found and found[0] == "faithful":
         row.verdict, row.detail = "faithful", found[1]
+        return row
+    nothing = not after.commands and (after.returncode != 0 or not before.commands)
+    if entry.script in generated and nothing and covered.foreign(entry.script, entry.config, entry.mode):
+        row.verdict, row.detail = "faithful", FOREIGN[0]
         return row
     row.verdict = "CHANGED"
     row.detail = f"{sum(1 for d in diffs if d[0] in '-+')} differing command line(s)"

@@ -154,12 +154,16 @@ def plan_migration(
 def _compare_entries(m: Migration, jobs: int, timeout: float) -> None:
     """The whole-tree oracle (entrypoints.py): every entry point of the old test_tipc/ before and
     after the switch; generated scripts' differences held to the verdicts found above."""
-    from tipcgen.migrate.entrypoints import Covered, compare_entries
+    from tipcgen.migrate.entrypoints import FOREIGN, Covered, compare_entries
 
     covered = Covered({(r.script, r.config, r.mode): (r.runner, r.runner_detail) for r in (*m.rows, *m.chain_rows)})
-    covered.verdicts.update({("prepare.sh", r.config, r.mode): (r.prepare, r.prepare_detail) for r in m.rows})
+    covered.verdicts.update(
+        {("prepare.sh", r.config, r.mode): (r.prepare, r.prepare_detail) for r in (*m.rows, *m.chain_rows)}
+    )
     changed = {rel: m.files[rel] for rel in (*m.replaced, *m.added)}
     m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout)
+    if any(e.detail == FOREIGN[0] for e in m.entries):
+        m.deviations[FOREIGN[0]] = f"{FOREIGN[1]} ({FOREIGN[2]})"
 
 
 _MODE_TEST = re.compile(r"\$\{?MODE\}?\s*==?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
