@@ -156,3 +156,16 @@ def test_a_generated_script_refusing_a_config_typed_for_another_script_is_the_na
         f"- before: python3.7 tools/alone.py --config {config}",
         "exit status: before 0, after 2",
     ]
+
+
+def test_a_mode_the_old_script_served_for_a_compared_config_is_never_foreign(tmp_path):
+    root = _repo(tmp_path)
+    config = "test_tipc/configs/tiny/train.txt"
+    refusing = RUNNER.replace(
+        'if [ "${MODE}" = "benchmark_train" ]; then', 'if [ "${MODE}" = "benchmark_train" ]; then\n    exit 2'
+    )
+    covered = Covered({("run.sh", config, "lite_train_lite_infer"): ("identical", "")})
+    rows = {r.entry.mode: r for r in compare_entries(str(root), {"test_tipc/run.sh": refusing.encode()}, covered, 2, 60)
+            if r.entry.script.endswith("/run.sh")}  # fmt: skip
+    assert rows["lite_train_lite_infer"].verdict == "identical"
+    assert rows["benchmark_train"].verdict == "CHANGED", "a train mode lost for a train config is a change"

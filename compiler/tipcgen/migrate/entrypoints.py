@@ -345,21 +345,40 @@ FOREIGN = (
 )
 
 
+def _kind(mode: Optional[str]) -> str:
+    """A mode's kind: a chain's own (cpp_infer, serving_infer...) or a train runner's (the rest)."""
+    from tipcgen.spec.modes import CHAIN_MODES
+
+    return "chain" if mode in CHAIN_MODES or (mode or "").startswith(("serving_infer", "lite_infer")) else "train"
+
+
 @dataclass
 class Covered:
     """What the runner and chain oracle found for a generated script on a config and mode:
     (script basename, repo-relative config, mode) -> (verdict, detail)."""
 
     verdicts: dict = field(default_factory=dict)
+    _by_config: dict = field(default_factory=dict, repr=False)  # config -> its keys (an index)
 
     def get(self, script: str, config: Optional[str], mode: Optional[str]) -> Optional[tuple]:
         return self.verdicts.get((os.path.basename(script), config, mode))
 
     def foreign(self, script: str, config: Optional[str], mode: Optional[str]) -> bool:
-        """The config was compared as another script's (or in other modes), never as this one in this mode."""
+        """The config was compared as another script's, never as this one's; or, for a script of
+        several chains (prepare.sh), only in modes of another kind (a chain's config in a train
+        mode, a train config in a chain's mode)."""
         name = os.path.basename(script)
-        keys = [k for k in self.verdicts if k[1] == config]
-        return bool(keys) and (name, config, mode) not in self.verdicts
+        if self._by_config.get(None, [None])[0] != len(self.verdicts):  # (re)index after a change
+            self._by_config = {None: [len(self.verdicts)]}
+            for key in self.verdicts:
+                self._by_config.setdefault(key[1], []).append(key)
+        keys = self._by_config.get(config, []) if config is not None else []
+        if not keys:
+            return False
+        mine = [k for k in keys if k[0] == name]
+        if not mine:
+            return True
+        return all(_kind(k[2]) != _kind(mode) for k in mine)
 
 
 def old_tree(root: Path) -> tuple[dict, dict]:
