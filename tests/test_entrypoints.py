@@ -169,3 +169,25 @@ def test_a_mode_the_old_script_served_for_a_compared_config_is_never_foreign(tmp
             if r.entry.script.endswith("/run.sh")}  # fmt: skip
     assert rows["lite_train_lite_infer"].verdict == "identical"
     assert rows["benchmark_train"].verdict == "CHANGED", "a train mode lost for a train config is a change"
+
+
+def test_the_report_collapses_the_same_differences_and_lists_every_entry_literally():
+    from tipcgen.migrate.entries import EntryPoint, EntryRow
+    from tipcgen.migrate.entries_report import entries_markdown
+
+    def row(config: str, mode: str, verdict: str = "CHANGED") -> EntryRow:
+        diffs = [f"- before: python3.7 train.py --out=./output/{mode}/x", "+ after:  timeout 5m"]
+        return EntryRow(EntryPoint("test_tipc/run.sh", config, mode), verdict, "2 differing command line(s)",
+                        diffs if verdict == "CHANGED" else [], 2, 3, 0, 0)  # fmt: skip
+
+    hostile = "test_tipc/configs/a|b`<img src=x onerror=alert(1)>`/train.txt"
+    rows = [row("test_tipc/configs/a/train.txt", "lite_train_lite_infer"), row(hostile, "whole_infer"),
+            row("test_tipc/configs/c/train.txt", "whole_infer", "identical")]  # fmt: skip
+    text = "\n".join(entries_markdown(rows))
+    assert "| `test_tipc/run.sh` | 1 | 0 | 2 | 0 | 0 |" in text
+    assert "2 entry point(s) would change, in 1 group(s)" in text  # mode and folder folded: one edit
+    assert "`test_tipc/run.sh`, 2 run(s)" in text
+    table = text.split("### Every entry point", 1)[1].splitlines()
+    assert sum(line.startswith("| `test_tipc/run.sh` |") for line in table) == 3  # every entry, no limit
+    assert "<img" not in text.replace("`<img", "")  # only ever inside a code span
+    assert all(line.count(" | ") == 5 for line in table if line.startswith("| `")), "no cell split by a `|`"
