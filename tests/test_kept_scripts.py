@@ -1,0 +1,244 @@
+"""The scripts a migration keeps (test_paddle2onnx.sh, the PTQ, serving and Lite scripts, the
+npu/xpu wrappers) keep working after `--apply`, which replaces the repo's common_func.sh and
+test_train_inference_python.sh with ours.
+
+1. Differential: for each family, the repo's own common_func.sh is sourced in one bash and ours in
+   another; every public function is called on the same table of hostile inputs (empty, `null`,
+   blanks, `|`, colons, globs, echo options, backslashes, under the caller IFS values the kept
+   scripts set). Stdout, exit status, the variables status_check leaves its caller and the status
+   log files must be identical.
+2. Real kept scripts run under the recording harness (oracle.run_upstream) on a staged tree whose
+   common_func.sh (or runner) is ours must record what they record with the repo's own.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers.upstream import upstream_dir
+from tipcgen.dialects import get_layout
+from tipcgen.emit.files import kept_funcs, runner_script
+
+# upstream folder -> (our layout, the runner whose common_func.sh replaces the repo's)
+FAMILIES = {
+    "PaddleClas": ("paddleclas", "paddleclas"),
+    "PaddleSeg": ("paddleseg", "paddleseg"),
+    "PaddleVideo": ("paddlevideo", "paddlevideo"),
+    "models": ("models", "models"),
+    "PaddleOCR/head": ("paddleocr", "ocr_head"),
+    "PaddleOCR/seed-era": ("paddleocr", "ocr"),
+}
+
+# Lines as the kept scripts pass them: key:value rows of a config, with the hostile variants.
+LINES = [
+    "",
+    "null",
+    ":",
+    "::",
+    "key",
+    "key:",
+    ":value",
+    "key:value",
+    "key:null",
+    "key:a:b",
+    "http_key:http://host:8080/x.tar",
+    " key : value with blanks ",
+    "key:a b  c",
+    "key:a|b||c|",
+    "key:|",
+    "key:*.py",
+    "key:nomatch*",
+    "key:[{float32,[3,224,224]}]",
+    "-n:-e",
+    "key:-n",
+    "key:a\\tb",
+    "key:a\\:b",
+    "--profiler_options:batch_range=[10,20];state=GPU;profile_path=model.profile",
+    "norm_train:tools/train.py -c configs/a.yaml -o Global.epochs=2",
+    "Global.use_gpu:True|False",
+    "--precision:fp32|fp16|int8",
+]
+PARAM_LINES = [
+    "",
+    "null",
+    "epoch:lite_train_lite_infer=1|whole_train_whole_infer=3|whole_infer=",
+    "epoch:lite_train_lite_infer=|whole_infer=2",
+    "epoch:lite_train_lite_infer=1 2|lite_train_lite_infer=3",
+    "epoch:lite_train_*=5|whole_infer=*.py",
+    "epoch:=x|lite_train_lite_infer=a=b",
+    "epoch:lite_train_lite_infer",
+    "epoch",
+    "epoch:|||",
+]
+MODES = ["lite_train_lite_infer", "whole_infer", "lite_train_*", "", "no such mode"]
+KEYS = ["", "null", "--k", "-o Global.k", "a b", "a|b", "-n", "null x", "nullx", "*.py", "k=v"]
+VALUES = ["", "null", " ", "v", "a b", "a|b", "-e", "NULL", "  ", "*.py", "a=b"]
+# The IFS values the kept scripts leave set when they call (None: unset, the shell's default).
+CALLER_IFS = [None, "|", "\n", " ", ":"]
+STATUSES = ["0", "1", "", "0 0", "x", "-1", "127"]
+COMMANDS = [
+    "python3.7 tools/export.py -c a.yml",
+    "",
+    "cmd with \\n escape and \\c cut",
+    "a|b|c",
+    "-n",
+    "  spaced  out  ",
+]
+STATUS_LOGS = ["results_python.log", "", "two logs.log", "a|b.log", "out/../results.log"]
+GLOBALS = ("last_status", "run_command", "run_log", "model_name", "log_path", "extra_args", "i", "MODE", "IFS")
+
+
+def _call(func: str, args: list, ifs=None, direct: bool = False, mode=None) -> str:
+    """One case: the function called in a subshell (upstream's set their caller's IFS and
+    variables), its stdout and exit status; `direct`: then the variables it left set."""
+    pre = "unset IFS; " if ifs is None else f"IFS={shlex.quote(ifs)}; "
+    if mode is not None:
+        pre += f"MODE={shlex.quote(mode)}; "
+    call = " ".join([func, *(shlex.quote(a) for a in args)])
+    show = ""
+    if direct:
+        show = (
+            "; unset IFS; for v in " + " ".join(GLOBALS) + '; do if [[ -v $v ]]; then declare -p "$v"; '
+            'else echo "$v: unset"; fi; done'
+        )
+    return f'echo {shlex.quote("### " + call)}\n( {pre}{call}; echo "rc=$?"{show} )\n'
+
+
+def _cases(funcs) -> list[str]:
+    cases = []
+    for line in LINES:
+        for ifs in (None, "|"):
+            cases.append(_call("func_parser_key", [line], ifs))
+            cases.append(_call("func_parser_value", [line], ifs))
+        if "lite" in funcs.extras:
+            for sep in (":", "|", " ", "="):
+                cases.append(_call("func_parser_value_lite", [line, sep]))
+        if "cpp" in funcs.extras:
+            cases.append(_call("func_parser_key_cpp", [line]))
+            cases.append(_call("func_parser_value_cpp", [line]))
+    for key in KEYS:
+        for value in VALUES:
+            for ifs in (None, "|"):
+                cases.append(_call("func_set_params", [key, value], ifs))
+    if "amp" in funcs.extras:
+        for value in ["fp16", "amp", "fp32", "", "null", "fp16 ", "AMP"]:
+            cases.append(_call("func_set_amp_params", ["autocast", value]))
+    for line in PARAM_LINES:
+        for mode in MODES:
+            # the mode as $2, and a caller's MODE that differs from it (PaddleSeg's reads that one)
+            cases.append(_call("func_parser_params", [line, mode], mode=mode))
+            cases.append(_call("func_parser_params", [line, mode], mode="whole_infer"))
+    k = 0
+    for n, status in enumerate(STATUSES):
+        for command in COMMANDS:
+            for log in STATUS_LOGS[: 2 + n % 4]:
+                k += 1  # each one under the default IFS and one other caller IFS in turn
+                for ifs in {None, CALLER_IFS[k % len(CALLER_IFS)]}:
+                    args = [status, command, log, "model name", f"./logs/{n}.log"]
+                    cases.append(_call("status_check", args, ifs, direct=True))
+    cases.append(_call("status_check", ["0", "four arguments", "results_python.log", "m"], direct=True))
+    if "seg" in funcs.extras:
+        for args in (["a", "b", "b"], ["a", "b", "c"], ["x"], [], ["a b", "a b"], ["*", "*.py"]):
+            cases.append(_call("contains", args, direct=True))
+        for args in (["l1", "a;b c;;d"], ["only"], [], ["x", "*.py;k=v"], ["a", ""]):
+            cases.append(_call("parse_extra_args", args, direct=True))
+        for args in (["a/b.yml", "_q"], ["noext", "_x"], ["a.b.c", ""], ["", "s"], [".hidden", "-1"]):
+            cases.append(_call("add_suffix", args))
+    return cases
+
+
+def _run(common: Path, driver: str, cwd: Path) -> tuple[str, dict]:
+    """Source `common` in a fresh bash in `cwd` (a few files for the globs to find), run the
+    cases; -> (stdout, {file: bytes} of what the calls wrote)."""
+    cwd.mkdir()
+    for name in ("a.py", "b.py", "B.py", "x y.py"):
+        (cwd / name).write_text("")
+    (cwd / "logs").mkdir()
+    (cwd / "out").mkdir()
+    script = cwd.parent / f"{cwd.name}.sh"
+    script.write_text(f"source {shlex.quote(str(common))}\n{driver}")
+    done = subprocess.run(
+        ["bash", "--norc", "--noprofile", str(script)],
+        cwd=cwd,
+        capture_output=True,
+        timeout=240,
+        env={"PATH": os.environ["PATH"], "LC_ALL": "C"},
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    files = {str(p.relative_to(cwd)): p.read_bytes() for p in sorted(cwd.rglob("*")) if p.is_file()}
+    return done.stdout.decode("utf-8", "replace"), files
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Path:
+    path = upstream_dir()
+    if not (path / "PaddleSeg" / "common_func.sh").is_file():
+        if os.environ.get("TIPC_REQUIRE_CORPUS"):
+            pytest.fail(f"TIPC_REQUIRE_CORPUS is set but the upstream scripts are missing at {path}")
+        pytest.skip(f"upstream scripts not found at {path} (set TIPC_UPSTREAM to ../shared/upstream)")
+    return path
+
+
+def ours(layout: str, runner: str, where: Path) -> Path:
+    """Our generated common_func.sh for a family, written to `where`."""
+    where.write_text(runner_script(get_layout(layout), "tipcgen test", runner)[1])
+    return where
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_common_func_helpers_print_and_log_what_the_repos_own_do(tmp_path, upstream, family):
+    layout, runner = FAMILIES[family]
+    funcs = kept_funcs(runner)
+    assert funcs is not None
+    cases = _cases(funcs)
+    driver = "".join(cases)
+    theirs_out, theirs_files = _run(upstream / family / "common_func.sh", driver, tmp_path / "theirs")
+    ours_out, ours_files = _run(ours(layout, runner, tmp_path / "common_func.sh"), driver, tmp_path / "ours")
+    theirs_cases, ours_cases = theirs_out.split("### "), ours_out.split("### ")
+    assert len(theirs_cases) == len(cases) + 1
+    differ = [(a, b) for a, b in zip(theirs_cases, ours_cases) if a != b]
+    assert not differ, f"{len(differ)} of {len(cases)} cases differ; first: upstream\n{differ[0][0]}\nours\n{differ[0][1]}"
+    assert ours_files == theirs_files
+    # the status logs were written (the cases reach the file side, not only stdout)
+    assert b"Run successfully with command - model name - python3.7" in theirs_files["results_python.log"]
+    assert "two" in theirs_files and "logs.log" in theirs_files
+
+
+def test_every_family_with_a_common_func_has_one_record_and_detection_none():
+    """The families whose scripts source test_tipc/common_func.sh have a record (their status
+    line: the runner module's); PaddleDetection's source their own utils_func.sh."""
+    from tipcgen.plan.runners import models, ocr_head, paddleclas, paddleclas_ptq
+
+    assert kept_funcs("paddleclas_ptq") is kept_funcs("paddleclas") or (
+        kept_funcs("paddleclas_ptq") == kept_funcs("paddleclas")
+    )
+    assert kept_funcs("paddleclas").status_format == paddleclas.STATUS_FORMAT == paddleclas_ptq.STATUS_FORMAT
+    assert kept_funcs("ocr").status_format == kept_funcs("ocr_head").status_format == ocr_head.STATUS_FORMAT
+    assert kept_funcs("models").status_format == models.STATUS_FORMAT
+    assert kept_funcs("paddledetection") is None
+    common = runner_script(get_layout("paddledetection"), "b")[1]
+    assert "status_check" not in common
+
+
+def _tree(tmp_path: Path, upstream: Path, family: str, replace: dict) -> Path:
+    """A copy of the repo's test_tipc/ scripts with some files replaced by ours."""
+    tree = tmp_path / f"staged-{len(list(tmp_path.iterdir()))}" / family.split("/")[-1]
+    shutil.copytree(upstream / family, tree, symlinks=True)
+    for name, text in replace.items():
+        (tree / name).write_text(text)
+    return tree
+
+
+def _recorded(run) -> tuple:
+    return (
+        run.returncode,
+        [(c.argv, c.cuda_visible_devices, c.cwd) for c in run.commands],
+        run.status_lines,
+        sorted(run.logs),
+    )
