@@ -236,9 +236,116 @@ def _tree(tmp_path: Path, upstream: Path, family: str, replace: dict) -> Path:
 
 
 def _recorded(run) -> tuple:
+    """What a run did, its scratch directory named `<scratch>` (each run has its own)."""
+    scratch = str(Path(run.root).parent)
+
+    def norm(text: str) -> str:
+        return text.replace(scratch, "<scratch>")
+
     return (
         run.returncode,
-        [(c.argv, c.cuda_visible_devices, c.cwd) for c in run.commands],
-        run.status_lines,
+        [(tuple(norm(a) for a in c.argv), c.cuda_visible_devices, norm(c.cwd)) for c in run.commands],
+        [norm(line) for line in run.status_lines],
         sorted(run.logs),
     )
+
+
+# The kept chain scripts that source test_tipc/common_func.sh, each with one config of its chain
+# from the corpus (the first by name), per family that has a common_func.sh.
+KEPT_CHAINS = (
+    "test_paddle2onnx.sh",
+    "test_ptq_inference_python.sh",
+    "test_serving_infer_python.sh",
+    "test_serving_infer_cpp.sh",
+    "test_inference_cpp.sh",
+)
+# Programs those scripts (and PaddleClas's Lite preparation) run besides the interpreter: recorded
+# too, so a difference in what they are given shows.
+KEPT_TOOLS = ("pip3", "wget", "tar", "cp", "sed", "unzip", "git", "make", "cmake", "adb", "sleep", "nohup")
+
+
+def _chain_configs(corpus: Path, family: str) -> list:
+    from tipcgen.dialects import chain_of
+
+    found: dict = {}
+    for path in sorted((corpus / family.split("/")[0]).rglob("*.txt")):
+        chain = chain_of(path.read_text(errors="replace"))
+        if chain is not None and chain[1] in KEPT_CHAINS and chain[1] not in found:
+            found[chain[1]] = path
+    return sorted(found.items())
+
+
+def _run_both(tmp_path, upstream, family, config, mode, script, replace, **kw):
+    """(the run with the repo's own files, the run with `replace` ours) of one script."""
+    from helpers.upstream import run_upstream
+
+    keep = {"keep": True, "scratch": None}
+    theirs = run_upstream(upstream / family, config, mode, repo=family, script=script, **keep, **kw)
+    staged = _tree(tmp_path, upstream, family, replace)
+    ours_run = run_upstream(staged, config, mode, repo=family, script=script, **keep, **kw)
+    return theirs, ours_run
+
+
+def _outputs(run) -> dict:
+    """Every file a run left in its scratch repo but the staged scripts: status logs, logs,
+    what a script wrote (config copies, sed-edited files), with their contents."""
+    root = Path(run.root)
+    files = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and not path.is_symlink() and rel != "test_tipc/common_func.sh":
+            files[rel] = path.read_bytes().replace(str(root.parent).encode(), b"<scratch>")
+    shutil.rmtree(root.parent, ignore_errors=True)
+    return files
+
+
+@pytest.mark.corpus
+@pytest.mark.sandbox
+@pytest.mark.parametrize("family", ["PaddleClas", "PaddleSeg", "PaddleVideo", "models"])
+def test_kept_chain_scripts_record_the_same_with_our_common_func(tmp_path, upstream, corpus, family):
+    """Each kept chain script of the family, on a corpus config of its chain, with the repo's
+    common_func.sh and then with ours: the same commands (argv, CUDA_VISIBLE_DEVICES, cwd), exit
+    status, status lines and files."""
+    layout, runner = FAMILIES[family]
+    common = runner_script(get_layout(layout), "tipcgen test", runner)[1]
+    configs = _chain_configs(corpus, family)
+    assert configs, f"no kept chain config of {family} in the corpus"
+    ran = []
+    for script, config in configs:
+        if not (upstream / family / script).is_file():
+            continue
+        theirs, ours_run = _run_both(
+            tmp_path, upstream, family, config, "whole_infer", script, {"common_func.sh": common}, tools=KEPT_TOOLS
+        )
+        assert not theirs.timed_out and not ours_run.timed_out, script
+        assert theirs.commands, f"{script} on {config.name} ran nothing with the repo's own common_func.sh"
+        assert _recorded(ours_run) == _recorded(theirs), f"{family}/{script} on {config}"
+        assert _outputs(ours_run) == _outputs(theirs), f"{family}/{script} on {config}"
+        ran.append(script)
+    assert "test_paddle2onnx.sh" in ran
+
+
+@pytest.mark.corpus
+@pytest.mark.sandbox
+@pytest.mark.parametrize("family", ["PaddleClas", "models"])
+def test_lite_preparation_sources_our_common_func_and_does_the_same(tmp_path, upstream, corpus, family):
+    """prepare_lite_arm_cpu_cpp.sh reads its Lite config with func_parser_value_lite: with ours it
+    fetches, copies and builds the same (recorded) as with the repo's own."""
+    layout, runner = FAMILIES[family]
+    common = runner_script(get_layout(layout), "tipcgen test", runner)[1]
+    configs = sorted(p for p in (corpus / family).rglob("*lite*arm*cpp*.txt"))
+    assert configs, f"no Lite config of {family} in the corpus"
+    theirs, ours_run = _run_both(
+        tmp_path,
+        upstream,
+        family,
+        configs[0],
+        "whole_infer",
+        "prepare_lite_arm_cpu_cpp.sh",
+        {"common_func.sh": common},
+        tools=KEPT_TOOLS,
+        dirs=("deploy/lite",),
+    )
+    assert theirs.commands
+    assert _recorded(ours_run) == _recorded(theirs)
+    assert _outputs(ours_run) == _outputs(theirs)
