@@ -203,7 +203,9 @@ def test_common_func_helpers_print_and_log_what_the_repos_own_do(tmp_path, upstr
     theirs_cases, ours_cases = theirs_out.split("### "), ours_out.split("### ")
     assert len(theirs_cases) == len(cases) + 1
     differ = [(a, b) for a, b in zip(theirs_cases, ours_cases) if a != b]
-    assert not differ, f"{len(differ)} of {len(cases)} cases differ; first: upstream\n{differ[0][0]}\nours\n{differ[0][1]}"
+    assert not differ, (
+        f"{len(differ)} of {len(cases)} cases differ; first: upstream\n{differ[0][0]}\nours\n{differ[0][1]}"
+    )
     assert ours_files == theirs_files
     # the status logs were written (the cases reach the file side, not only stdout)
     assert b"Run successfully with command - model name - python3.7" in theirs_files["results_python.log"]
@@ -349,3 +351,134 @@ def test_lite_preparation_sources_our_common_func_and_does_the_same(tmp_path, up
     assert theirs.commands
     assert _recorded(ours_run) == _recorded(theirs)
     assert _outputs(ours_run) == _outputs(theirs)
+
+
+# --- the npu/xpu wrappers: they sed the runner's `"gpu"` (and the config), then run it ---
+
+WRAPPED = {  # upstream folder -> our layout (its default runner follows that repo's script)
+    "PaddleClas": "paddleclas",
+    "PaddleDetection": "paddledetection",
+    "PaddleSeg": "paddleseg",
+    "PaddleVideo": "paddlevideo",
+}
+# What a wrapper's sed of the runner matches that our runner has no text for, with why: the
+# runner's named deviation.
+RUNNER_EDITS_WITHOUT_TEXT = {
+    r"\$\{model_name\}/train\.log": "train-status-from-trainer: ours reports the trainer's exit, not a cat of its train.log",
+}
+
+
+def _runner_seds(wrapper: Path) -> list:
+    """(pattern regex, replacement) of each `sed -i "s/A/B/g" test_tipc/test_train_inference_python.sh`
+    of a wrapper, unescaped as sed reads them (a backslash and a character: that character)."""
+    import re
+
+    edits = []
+    for line in wrapper.read_text().splitlines():
+        found = re.search(r"""sed -i (["'])s/(.*)/(.*)/g\1 test_tipc/test_train_inference_python\.sh""", line)
+        if found:
+            pattern, repl = (re.sub(r"\\(.)", r"\1", part) for part in found.group(2, 3))
+            edits.append((re.escape(pattern), repl))
+    return edits
+
+
+@pytest.mark.parametrize("family", sorted(WRAPPED))
+def test_generated_runner_has_the_text_the_wrappers_sed_where_upstreams_has_it(upstream, family):
+    """Each `sed -i s/A/B/g` a wrapper applies to the runner (`"gpu"` -> `"npu"`, PaddleClas's
+    xpu path edits) matches our generated runner as often as upstream's, and the edited runner is
+    still bash; no `"npu"`/`"xpu"` literal of ours is there for a sed to hit."""
+    import re
+
+    theirs = (upstream / family / "test_train_inference_python.sh").read_text()
+    ours_text = runner_script(get_layout(WRAPPED[family]), "tipcgen test")[0]
+    seen = 0
+    for device in ("npu", "xpu"):
+        edits = _runner_seds(upstream / family / f"test_train_inference_python_{device}.sh")
+        assert any(repl == f'"{device}"' for _, repl in edits), (family, device, edits)
+        edited = ours_text
+        for pattern, repl in edits:
+            if pattern in RUNNER_EDITS_WITHOUT_TEXT:
+                assert not re.search(pattern, ours_text) and re.search(pattern, theirs)
+                continue
+            assert len(re.findall(pattern, ours_text)) == len(re.findall(pattern, theirs)) > 0, (family, pattern)
+            edited = re.sub(pattern, lambda _m, r=repl: r, edited)
+            seen += 1
+        done = subprocess.run(["bash", "-n"], input=edited.encode(), capture_output=True)
+        assert done.returncode == 0, done.stderr
+    for literal in ('"npu"', '"xpu"'):
+        assert literal not in ours_text and literal not in theirs
+    assert seen >= 2
+
+
+def _signature(theirs, ours_run) -> tuple:
+    """How two runs differ: commands only one side ran (with their counts), status lines only one
+    side wrote, logs only one side has."""
+    from collections import Counter
+
+    a, b = _recorded(theirs), _recorded(ours_run)
+    ca, cb = Counter(a[1]), Counter(b[1])
+    sa, sb = Counter(a[2]), Counter(b[2])
+    return (
+        sorted((ca - cb).items()),
+        sorted((cb - ca).items()),
+        sorted((sa - sb).items()),
+        sorted((sb - sa).items()),
+        sorted(set(a[3]) ^ set(b[3])),
+    )
+
+
+def _device_config(corpus: Path, family: str) -> Path:
+    """A train config of the family whose inference device list names gpu (or True), the value
+    the wrappers rename."""
+    from helpers.upstream import train_configs
+
+    for path in train_configs(corpus, family):
+        text = path.read_text(errors="replace")
+        if any(line.split(":", 1)[-1] in ("gpu|cpu", "cpu|gpu", "True|False") for line in text.splitlines()[35:]):
+            return path
+    raise AssertionError(f"no train config of {family} with a gpu inference device")
+
+
+@pytest.mark.corpus
+@pytest.mark.sandbox
+@pytest.mark.parametrize("device", ["npu", "xpu"])
+@pytest.mark.parametrize("family", sorted(WRAPPED))
+def test_device_wrapper_runs_our_runner_as_it_runs_upstreams(tmp_path, upstream, corpus, family, device):
+    """bash test_tipc/test_train_inference_python_<device>.sh CONFIG MODE with the repo's runner and
+    with ours: they differ only where the two runners differ without the wrapper on the config the
+    wrapper edited (the train runner's named deviations, which tests/test_upstream_*.py hold
+    explained), and the runner's `"gpu"` -> `"<device>"` edit changes both the same way."""
+
+    layout = WRAPPED[family]
+    script, common = runner_script(get_layout(layout), "tipcgen test")
+    # The harness's `sleep` returns at once (upstream sleeps between steps), which would fire our
+    # step limits' watchdog at once: the staged copy runs without step limits.
+    ours_runner = script.replace("\n", "\nexport TIPC_STEP_TIMEOUT=0\n", 1)
+    # (PaddleDetection's scripts source their utils_func.sh: our common_func.sh is only the runner's)
+    replace = {"test_train_inference_python.sh": ours_runner, "common_func.sh": common}
+    config = _device_config(corpus, family)
+    mode = "lite_train_lite_infer"
+    wrapper = f"test_train_inference_python_{device}.sh"
+    tools = ("python3.9", "perl")
+    theirs, ours_run = _run_both(tmp_path, upstream, family, config, mode, wrapper, replace, tools=tools)
+    edited_root = Path(theirs.root)
+    edited = next((edited_root / "test_tipc" / "configs").rglob(config.name))
+    saved = tmp_path / "edited" / config.parent.name / config.name
+    saved.parent.mkdir(parents=True)
+    saved.write_bytes(edited.read_bytes())
+    wrapped = _signature(theirs, ours_run)
+    wrapped_infer = sum(1 for c in ours_run.commands if "infer" in " ".join(c.argv[1:2]))
+    _outputs(theirs), _outputs(ours_run)  # removes the kept scratch directories
+    assert theirs.commands and not theirs.timed_out and not ours_run.timed_out
+    plain_theirs, plain_ours = _run_both(
+        tmp_path, upstream, family, saved, mode, "test_train_inference_python.sh", replace, tools=tools
+    )
+    plain = _signature(plain_theirs, plain_ours)
+    plain_infer = sum(1 for c in plain_ours.commands if "infer" in " ".join(c.argv[1:2]))
+    _outputs(plain_theirs), _outputs(plain_ours)
+    assert wrapped == plain, f"{family} {device}: the wrapper changes how ours differs from upstream's"
+    if family in ("PaddleDetection", "PaddleSeg"):
+        # their configs name the device gpu: the renamed value reaches the GPU branch only
+        # through the runner's edited literal, in upstream's runner and in ours
+        assert wrapped_infer > plain_infer, (wrapped_infer, plain_infer)
+        assert wrapped == ([], [], [], [], []), wrapped

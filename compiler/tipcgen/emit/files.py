@@ -114,7 +114,9 @@ def kept_funcs(runner: str) -> Optional[KeptFuncs]:
 
 def kept_status_bash(funcs: KeptFuncs) -> str:
     """status_check's line as the bash's double-quoted string (its local variables)."""
-    return funcs.status_format.format(verdict="${_sc_verdict}", model="${_sc_model}", command="${_sc_command}", log="${_sc_log}")
+    return funcs.status_format.format(
+        verdict="${_sc_verdict}", model="${_sc_model}", command="${_sc_command}", log="${_sc_log}"
+    )
 
 
 def status_bash(fmt: str) -> str:
@@ -190,7 +192,7 @@ def runner_script(
         word_bash_re=WORD_BASH_RE,
         word_chars=WORD_CHARS,
     )
-    kept = kept_funcs(ctx["runner"])
+    kept = kept_funcs(runner or dialect.runners[0])
     common = render(
         "common_func.sh.j2", **ctx, kept=kept, kept_status=kept_status_bash(kept) if kept is not None else ""
     )
