@@ -94,10 +94,13 @@ STATUS_LOGS = ["results_python.log", "", "two logs.log", "a|b.log", "out/../resu
 GLOBALS = ("last_status", "run_command", "run_log", "model_name", "log_path", "extra_args", "i", "MODE", "IFS")
 
 
-def _call(func: str, args: list, ifs=None, direct: bool = False, mode=None) -> str:
+def _call(func: str, args: list, ifs=None, direct: bool = False, mode=None, errexit: bool = False) -> str:
     """One case: the function called in a subshell (upstream's set their caller's IFS and
-    variables), its stdout and exit status; `direct`: then the variables it left set."""
+    variables), its stdout and exit status; `direct`: then the variables it left set; `errexit`:
+    in a caller that runs with `set -e`."""
     pre = "unset IFS; " if ifs is None else f"IFS={shlex.quote(ifs)}; "
+    if errexit:
+        pre += "set -e; "
     if mode is not None:
         pre += f"MODE={shlex.quote(mode)}; "
     call = " ".join([func, *(shlex.quote(a) for a in args)])
@@ -143,6 +146,14 @@ def _cases(funcs) -> list[str]:
                     args = [status, command, log, "model name", f"./logs/{n}.log"]
                     cases.append(_call("status_check", args, ifs, direct=True))
     cases.append(_call("status_check", ["0", "four arguments", "results_python.log", "m"], direct=True))
+    # A caller with `set -e` goes on after each call (its rc= line shows). The parsers are called
+    # as the kept scripts call them, in $(...): upstream's also leave their scratch variables
+    # (strs, array, tmp, ...) set when called directly, which no kept script relies on.
+    for line in ("key:value", "", "key:a|b"):
+        cases.append(_call("func_parser_value", [line], errexit=True))
+        cases.append(_call("func_set_params", ["k", line], errexit=True))
+        cases.append(_call("func_parser_params", [line, "key"], errexit=True))
+    cases.append(_call("status_check", ["1", "c", "results_python.log", "m", "l"], errexit=True, direct=True))
     if "seg" in funcs.extras:
         for args in (["a", "b", "b"], ["a", "b", "c"], ["x"], [], ["a b", "a b"], ["*", "*.py"]):
             cases.append(_call("contains", args, direct=True))
@@ -263,7 +274,12 @@ KEPT_CHAINS = (
 )
 # Programs those scripts (and PaddleClas's Lite preparation) run besides the interpreter: recorded
 # too, so a difference in what they are given shows.
-KEPT_TOOLS = ("pip3", "wget", "tar", "cp", "sed", "unzip", "git", "make", "cmake", "adb", "sleep", "nohup")
+KEPT_TOOLS = ("pip3", "wget", "tar", "cp", "sed", "unzip", "git", "make", "cmake", "adb")
+
+# Scripts whose exit status is that of their last `ps ux | grep -E 'web_service' | awk ... | xargs
+# kill -s 9`, which races with the grep it lists (123 when the grep is gone first): it varies from
+# run to run with the repo's own common_func.sh too.
+RACY_EXIT = ("test_serving_infer_python.sh",)
 
 
 def _chain_configs(corpus: Path, family: str) -> list:
@@ -321,7 +337,10 @@ def test_kept_chain_scripts_record_the_same_with_our_common_func(tmp_path, upstr
         )
         assert not theirs.timed_out and not ours_run.timed_out, script
         assert theirs.commands, f"{script} on {config.name} ran nothing with the repo's own common_func.sh"
-        assert _recorded(ours_run) == _recorded(theirs), f"{family}/{script} on {config}"
+        a, b = _recorded(theirs), _recorded(ours_run)
+        if script in RACY_EXIT:  # everything but the exit status
+            a, b = a[1:], b[1:]
+        assert b == a, f"{family}/{script} on {config}"
         assert _outputs(ours_run) == _outputs(theirs), f"{family}/{script} on {config}"
         ran.append(script)
     assert "test_paddle2onnx.sh" in ran

@@ -417,7 +417,8 @@ tipc_fields() {
     if [[ -z $3 ]]; then
         return 0
     fi
-    IFS=$2 read -r -d '' -a _f_split < <(printf '%s' "$3")
+    # read -d '' ends at the input's end, with status 1: not a failure (a caller may `set -e`)
+    IFS=$2 read -r -d '' -a _f_split < <(printf '%s' "$3") || :
     local IFS=
     for _f_field in "${_f_split[@]}"; do
         if [[ -z $_f_field ]]; then
