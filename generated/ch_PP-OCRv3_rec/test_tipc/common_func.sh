@@ -399,3 +399,116 @@ tipc_stall_report() {
     echo 'tipc: hint: to see which operator a hung run waits in, run it again with GLOG_v=3 and FLAGS_benchmark=1 exported (every operator is logged as it runs); a hang is usually two processes waiting for different collective calls' >&2
     echo 'tipc: hint: for NCCL errors, export NCCL_DEBUG=INFO and look for the "NCCL WARN" lines' >&2
 }
+
+# --- the repo's own helpers, for the test_tipc/ scripts a migration keeps ---
+# They source this file in place of the repo's common_func.sh: each function below prints what
+# the repo's function of that name prints for the same arguments, including its word splitting
+# (by the IFS each one uses, or the caller's) and pathname expansion of what it splits
+# (tests/test_kept_scripts.py holds them equal).
+
+# tipc_fields OUT SEP STRING: the words of an unquoted $STRING with IFS=SEP: split by read's
+# rules (the same as the shell's), then each non-empty word expanded as a pathname pattern (an
+# empty word split off by a non-blank SEP stays, as in the shell's splitting).
+tipc_fields() {
+    local -n _f_out=$1
+    local _f_field
+    local -a _f_split=() _f_glob=()
+    _f_out=()
+    if [[ -z $3 ]]; then
+        return 0
+    fi
+    # read -d '' ends at the input's end, with status 1: not a failure (a caller may `set -e`)
+    IFS=$2 read -r -d '' -a _f_split < <(printf '%s' "$3") || :
+    local IFS=
+    for _f_field in "${_f_split[@]}"; do
+        if [[ -z $_f_field ]]; then
+            _f_out+=("")
+        else
+            # shellcheck disable=SC2206 # on purpose: only pathname expansion (IFS is empty), as upstream's unquoted words get
+            _f_glob=($_f_field)
+            _f_out+=("${_f_glob[@]}")
+        fi
+    done
+}
+
+# tipc_ifs OUT: the caller's IFS (unset: the shell's default blank, tab, newline).
+tipc_ifs() {
+    local -n _i_out=$1
+    if [[ -v IFS ]]; then
+        _i_out=$IFS
+    else
+        _i_out=$' \t\n'
+    fi
+}
+
+# tipc_echo_fields SEP STRING: what upstream's `echo ${STRING}` prints with IFS=SEP.
+tipc_echo_fields() {
+    local -a _ef_words=()
+    tipc_fields _ef_words "$1" "$2"
+    echo "${_ef_words[@]}"
+}
+
+# func_parser_key LINE / func_parser_value LINE: the first / second `:`-separated field (a value
+# ends at the next colon).
+func_parser_key() {
+    local -a _pk_fields=()
+    tipc_fields _pk_fields ":" "$1"
+    tipc_echo_fields ":" "${_pk_fields[0]:-}"
+}
+
+func_parser_value() {
+    local -a _pv_fields=()
+    tipc_fields _pv_fields ":" "$1"
+    tipc_echo_fields ":" "${_pv_fields[1]:-}"
+}
+
+# func_set_params KEY VALUE: `KEY=VALUE`, or a blank when KEY is null or VALUE is null, a blank
+# or empty. The KEY test is upstream's `[ ${key}x = "null"x ]`, split by the caller's IFS.
+func_set_params() {
+    local _sp_ifs
+    local -a _sp_key=()
+    tipc_ifs _sp_ifs
+    tipc_fields _sp_key "$_sp_ifs" "${1}x"
+    if test "${_sp_key[@]}" = "nullx" 2>/dev/null; then
+        echo " "
+    elif [[ $2 == "null" || $2 == " " || ${#2} -le 0 ]]; then
+        echo " "
+    else
+        echo "$1=$2"
+    fi
+}
+
+# func_parser_params LINE [MODE]: the value of the mode in LINE's `m1=v1|m2=v2`, then an empty
+# line (MODE: its second argument).
+func_parser_params() {
+    local _pp_item _pp_mode=$2
+    local -a _pp_fields=() _pp_items=() _pp_pair=()
+    tipc_fields _pp_fields ":" "$1"
+    tipc_fields _pp_items "|" "${_pp_fields[1]:-}"
+    for _pp_item in "${_pp_items[@]}"; do
+        tipc_fields _pp_pair "=" "$_pp_item"
+        # shellcheck disable=SC2053 # upstream's [[ = ]]: the mode is a pattern
+        if [[ ${_pp_pair[0]:-} == $_pp_mode ]]; then
+            tipc_echo_fields "|" "${_pp_pair[1]:-}"
+            break
+        fi
+    done
+    echo
+}
+
+# status_check STATUS COMMAND STATUS_LOG MODEL LOG: print the step's status line and
+# append it to STATUS_LOG (split by the caller's IFS, as upstream's unquoted `tee -a ${run_log}`).
+status_check() {
+    # shellcheck disable=SC2034 # upstream's status_check leaves these set in its caller
+    last_status=$1 run_command=$2 run_log=$3 model_name=$4 log_path=${5-}
+    local _sc_verdict="Run failed" _sc_model=$4 _sc_command=$2 _sc_log=${5-}
+    local _sc_ifs
+    local -a _sc_status=() _sc_logs=()
+    tipc_ifs _sc_ifs
+    tipc_fields _sc_status "$_sc_ifs" "$1"
+    if test "${_sc_status[@]}" -eq 0 2>/dev/null; then
+        _sc_verdict="Run successfully"
+    fi
+    tipc_fields _sc_logs "$_sc_ifs" "$3"
+    echo -e "\033[33m ${_sc_verdict} with command - ${_sc_model} - ${_sc_command} - ${_sc_log} \033[0m" | tee -a "${_sc_logs[@]}"
+}
