@@ -132,9 +132,7 @@ class Run:
 # ---- finding the entry points
 
 
-_FUNC = re.compile(
-    r"^\s*(?:function\s+)?[A-Za-z_][A-Za-z0-9_]*\s*\(\s*\)\s*\{?\s*$|^\s*function\s+[A-Za-z_]\w*\s*\{?\s*$"
-)
+_FUNC_HEAD = re.compile(r"^\s*(?:function\s+[A-Za-z_][\w-]*\s*(?:\(\s*\))?|[A-Za-z_][\w-]*\s*\(\s*\))\s*(?:\{|$)")
 _MODE_TEST = re.compile(r"\$\{?MODE\}?\"?\s*(?:==?|!=)\s*[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
 _SOURCED = re.compile(r"(?:^|[;&|]\s*|\s)(?:source|\.)\s+[\"']?(?:\$\{?\w+\}?/)?([\w./-]+\.sh)")
 _DOC_RUN = re.compile(r"bash\s+(?:\./)?test_tipc/([\w./-]+\.sh)((?:[ \t]+[^\s`|)<>;&]+)*)")
@@ -146,16 +144,15 @@ def _top_level(text: str) -> str:
     """The script's lines outside function bodies (where `$1`/`$2` are the script's arguments)."""
     out, depth = [], 0
     for line in text.split("\n"):
-        stripped = line.strip()
-        if depth == 0 and _FUNC.match(line):
-            depth = 1 if "{" in line or stripped.endswith("()") else 0
-            if stripped.endswith("()"):
-                depth = 1
+        if depth == 0 and _FUNC_HEAD.match(line):
+            # the body's braces counted from its header (a one-line function closes on it)
+            depth = line.count("{") - line.count("}") or (0 if "}" in line else 1)
             continue
         if depth:
             depth += line.count("{") - line.count("}")
-            if stripped == "}" or depth <= 0:
-                depth = 0
+            if line.strip() == "}":
+                depth = min(depth, 0)
+            depth = max(depth, 0)
             continue
         out.append(line)
     return "\n".join(out)
