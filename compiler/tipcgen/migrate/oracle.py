@@ -645,6 +645,12 @@ def _brief(tokens: list, n: int = 4) -> str:
     return f"[{shown}{' ...' if len(tokens) > n else ''}]"
 
 
+def _line(argv: tuple) -> str:
+    """A command on one line of a detail (a config's text the recorder appends keeps its line
+    breaks shown as \\n), so that the detail's `upstream:` / `plan:` lines are one command each."""
+    return " ".join(a.replace("\n", "\\n") for a in argv)
+
+
 def _aligned(got: list, want: list) -> list:
     """(i, j) pairs of upstream command i and plan step j, in order; i or j None for a command only
     one side runs. Aligned on the argv (difflib), so one inserted or dropped command does not
@@ -684,8 +690,8 @@ def _compare_commands(up: list, ran: list, norm: _Norm) -> list:
                     "commands",
                     f"steps: upstream runs more ({norm.shape(extra[1]) if len(extra) > 1 else '?'} ...)",
                     f"upstream's command {i} (the plan has none here; upstream runs {len(got)} commands, the plan "
-                    f"{len(want)})\n    upstream: {' '.join(extra)}\n    plan:     <none>",
-                    (f"upstream +{' '.join(extra)}",),
+                    f"{len(want)})\n    upstream: {_line(extra)}\n    plan:     <none>",
+                    (f"upstream +{_line(extra)}",),
                 )
             )
             continue
@@ -697,8 +703,8 @@ def _compare_commands(up: list, ran: list, norm: _Norm) -> list:
                     "commands",
                     f"steps: plan runs more ({step.kind})",
                     f"{where}: only the plan runs it (the plan runs {len(want)} commands, upstream {len(got)})\n"
-                    f"    upstream: <none>\n    plan:     {' '.join(want[j][0])}",
-                    (f"plan +{' '.join(want[j][0])}",),
+                    f"    upstream: <none>\n    plan:     {_line(want[j][0])}",
+                    (f"plan +{_line(want[j][0])}",),
                 )
             )
             continue
@@ -718,7 +724,7 @@ def _pair_differences(g: tuple, w: tuple, where: str, norm: _Norm) -> list:
         xp = argv_p[j] if j < len(argv_p) else "<end>"
         detail = (
             f"{where}: argv[{j}]: upstream {xu!r}, plan {xp!r}\n"
-            f"    upstream: {' '.join(argv_u)}\n    plan:     {' '.join(argv_p)}"
+            f"    upstream: {_line(argv_u)}\n    plan:     {_line(argv_p)}"
         )
         only_u, only_p = _token_diff(list(argv_u[1:]), list(argv_p[1:]), norm)
         if j == 0:
