@@ -1,8 +1,8 @@
 """migrate's verdict cache: `tipcgen migrate` records the Migration it computed, `--apply` after it
 reuses it when nothing it depends on changed, instead of running every script again.
 
-The key is a hash of every input: each file below the repo's test_tipc/ and its .gitignore
-(path and bytes), tipcgen's own code and templates (their content), the modes, the timeout,
+The key is a hash of every input: the repo's path, each file below its test_tipc/ and its
+.gitignore (path and bytes), tipcgen's own code and templates (their content), the modes, the timeout,
 whether the sandbox was on, and the options that shape the new tree. Any change is a miss. The
 record lives in the user's cache dir (prepare's: $TIPC_CACHE or ~/.cache/tipcgen), written through
 fsio's gate, read through the input gate; a missing, unreadable, corrupt or mistyped record is a
@@ -42,7 +42,9 @@ def input_key(root: str, options: Mapping[str, Any]) -> Optional[str]:
     from tipcgen.emit.check_cache import _code_digest
 
     digest = hashlib.sha256()
-    digest.update(json.dumps([VERSION, _code_digest(), dict(sorted(options.items()))], default=str).encode())
+    # the root too: the record names the repo's configs by their paths there
+    material = [VERSION, _code_digest(), os.path.abspath(root), dict(sorted(options.items()))]
+    digest.update(json.dumps(material, default=str).encode())
     tipc = os.path.join(root, "test_tipc")
     paths = [os.path.join(root, ".gitignore")] if os.path.lexists(os.path.join(root, ".gitignore")) else []
     for dirpath, dirs, names in dirs_below(tipc):
