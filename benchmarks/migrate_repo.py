@@ -20,6 +20,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -76,7 +77,7 @@ def main() -> int:
     parser.add_argument("--mode", action="append", help="migrate --mode (repeatable; default: every mode)")
     args = parser.parse_args()
     base = shared()
-    tipcgen = [sys.executable, "-m", "tipcgen"]
+    tipcgen = [sys.executable, "-m", "tipcgen.cli"]
     env = dict(os.environ)
     if args.jobs:
         env["TIPC_JOBS"] = str(args.jobs)
@@ -93,10 +94,11 @@ def main() -> int:
             modes = [x for m in args.mode or () for x in ("--mode", m)]
             report = top / f"{repo}.json"
             t_report, rc_report, err = run([*tipcgen, "migrate", str(root), "--json", str(report), *modes], env)
-            if rc_report not in (0, 1):
+            if rc_report not in (0, 1) or not report.is_file():
                 print(f"{repo}: migrate exited {rc_report}: {err[-800:]}")
                 failed += 1
                 continue
+            phases = re.search(r"imported in ([0-9.]+) s.*?runs compared in ([0-9.]+) s", err, re.S)
             data = json.loads(report.read_text(encoding="utf-8"))
             rows = data["rows"] + data["chain_rows"]
             verdicts = Counter(r["runner"] for r in rows)
@@ -105,7 +107,9 @@ def main() -> int:
             reused = "reused" in err
             print(
                 f"{repo}: {n} configs, {len(rows)} runs ({', '.join(f'{k} {v}' for k, v in sorted(verdicts.items()))}),"
-                f" {differing} differences; report {t_report:.1f} s (exit {rc_report}),"
+                f" {differing} differences; report {t_report:.1f} s (exit {rc_report}"
+                + (f"; import {phases[1]} s, comparisons {phases[2]} s" if phases else "")
+                + "),"
                 f" --apply {t_apply:.1f} s (exit {rc_apply}, verdicts {'reused' if reused else 'recomputed'})"
             )
             if rc_apply != 0:

@@ -207,7 +207,10 @@ def test_progress_off_a_terminal_is_a_line_per_tenth():
     for done in range(0, 38):
         progress(done, 37)
     progress.done()
-    lines = out.getvalue().splitlines()
+    first, *lines, last = out.getvalue().splitlines()
+    assert first.startswith("tipcgen migrate: imported in ") and last.startswith(
+        "tipcgen migrate: 37 runs compared in "
+    )
     tenths = [int(line.split("%")[0].rsplit(" ", 1)[1]) // 10 for line in lines]
     assert tenths == list(range(11)) and "\r" not in out.getvalue()
     assert lines[-1].startswith("tipcgen migrate: 100% (37/37 runs compared")
@@ -224,7 +227,7 @@ def test_progress_on_a_terminal_is_one_bar_redrawn():
         progress.done()
     shown = os.read(leader, 65536).decode()
     os.close(leader)
-    assert shown.count("\r") >= 5 and shown.rstrip().endswith("100% 4/4 runs, 0 s")
+    assert shown.count("\r") >= 5 and "100% 4/4 runs, 0 s" in shown
     assert "[" + "#" * 30 + "]" in shown
 
 

@@ -63,7 +63,8 @@ def migrate(
             f"tipcgen migrate: inputs unchanged since the last report: its verdicts reused ({str(key)[:12]})", err=True
         )
     else:
-        progress = Progress(sys.stderr)
+        progress = Progress(sys.stderr, jobs)
+        progress.begin()
         with scripts_sandbox(no_sandbox):
             m = plan_migration(root, modes=modes, jobs=jobs, timeout=timeout, progress=progress)
         progress.done()
@@ -110,18 +111,30 @@ class Progress:
 
     WIDTH = 30
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, jobs: int = 0) -> None:
         self.stream = stream
         self.tty = stream.isatty()
+        self.jobs = jobs
         self.shown = -1  # the last tenth written (not a terminal)
         self.drawn = False
         self.start = time.monotonic()
+        self.compared: Optional[float] = None  # when the comparisons began (the import done)
+        self.total = 0
+
+    def begin(self) -> None:
+        """The import starts (its prepare.sh traces come first: say so, they take a while)."""
+        self.stream.write("tipcgen migrate: importing the configs and tracing prepare.sh in each mode\n")
+        self.stream.flush()
 
     def __call__(self, done: int, total: int) -> None:
+        if self.compared is None:
+            self.compared = time.monotonic()
+            self.stream.write(f"tipcgen migrate: imported in {self.compared - self.start:.1f} s; comparing\n")
+        self.total = total
         if total <= 0:
             return
         pct = 100 * done // total
-        elapsed = time.monotonic() - self.start
+        elapsed = time.monotonic() - self.compared
         if self.tty:
             filled = self.WIDTH * done // total
             bar = "#" * filled + "." * (self.WIDTH - filled)
@@ -135,7 +148,13 @@ class Progress:
     def done(self) -> None:
         if self.drawn:
             self.stream.write("\n")
-            self.stream.flush()
+        now = time.monotonic()
+        if self.compared is not None:
+            self.stream.write(
+                f"tipcgen migrate: {self.total} runs compared in {now - self.compared:.1f} s"
+                f" ({self.jobs or os.cpu_count() or 1} workers); {now - self.start:.1f} s in all\n"
+            )
+        self.stream.flush()
 
 
 def _apply(m) -> list[str]:
