@@ -155,13 +155,16 @@ def _per_script(m: Migration) -> list[str]:
         if r.prepare != "not compared":
             tally.setdefault("prepare.sh", Counter())[r.prepare] += 1
     for e in m.entries:
-        tally.setdefault(f"entry point {e.entry.script}", Counter())[e.verdict] += 1
+        tally.setdefault("entry point " + str(e.entry.script), Counter())[e.verdict] += 1
     if not tally:
         return []
     out = ["## Summary: verdicts per script", "", "| script | runs | verdicts |", "|---|---|---|"]
     for script, counts in sorted(tally.items()):
-        shown = ", ".join(f"{n} {_text(v)}" for v, n in sorted(counts.items()))
-        out.append(f"| {_text(script)} | {sum(counts.values())} | {shown} |")
+        out.append(
+            f"| {_text(script)} | {sum(counts.values())} | "
+            + ", ".join(f"{n} {_text(v)}" for v, n in sorted(counts.items()))
+            + " |"
+        )
     return [*out, ""]
 
 
@@ -204,7 +207,7 @@ def _edits(m: Migration) -> list[str]:
     for e in listed:
         configs = ", ".join(_code(c, table=True) for c in e["configs"])
         out.append(
-            f"| {_text(e['script'])} | {_text(e['category'])} | {e['runs']} | {e['commands']} | {configs} |"
+            f"| {_text(e['script'])} | {_text(e['category'])} | {int(e['runs'])} | {int(e['commands'])} | {configs} |"
             f" {_text(e['deviation']) if e['deviation'] else '**unexplained**'} |"
         )
     return [*out, ""]
@@ -220,7 +223,7 @@ def _entries(m: Migration) -> list[str]:
         out.append(
             f"| {_code(e.entry.script, table=True)} | {_code(e.entry.config or '-', table=True)} |"
             f" {_text(e.entry.mode or '-')} | {_verdict(e.verdict, e.detail)} |"
-            f" {e.before_commands} before, {e.after_commands} after |"
+            f" {int(e.before_commands)} before, {int(e.after_commands)} after |"
         )
     out.append("")
     for e in m.entries:
