@@ -359,3 +359,31 @@ def test_an_edited_runner_is_reported_command_by_command_then_applied_from_the_c
     assert applied.exit_code == 0, applied.output
     assert "verdicts reused" in applied.output and "wrote " in applied.output
     assert (root / "test_tipc/.tipcgen.manifest").is_file()
+
+
+@pytest.mark.parametrize("name", ["img-onerror", "script", "backtick-runs", "pipes", "link-image", "entity-newline",
+                                  "rtl-override", "erase-line"])  # fmt: skip
+def test_repo_text_in_the_summary_and_every_difference_is_shown_literally(name):
+    """A category, a config path, a command and an entry point made of hostile text: no element,
+    link or cell from it, in the summary tables, the CHANGED blocks and the entry points' table."""
+    from test_escape import HOSTILE, read_markdown, visible
+    from tipcgen.migrate.entries import EntryPoint, EntryRow
+
+    value = HOSTILE[name]
+    config = f"test_tipc/configs/{value}.txt"
+    found = [
+        RowDifference("runner", "commands", f"eval argv: upstream +[{value}]",
+                      f"step 1 (eval): {value}\n    upstream: {PY} {value}\n    plan:     {PY} x"),
+        RowDifference("prepare", "prepare", f"prepare.sh: {value}", f"upstream {value}, ours x"),
+    ]  # fmt: skip
+    m = Migration(
+        f"/r/{value}", value, None, {}, {}, [Row(config, value, "CHANGED", value, "CHANGED", value, value, found)]
+    )
+    m.entries = [EntryRow(EntryPoint(f"test_tipc/{value}.sh", config, value), "CHANGED", value, [f"- before: {value}"])]
+    doc = read_markdown(report_markdown(m))
+    assert f"test_tipc/configs/{visible(value)}.txt" in doc.code
+    first = visible(value.split("\n")[0])  # a side per line of the block
+    assert any(f"upstream: {PY} {first}" in c for c in doc.code), doc.code
+    assert any(f"- before: {first}" in c for c in doc.code), doc.code
+    data = json.dumps(report_json(m), ensure_ascii=True)
+    assert data.isascii() and json.loads(data)["rows"][0]["differences"][0]["detail"] == found[0].detail
