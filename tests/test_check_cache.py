@@ -103,3 +103,71 @@ def test_the_cache_keeps_only_states_and_keys(built):
     (entry,) = data["entries"].values()
     assert entry["model"] == "tiny_rec" and all(len(v) == 3 for v in entry["state"].values())
     assert oct(os.stat(cache).st_mode & 0o777) == "0o600"  # other users see no paths of yours
+
+
+# ---- repo mode (`tipcgen check` with no SPEC, in a model repo's root)
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A model repo with two specs in test_tipc/specs/, built; cwd its root."""
+    root = tmp_path / "PaddleOCR"
+    (root / "test_tipc/specs").mkdir(parents=True)
+    for name in ("ch_PP-OCRv3_rec.yml", SPEC):
+        shutil.copy(REPO / "specs" / name, root / "test_tipc/specs" / name)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("TIPC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TIPC_CHECK_CACHE", raising=False)
+    assert cli("build")[0] == 0
+    assert cli("check")[0] == 0  # a clean check records it
+    return root
+
+
+def repo_renders(monkeypatch) -> list:
+    """Count the repo renders `check` does (the slow path the cache saves)."""
+    from tipcgen.emit import repo as emit_repo
+
+    seen: list = []
+    real = emit_repo.repo_files
+
+    def counting(project, specs, lang=None):
+        seen.extend(s.model for s in specs)
+        return real(project, specs, lang)
+
+    monkeypatch.setattr(emit_repo, "repo_files", counting)
+    return seen
+
+
+@pytest.mark.parametrize("how", ["touch", "rewrite-same", "replace-inode"])
+def test_a_repo_spec_touched_or_saved_unchanged_is_no_miss(repo, monkeypatch, how):
+    """Its bytes are in the key: a new mtime or inode of a spec (an editor's save, a checkout)
+    renders nothing again; the repo's generated files' state is still compared."""
+    spec = repo / "test_tipc/specs" / SPEC
+    data = spec.read_bytes()
+    if how == "touch":
+        os.utime(spec, ns=(1, 1))
+    elif how == "rewrite-same":
+        spec.write_bytes(data)
+        os.utime(spec, ns=(2, 2))
+    else:
+        spec.unlink()
+        spec.write_bytes(data)
+    seen = repo_renders(monkeypatch)
+    code, out = cli("check")
+    assert code == 0 and seen == [], out
+
+
+@pytest.mark.parametrize("change", ["spec", "generated", "delete"])
+def test_a_repo_change_that_matters_is_still_seen(repo, monkeypatch, change):
+    seen = repo_renders(monkeypatch)
+    if change == "spec":  # new bytes: a new key (the files it generates still match)
+        spec = repo / "test_tipc/specs" / SPEC
+        spec.write_text(spec.read_text().replace("model: tiny_rec\n", "model: tiny_rec\n# edited\n", 1))
+    elif change == "generated":
+        runner = repo / "test_tipc/test_train_inference_python.sh"
+        runner.write_text(runner.read_text() + "# edited\n")
+    else:
+        next((repo / "test_tipc/configs/tiny_rec").glob("*.txt")).unlink()
+    code, out = cli("check")
+    assert sorted(seen) == ["ch_PP-OCRv3_rec", "tiny_rec"], "the repo was not rendered again"
+    assert code == (0 if change == "spec" else 1), out

@@ -522,7 +522,6 @@ MARKDOWN = {
         "prepare.get(v, 0)": "a count",
         "n": "a count (tally), or a deviation name that reaches the text through _text",
         "line": "a line of a for_markdown block, indented under its list item",
-        "len(m.rows) - rows_limit": "a count",
     },
     "results/summary.py": {
         "label": "the callers' node label, built with for_markdown",

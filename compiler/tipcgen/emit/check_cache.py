@@ -35,6 +35,7 @@ class _Entry(TypedDict, total=False):
     files: int
     state: dict[str, list[int]]
     repo: bool
+    skip: list[str]
 
 
 class _CacheFile(TypedDict):
@@ -69,9 +70,11 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
-def tree_state(root: str) -> dict[str, list[int]]:
+def tree_state(root: str, skip: frozenset = frozenset()) -> dict[str, list[int]]:
     """{relative path: [size, mtime_ns, inode]} of the files below root/test_tipc (temp files of
-    an interrupted build left out: check only notes them)."""
+    an interrupted build left out: check only notes them; so are the `skip` paths, files whose
+    bytes the key holds: a repo's own specs in test_tipc/specs/, so that touching one, or saving
+    it unchanged, is no miss)."""
     state = {}
     base = os.path.join(root, TOP)
     for dirpath, _dirs, names in dirs_below(base):
@@ -83,7 +86,9 @@ def tree_state(root: str) -> dict[str, list[int]]:
                 st = os.lstat(path)
             except OSError:
                 continue
-            state[os.path.relpath(path, root).replace(os.sep, "/")] = [st.st_size, st.st_mtime_ns, st.st_ino]
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if rel not in skip:
+                state[rel] = [st.st_size, st.st_mtime_ns, st.st_ino]
     return state
 
 
@@ -94,6 +99,7 @@ class CheckCache:
         self.entries: dict[str, dict] = {}
         self.changed = False
         self._code: Optional[str] = None
+        self._specs: dict[str, list[str]] = {}  # repo key -> its spec files below the root
         if path is None:
             return
         try:
@@ -148,7 +154,11 @@ class CheckCache:
             extra = hashlib.sha256(read_bytes(settings, what="settings")).hexdigest() if settings else ""
         except (TipcError, OSError):
             return None
-        return hashlib.sha256(json.dumps(["repo", keys, extra]).encode()).hexdigest()
+        key = hashlib.sha256(json.dumps(["repo", keys, extra]).encode()).hexdigest()
+        # the specs' bytes are in the key: their state (mtime, inode) is left out of the tree's
+        rels = [os.path.relpath(os.path.abspath(p), os.path.abspath(root)).replace(os.sep, "/") for p in spec_files]
+        self._specs[key] = sorted(r for r in rels if not r.startswith("../"))
+        return key
 
     def hit(self, key: Optional[str], out: str) -> Optional[dict]:
         """The record of a spec whose key and generated files are unchanged, else None."""
@@ -158,7 +168,10 @@ class CheckCache:
         if "/" in entry["model"] or entry["model"] in ("", ".", ".."):
             return None
         tree = out if entry.get("repo") else os.path.join(out, entry["model"])
-        if entry.get("state") != tree_state(tree):
+        skip = entry.get("skip", [])
+        if not isinstance(skip, list) or not all(isinstance(x, str) for x in skip):
+            return None
+        if entry.get("state") != tree_state(tree, frozenset(skip)):
             return None
         return entry
 
@@ -169,9 +182,11 @@ class CheckCache:
             return
         self.entries.pop(key, None)
         tree = out if repo else os.path.join(out, model)
-        self.entries[key] = {"model": model, "files": files, "state": tree_state(tree)}
+        skip = self._specs.get(key, []) if repo else []
+        self.entries[key] = {"model": model, "files": files, "state": tree_state(tree, frozenset(skip))}
         if repo:
             self.entries[key]["repo"] = True
+            self.entries[key]["skip"] = skip
         while len(self.entries) > MAX_ENTRIES:
             self.entries.pop(next(iter(self.entries)))
         self.changed = True

@@ -50,6 +50,7 @@ import stat
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Optional
 
@@ -521,6 +522,19 @@ class Diff:
             if any(re.search(p, d.category) for p in dev.categories for d in self.differences)
         ]
 
+    def deviation_of(self, difference: Difference) -> str:
+        """The name of the runner's deviation that explains `difference` ("" when none does)."""
+        if self.plan is None or self.layout is None:
+            return ""
+        from tipcgen.dialects import any_layout
+        from tipcgen.plan.planner import runner_for
+
+        module = runner_for(any_layout(self.layout), self.runner)
+        return next(
+            (dev.name for dev in module.DEVIATIONS if any(re.search(p, difference.category) for p in dev.categories)),
+            "",
+        )
+
     @property
     def faithful(self) -> bool:
         return self.plan is not None and not self.unexplained()
@@ -631,67 +645,118 @@ def _brief(tokens: list, n: int = 4) -> str:
     return f"[{shown}{' ...' if len(tokens) > n else ''}]"
 
 
-def _compare_commands(up: list, ran: list, norm: _Norm) -> Optional[Difference]:
+def _line(argv: tuple) -> str:
+    """A command on one line of a detail (a config's text the recorder appends keeps its line
+    breaks shown as \\n), so that the detail's `upstream:` / `plan:` lines are one command each."""
+    return " ".join(a.replace("\n", "\\n") for a in argv)
+
+
+def _aligned(got: list, want: list) -> list:
+    """(i, j) pairs of upstream command i and plan step j, in order; i or j None for a command only
+    one side runs. Aligned on the argv (difflib), so one inserted or dropped command does not
+    shift every later one into a difference; within a block that differs, commands pair by their
+    interpreter and script (the same step with other options), the rest one side only."""
+    out: list = []
+    top = SequenceMatcher(None, [g[0] for g in got], [w[0] for w in want], autojunk=False)
+    for tag, i1, i2, j1, j2 in top.get_opcodes():
+        if tag == "equal":
+            out += list(zip(range(i1, i2), range(j1, j2)))
+            continue
+        coarse = SequenceMatcher(None, [g[0][:2] for g in got[i1:i2]], [w[0][:2] for w in want[j1:j2]], autojunk=False)
+        for sub, a1, a2, b1, b2 in coarse.get_opcodes():
+            pairs = list(zip(range(i1 + a1, i1 + a2), range(j1 + b1, j1 + b2))) if sub in ("equal", "replace") else []
+            out += pairs
+            n = len(pairs)
+            out += [(i, None) for i in range(i1 + a1 + n, i1 + a2)]
+            out += [(None, j) for j in range(j1 + b1 + n, j1 + b2)]
+    return out
+
+
+def _compare_commands(up: list, ran: list, norm: _Norm) -> list:
+    """Every command that differs between upstream's run (`up`) and the plan's steps (`ran`): one
+    Difference per differing command (argv, CUDA_VISIBLE_DEVICES, cwd) and per command only one
+    side runs, in upstream's order, each detail with both sides."""
     want = [
         (_recorded_argv(step.argv, step.files), step.cuda_visible_devices, step.cwd or ".", step) for step, _ok in ran
     ]
     got = [(tuple(norm.text(a, "argv") for a in c.argv), c.cuda_visible_devices, c.cwd) for c in up]
-    for i, (g, w) in enumerate(zip(got, want)):
-        argv_u, cvd_u, cwd_u = g
-        argv_p, cvd_p, cwd_p, step = w
-        where = f"step {i} ({step.kind}" + (f", log {step.log}" if step.log else "") + ")"
-        if argv_u != argv_p:
-            j = next((k for k, (x, y) in enumerate(zip(argv_u, argv_p)) if x != y), min(len(argv_u), len(argv_p)))
-            xu = argv_u[j] if j < len(argv_u) else "<end>"
-            xp = argv_p[j] if j < len(argv_p) else "<end>"
-            detail = (
-                f"{where}: argv[{j}]: upstream {xu!r}, plan {xp!r}\n"
-                f"    upstream: {' '.join(argv_u)}\n    plan:     {' '.join(argv_p)}"
+    out: list = []
+    pairs = _aligned(got, want)
+    for i, j in pairs:
+        if j is None:
+            extra = got[i][0]
+            out.append(
+                Difference(
+                    "commands",
+                    f"steps: upstream runs more ({norm.shape(extra[1]) if len(extra) > 1 else '?'} ...)",
+                    f"upstream's command {i} (the plan has none here; upstream runs {len(got)} commands, the plan "
+                    f"{len(want)})\n    upstream: {_line(extra)}\n    plan:     <none>",
+                    (f"upstream +{_line(extra)}",),
+                )
             )
-            if j == 0:
-                return Difference("commands", f"{step.kind}: interpreter", detail)
-            only_u, only_p = _token_diff(list(argv_u[1:]), list(argv_p[1:]), norm)
-            if only_u or only_p:
-                parts = ([f"upstream +{_brief(only_u)}"] if only_u else []) + (
-                    [f"plan +{_brief(only_p)}"] if only_p else []
+            continue
+        step = want[j][3]
+        where = f"step {j} ({step.kind}" + (f", log {step.log}" if step.log else "") + ")"
+        if i is None:
+            out.append(
+                Difference(
+                    "commands",
+                    f"steps: plan runs more ({step.kind})",
+                    f"{where}: only the plan runs it (the plan runs {len(want)} commands, upstream {len(got)})\n"
+                    f"    upstream: <none>\n    plan:     {_line(want[j][0])}",
+                    (f"plan +{_line(want[j][0])}",),
                 )
-                cat = f"{step.kind} argv: " + ", ".join(parts)
-                items = tuple(f"{step.kind} upstream +{t}" for t in only_u) + tuple(
-                    f"{step.kind} plan +{t}" for t in only_p
-                )
-            else:
-                cat = f"{step.kind} argv: order or values ({norm.shape(xu)} vs {norm.shape(xp)})"
-                items = (cat,)
-            return Difference("commands", cat, detail, items)
-        if cvd_u != cvd_p:
-            return Difference(
+            )
+            continue
+        out += _pair_differences(got[i], want[j], where, norm)
+    cwd = _compare_cwd(up, [i for i, j in pairs if j is None])
+    return out + ([cwd] if cwd else [])
+
+
+def _pair_differences(g: tuple, w: tuple, where: str, norm: _Norm) -> list:
+    """The differences of one upstream command and the plan step aligned with it."""
+    argv_u, cvd_u, cwd_u = g
+    argv_p, cvd_p, cwd_p, step = w
+    out: list = []
+    if argv_u != argv_p:
+        j = next((k for k, (x, y) in enumerate(zip(argv_u, argv_p)) if x != y), min(len(argv_u), len(argv_p)))
+        xu = argv_u[j] if j < len(argv_u) else "<end>"
+        xp = argv_p[j] if j < len(argv_p) else "<end>"
+        detail = (
+            f"{where}: argv[{j}]: upstream {xu!r}, plan {xp!r}\n"
+            f"    upstream: {_line(argv_u)}\n    plan:     {_line(argv_p)}"
+        )
+        only_u, only_p = _token_diff(list(argv_u[1:]), list(argv_p[1:]), norm)
+        if j == 0:
+            out.append(Difference("commands", f"{step.kind}: interpreter", detail))
+        elif only_u or only_p:
+            parts = ([f"upstream +{_brief(only_u)}"] if only_u else []) + (
+                [f"plan +{_brief(only_p)}"] if only_p else []
+            )
+            items = tuple(f"{step.kind} upstream +{t}" for t in only_u) + tuple(
+                f"{step.kind} plan +{t}" for t in only_p
+            )
+            out.append(Difference("commands", f"{step.kind} argv: " + ", ".join(parts), detail, items))
+        else:
+            cat = f"{step.kind} argv: order or values ({norm.shape(xu)} vs {norm.shape(xp)})"
+            out.append(Difference("commands", cat, detail, (cat,)))
+    if cvd_u != cvd_p:
+        out.append(
+            Difference(
                 "commands",
                 f"{step.kind}: CUDA_VISIBLE_DEVICES upstream {cvd_u} vs plan {cvd_p}",
                 f"{where}: CUDA_VISIBLE_DEVICES: upstream {cvd_u!r}, plan {cvd_p!r}: {' '.join(argv_p)}",
             )
-        if cwd_u != cwd_p:
-            return Difference(
+        )
+    if cwd_u != cwd_p:
+        out.append(
+            Difference(
                 "commands",
                 f"{step.kind}: upstream runs it from {cwd_u}/",
                 f"{where}: upstream runs it from {cwd_u}/, the plan from {cwd_p}/: {' '.join(argv_p)}",
             )
-    if len(got) != len(want):
-        n = min(len(got), len(want))
-        if len(got) > len(want):
-            extra = got[n][0]
-            return Difference(
-                "commands",
-                f"steps: upstream runs more ({norm.shape(extra[1]) if len(extra) > 1 else '?'} ...)",
-                f"upstream runs {len(got)} commands, the plan {len(want)}; upstream's step {n}: {' '.join(extra)}",
-            )
-        step = want[n][3]
-        return Difference(
-            "commands",
-            f"steps: plan runs more ({step.kind})",
-            f"the plan runs {len(want)} commands, upstream {len(got)}; the plan's step {n} ({step.kind}): "
-            f"{' '.join(step.argv)}",
         )
-    return None
+    return out
 
 
 def _recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
@@ -708,11 +773,10 @@ def _recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
     return tuple(argv)
 
 
-def _compare_cwd(up: list, ran: list) -> Optional[Difference]:
-    """Commands upstream runs from another directory than the plan's step does (PaddleClas:
-    deploy/), wherever they are (the first difference may be an earlier one)."""
-    plan_cwds = [step.cwd or "." for step, _ok in ran]
-    elsewhere = Counter(c.cwd for i, c in enumerate(up) if c.cwd != (plan_cwds[i] if i < len(plan_cwds) else "."))
+def _compare_cwd(up: list, unpaired: list) -> Optional[Difference]:
+    """Commands only upstream runs (no plan step aligned with them) from another directory than
+    the repo root (PaddleDetection's op build in ppdet/.../ext_op/): one Difference for them all."""
+    elsewhere = Counter(up[i].cwd for i in unpaired if up[i].cwd != ".")
     if not elsewhere:
         return None
     cwd, n = elsewhere.most_common(1)[0]
@@ -894,12 +958,12 @@ def compare(
     ran, lines, logs = _expected(plan, fail)
     commands, replaced = _replaced(run.commands, ran, layout, runner)
     ran = replaced["ran"]
-    first = _compare_commands(commands, ran, norm)
-    cwd = None if first and "runs it from" in first.category else _compare_cwd(commands, ran)
+    differing = _compare_commands(commands, ran, norm)
     diff.differences.extend(replaced["differences"])
-    for found in (first, cwd, _compare_logs(run.logs, logs, norm)):
-        if found:
-            diff.differences.append(found)
+    diff.differences.extend(differing)
+    found = _compare_logs(run.logs, logs, norm)
+    if found:
+        diff.differences.append(found)
     diff.differences.extend(_compare_status(run, plan, lines, norm))
     for where, n in sorted(norm.hits.items()):
         diff.notes.append(f"upstream wrote the absolute repo root in {n} {where}; compared as `.`")

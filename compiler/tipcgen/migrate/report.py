@@ -8,9 +8,11 @@ markdown through the one markdown escaper: a config path or a prepare command ho
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import asdict
+from typing import Any
 
 from tipcgen.escape import for_markdown
-from tipcgen.migrate.switch import Migration, Row
+from tipcgen.migrate.switch import Migration, Row, RowDifference
 
 VERDICTS = ("identical", "faithful", "CHANGED")
 _NOTES = {
@@ -46,7 +48,9 @@ def _verdict(verdict: str, detail: str) -> str:
     return f"{_text(verdict)} ({_text(detail, 120)})" if detail else _text(verdict)
 
 
-def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
+def report_markdown(m: Migration) -> str:
+    """The whole report: a summary first (verdicts per script, each edit once with its count and
+    configs), then every differing command of every run, then the full per-run table (no limit)."""
     runner = Counter(r.runner for r in m.rows)
     prepare = Counter(r.prepare for r in m.rows)
     configs = sorted({r.config for r in m.rows})
@@ -65,6 +69,8 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
     ]
     out += [f"| {v} | {runner.get(v, 0)} | {prepare.get(v, 0)} |" for v in VERDICTS]
     out.append("")
+    out += _per_script(m)
+    out += _edits(m)
     out += _changed(m)
     if m.not_imported:
         out += ["## Not imported (would be lost)", ""]
@@ -125,11 +131,10 @@ def report_markdown(m: Migration, rows_limit: int = 2000) -> str:
         if hidden:
             out.append(f"- new: {hidden} config(s)/doc(s) under `test_tipc/configs/` and `test_tipc/docs/`")
         out += ["", "Every other file in `test_tipc/` stays as it is; `.tipcgen.manifest` lists what tipcgen owns.", ""]
+    out += _entries(m)
     out += ["## Per config and mode", "", "| config | mode | runner | prepare |", "|---|---|---|---|"]
-    for r in m.rows[:rows_limit]:
+    for r in m.rows:
         out.append(f"| {_code(r.config, table=True)} | {_text(r.mode)} | {_row_verdicts(r)} |")
-    if len(m.rows) > rows_limit:
-        out.append(f"| ... {len(m.rows) - rows_limit} more | | | |")
     out.append("")
     verdict = "ready" if m.ok else "NOT ready: unexplained changes or configs that would be lost (above)"
     out.append(f"Migration: {verdict}.")
@@ -141,20 +146,144 @@ def _row_verdicts(r: Row) -> str:
     return f"{_verdict(r.runner, r.runner_detail)} | {_verdict(r.prepare, r.prepare_detail)}"
 
 
+def _per_script(m: Migration) -> list[str]:
+    """Verdict counts per script of every run (the train runner, prepare.sh, each chain's script),
+    and of the whole-tree entry points when they were run."""
+    tally: dict = {}
+    for r in (*m.rows, *m.chain_rows):
+        tally.setdefault(r.script, Counter())[r.runner] += 1
+        if r.prepare != "not compared":
+            tally.setdefault("prepare.sh", Counter())[r.prepare] += 1
+    for e in m.entries:
+        tally.setdefault("entry point " + str(e.entry.script), Counter())[e.verdict] += 1
+    if not tally:
+        return []
+    out = ["## Summary: verdicts per script", "", "| script | runs | verdicts |", "|---|---|---|"]
+    for script, counts in sorted(tally.items()):
+        out.append(
+            f"| {_text(script)} | {sum(counts.values())} | "
+            + ", ".join(f"{n} {_text(v)}" for v, n in sorted(counts.items()))
+            + " |"
+        )
+    return [*out, ""]
+
+
+def edits(m: Migration) -> list[dict]:
+    """Every difference of every run, the same edit (script, category) once: how many runs show it,
+    the configs it touches, the deviation that explains it ("" when none), an example; unexplained
+    edits first, then by count."""
+    found: dict = {}
+    for n, r in enumerate((*m.rows, *m.chain_rows)):
+        for d in r.differences:
+            script = "prepare.sh" if d.side == "prepare" else r.script
+            e = found.setdefault(
+                (script, d.category),
+                {"script": script, "category": d.category, "deviation": d.deviation, "runs": 0, "commands": 0,
+                 "configs": [], "example": d.detail, "last": -1},
+            )  # fmt: skip
+            e["commands"] += 1  # a run may show the same edit in several of its commands
+            if e["last"] != n:
+                e["runs"], e["last"] = e["runs"] + 1, n
+            if r.config not in e["configs"]:
+                e["configs"].append(r.config)
+    for e in found.values():
+        del e["last"]
+    return sorted(found.values(), key=lambda e: (bool(e["deviation"]), -e["runs"], e["script"], e["category"]))
+
+
+def _edits(m: Migration) -> list[str]:
+    listed = edits(m)
+    if not listed:
+        return []
+    out = [
+        "## Summary: each difference once",
+        "",
+        "The same edit across runs, with the number of runs showing it and every config it touches"
+        " (unexplained first; a named deviation explains the others).",
+        "",
+        "| script | difference | runs | commands | configs | explained by |",
+        "|---|---|---|---|---|---|",
+    ]
+    for e in listed:
+        configs = ", ".join(_code(c, table=True) for c in e["configs"])
+        out.append(
+            f"| {_text(e['script'])} | {_text(e['category'])} | {int(e['runs'])} | {int(e['commands'])} | {configs} |"
+            f" {_text(e['deviation']) if e['deviation'] else '**unexplained**'} |"
+        )
+    return [*out, ""]
+
+
+def _entries(m: Migration) -> list[str]:
+    """The whole-tree oracle's rows (every entry point before and after the switch), in full."""
+    if not m.entries:
+        return []
+    out = ["## Every entry point, before and after", "", "| script | config | mode | verdict | commands |"]
+    out.append("|---|---|---|---|---|")
+    for e in m.entries:
+        out.append(
+            f"| {_code(e.entry.script, table=True)} | {_code(e.entry.config or '-', table=True)} |"
+            f" {_text(e.entry.mode or '-')} | {_verdict(e.verdict, e.detail)} |"
+            f" {int(e.before_commands)} before, {int(e.after_commands)} after |"
+        )
+    out.append("")
+    for e in m.entries:
+        if e.differences:
+            head = f"- {_code(e.entry.script)} {_code(e.entry.config or '-')} {_text(e.entry.mode or '-')}"
+            out.append(f"{head}: {len(e.differences)} differing command(s)")
+            block = for_markdown("\n".join(str(x) for x in e.differences), "block")
+            out += ["", *(f"  {line}" for line in block.split("\n")), ""]
+    return [*out, ""]
+
+
 def _changed(m: Migration) -> list[str]:
+    """Every run with an unexplained difference, and every one of its differing commands (both sides)."""
     out: list[str] = []
     if not m.changed:
         return out
-    out += ["## CHANGED: commands that would change (first difference)", ""]
-    for r in m.changed[:200]:
-        if r.runner == "CHANGED":
-            first, *rest = r.runner_detail.split("\n")
-            first = first.replace(", plan '", ", tipcgen '")
-            out.append(f"- {_code(r.config)} {_text(r.mode)}, {_text(r.script)}: {_text(first)}")
-            if rest:  # the two sides in a code block inside the list item (indented under it)
-                block = for_markdown("\n".join(_side(line) for line in rest), "block")
-                out += ["", *(f"  {line}" for line in block.split("\n")), ""]
-        if r.prepare == "CHANGED":
-            out.append(f"- {_code(r.config)} {_text(r.mode)}, prepare.sh: {_text(r.prepare_detail)}")
+    out += ["## CHANGED: every command that would change", ""]
+    for r in m.changed:
+        for side, script in (("runner", r.script), ("prepare", "prepare.sh")):
+            if (r.runner if side == "runner" else r.prepare) != "CHANGED":
+                continue
+            shown = [d for d in r.differences if d.side == side and not d.deviation]
+            if not shown:  # a row made by hand or by an older oracle: its detail is all there is
+                shown = [RowDifference(side, side, "", r.runner_detail if side == "runner" else r.prepare_detail)]
+            for d in shown:
+                first, *rest = d.detail.split("\n")
+                first = first.replace(", plan '", ", tipcgen '")
+                out.append(f"- {_code(r.config)} {_text(r.mode)}, {_text(script)}: {_text(first)}")
+                if rest:  # the two sides in a code block inside the list item (indented under it)
+                    block = for_markdown("\n".join(_side(line) for line in rest), "block")
+                    out += ["", *(f"  {line}" for line in block.split("\n")), ""]
     out.append("")
     return out
+
+
+def report_json(m: Migration) -> dict[str, Any]:
+    """Everything the report says, as data: every row with every difference (both sides), the
+    whole-tree entries, the collapsed edits, the configs kept, lost, the deviations and files."""
+
+    def row(r: Row) -> dict:
+        data = asdict(r)
+        data["differences"] = [{**asdict(d), "upstream": d.sides[0], "tipcgen": d.sides[1]} for d in r.differences]
+        return data
+
+    return {
+        "format": "tipcgen-migrate-report",
+        "version": 1,
+        "root": m.root,
+        "layout": m.layout,
+        "runner": m.runner,
+        "ready": m.ok,
+        "specs": sorted(m.specs),
+        "rows": [row(r) for r in m.rows],
+        "chain_rows": [row(r) for r in m.chain_rows],
+        "entries": [asdict(e) for e in m.entries],
+        "edits": edits(m),
+        "configs_kept": dict(m.configs_kept),
+        "not_imported": dict(m.not_imported),
+        "deviations": dict(m.deviations),
+        "untyped": dict(m.untyped),
+        "prepare_modes_lost": list(m.prepare_modes_lost),
+        "files": {"replaced": list(m.replaced), "added": list(m.added), "all": sorted(m.files)},
+    }

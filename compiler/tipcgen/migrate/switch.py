@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from tipcgen.emit.prepare import spec_modes
 from tipcgen.errors import TipcError, UsageError
@@ -27,15 +27,57 @@ from tipcgen.spec.modes import CHAIN_MODES, MODES
 SCHEMA = "../spec.schema.json"  # from test_tipc/specs/ to the schema the repo build writes
 
 
+@dataclass(frozen=True)
+class RowDifference:
+    """One difference of a run (a differing command, a command one side only runs, logs, status
+    lines; or prepare.sh's), with both sides as the oracle saw them."""
+
+    side: str  # "runner" (the repo's script vs our Plan) | "prepare" (its prepare.sh vs ours)
+    aspect: str  # the oracle's: commands | logs | status | plan | upstream | prepare
+    category: str  # the edit's shape, the same across runs and configs (what the summary collapses)
+    detail: str  # what exactly differs (for commands: both argv lines)
+    deviation: str = ""  # the named deviation that explains it; "": unexplained
+
+    @property
+    def sides(self) -> tuple[Optional[str], Optional[str]]:
+        """(upstream's command, ours) of a command difference; None for a side without one."""
+        up: Optional[str] = None
+        ours: Optional[str] = None
+        for line in self.detail.split("\n")[1:]:
+            key, _, text = line.strip().partition(":")
+            if key in ("upstream", "plan"):
+                shown = None if text.strip() == "<none>" else text.strip()
+                up, ours = (shown, ours) if key == "upstream" else (up, shown)
+        return up, ours
+
+
 @dataclass
 class Row:
     config: str  # repo-relative
     mode: str
     runner: str  # identical | faithful | CHANGED
-    runner_detail: str  # deviations, or the first difference
+    runner_detail: str  # deviations, or the first unexplained difference (and how many more)
     prepare: str
     prepare_detail: str
     script: str = "test_train_inference_python.sh"  # the repo's script the runner column compares
+    differences: list = field(default_factory=list)  # [RowDifference]: every one, in the oracle's order
+
+
+def _diff_row(diff: Any, deviation: Callable[[Any], str] = lambda d: d) -> tuple[str, str, list]:
+    """(verdict, detail, [RowDifference]) of an oracle Diff; `deviation` names each deviation as
+    the report lists it (a chain's are prefixed with its script)."""
+    found = [
+        RowDifference("runner", d.aspect, d.category, d.detail, deviation(diff.deviation_of(d)) if diff.plan else "")
+        for d in diff.differences
+    ]
+    if diff.identical:
+        return "identical", "", found
+    if diff.faithful:
+        return "faithful", ", ".join(deviation(n) for n in diff.explained_by()), found
+    unexplained = [d for d in found if not d.deviation]
+    more = f" (+{len(unexplained) - 1} more)" if len(unexplained) > 1 else ""
+    first, *rest = unexplained[0].detail.split("\n")
+    return "CHANGED", "\n".join([first + more, *rest]), found
 
 
 @dataclass
@@ -94,8 +136,13 @@ def _repo_parts(root: str) -> tuple[Path, Path, Path]:
 
 
 def plan_migration(
-    root: str, modes: tuple[str, ...] = MODES, jobs: int = 0, timeout: float = DEFAULT_TIMEOUT
+    root: str,
+    modes: tuple[str, ...] = MODES,
+    jobs: int = 0,
+    timeout: float = DEFAULT_TIMEOUT,
+    progress: Optional[Callable[[int, int], None]] = None,
 ) -> Migration:
+    """`jobs`: runs compared at once (0: the cores); `progress(done, total)` after each run."""
     from tipcgen.check.spec import load_imported_text
     from tipcgen.emit.repo import repo_files, repo_runner
     from tipcgen.importer import config_groups, config_origin, import_group
@@ -144,8 +191,9 @@ def plan_migration(
     files.update({rel: text.encode("utf-8") for rel, text in specs_text.items()})
     m = Migration(root, layout, runner, specs_text, dict(sorted(files.items())), [], not_imported, sources, untyped)
     _file_changes(m)
-    _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout)
-    _compare_chains(m, loaded, tipc, prepare_script, timeout)
+    tally = _Tally(progress, len(modes) * sum(len(s.train_suites) for s in loaded) + len(_chained(m, loaded)))
+    _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout, tally)
+    _compare_chains(m, loaded, tipc, prepare_script, timeout, jobs, tally)
     m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(spec_modes(loaded)))
     _compare_entries(m, jobs, timeout)
     return m
@@ -175,7 +223,45 @@ def _prepare_modes(script: Path) -> set:
     return set(_MODE_TEST.findall(text))
 
 
-def _compare_chains(m: Migration, specs: list, tipc: Path, prepare_script: Path, timeout: float) -> None:
+class _Tally:
+    """Runs compared so far, told to `progress` (from the thread that waits on the workers)."""
+
+    def __init__(self, progress: Optional[Callable[[int, int], None]], total: int) -> None:
+        self.progress, self.total, self.done = progress, total, 0
+        self.tick(0)
+
+    def tick(self, n: int = 1) -> None:
+        self.done += n
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+
+def _workers(jobs: int) -> int:
+    return jobs if jobs > 0 else os.cpu_count() or 1
+
+
+def _chained(m: Migration, specs: list) -> list:
+    """(spec, file, layout, source) of each config of another chain: typed chain suites, and
+    configs of a chain still kept verbatim (those whose chain or source is unknown left out)."""
+    from tipcgen.dialects import get_layout
+    from tipcgen.dialects.chains import chain_of_text
+
+    out = []
+    for spec in specs:
+        chained: list[tuple[str, Optional[Any]]] = [
+            (s.file, get_layout(str(s.layout))) for s in spec.chain_suites.values()
+        ]
+        chained += [(file, chain_of_text(raw.text(), file)) for file, raw in spec.other_configs.items()]
+        for file, layout in sorted(chained, key=lambda item: item[0]):
+            source = m.sources.get((spec.model, file))
+            if layout is not None and source is not None:
+                out.append((spec, file, layout, source))
+    return out
+
+
+def _compare_chains(
+    m: Migration, specs: list, tipc: Path, prepare_script: Path, timeout: float, jobs: int = 0, tally=None
+) -> None:
     """Each config of another chain that tipcgen now runs (its script is in the new tree), against
     the repo's own script for that chain; and, for a mode prepare.sh has a branch for
     (`paddle2onnx_infer`), the repo's prepare.sh against ours."""
@@ -184,50 +270,73 @@ def _compare_chains(m: Migration, specs: list, tipc: Path, prepare_script: Path,
     with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
         ours = _our_scripts(m, tmp)
         has_prepare = (ours / "prepare.sh").is_file()
-        _compare_chain_configs(m, specs, tipc, prepare_script, ours if has_prepare else None, timeout)
+        _compare_chain_configs(m, specs, tipc, prepare_script, ours if has_prepare else None, timeout, jobs, tally)
 
 
 def _compare_chain_configs(
-    m: Migration, specs: list, tipc: Path, prepare_script: Path, ours: Optional[Path], timeout: float
+    m: Migration,
+    specs: list,
+    tipc: Path,
+    prepare_script: Path,
+    ours: Optional[Path],
+    timeout: float,
+    jobs: int = 0,
+    tally: Optional[_Tally] = None,
 ) -> None:
-    from tipcgen.dialects import get_layout
-    from tipcgen.dialects.chains import chain_of_text
+    from tipcgen.plan.planner import runner_for
+
+    tasks = _chained(m, specs)
+    for _spec, _file, layout, _source in tasks:
+        script = layout.dialect.script
+        for dev in runner_for(layout).DEVIATIONS:
+            m.deviations[f"{script}: {dev.name}"] = f"{dev.what} ({dev.why})"
+
+    def one(task: tuple) -> Row:
+        return _chain_row(m, tipc, prepare_script, ours, timeout, task[2], task[3])
+
+    m.chain_rows += _run_all(one, tasks, jobs, tally)
+
+
+def _run_all(fn: Callable[[Any], Row], tasks: list, jobs: int, tally: Optional[_Tally]) -> list:
+    """fn over tasks in `jobs` threads (each run is a sandboxed bash: the threads wait on it), the
+    rows in the tasks' order; the tally told as each finishes, whichever it is."""
+    rows: list = [None] * len(tasks)
+    with ThreadPoolExecutor(_workers(jobs)) as pool:
+        futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            rows[futures[future]] = future.result()
+            if tally is not None:
+                tally.tick()
+    return rows
+
+
+def _chain_row(
+    m: Migration, tipc: Path, prepare_script: Path, ours: Optional[Path], timeout: float, layout: Any, source: str
+) -> Row:
+    """One chain config, in its chain's first mode: the repo's script (recorded) vs our Plan."""
     from tipcgen.migrate.oracle import chain_run_options, compare, family_of, run_upstream, step_dirs
     from tipcgen.plan.planner import runner_for
 
     family = family_of(m.layout, m.runner)
-    for spec in specs:
-        # typed chain suites, and configs of a chain still kept verbatim
-        chained: list[tuple[str, Optional[Any]]] = [
-            (s.file, get_layout(str(s.layout))) for s in spec.chain_suites.values()
-        ]
-        chained += [(file, chain_of_text(raw.text(), file)) for file, raw in spec.other_configs.items()]
-        for file, layout in sorted(chained, key=lambda item: item[0]):
-            source = m.sources.get((spec.model, file))
-            if layout is None or source is None:
-                continue
-            module = runner_for(layout)
-            script = layout.dialect.script
-            for dev in module.DEVIATIONS:
-                m.deviations[f"{script}: {dev.name}"] = f"{dev.what} ({dev.why})"
-            mode, rel = module.MODES[0], _rel(m.root, source)
-            if not (tipc / script).is_file():
-                m.chain_rows.append(Row(rel, mode, "new", f"the repo has no {script}", "not compared", "", script))
-                continue
-            # a checkout has the directories the script `cd`s to; the scratch copy gets them too
-            run = run_upstream(
-                tipc, Path(source), mode, timeout=timeout, repo=family, dirs=step_dirs(source, mode, None),
-                **chain_run_options(layout.name),
-            )  # fmt: skip
-            diff = compare(Path(source), family, mode, run=run, chain=layout.name, timeout=timeout)
-            if diff.identical:
-                verdict, detail = "identical", ""
-            elif diff.faithful:
-                verdict, detail = "faithful", ", ".join(f"{script}: {n}" for n in diff.explained_by())
-            else:
-                verdict, detail = "CHANGED", diff.unexplained()[0].detail
-            p_verdict, p_detail = _chain_prepare(m, prepare_script, ours, Path(source), mode, layout, timeout)
-            m.chain_rows.append(Row(rel, mode, verdict, detail, p_verdict, p_detail, script))
+    module = runner_for(layout)
+    script = layout.dialect.script
+    mode, rel = module.MODES[0], _rel(m.root, source)
+    if not (tipc / script).is_file():
+        return Row(rel, mode, "new", f"the repo has no {script}", "not compared", "", script)
+    # a checkout has the directories the script `cd`s to; the scratch copy gets them too
+    run = run_upstream(
+        tipc, Path(source), mode, timeout=timeout, repo=family, dirs=step_dirs(source, mode, None),
+        **chain_run_options(layout.name),
+    )  # fmt: skip
+    diff = compare(Path(source), family, mode, run=run, chain=layout.name, timeout=timeout)
+
+    def named(name: str) -> str:
+        return f"{script}: {name}" if name else ""
+
+    verdict, detail, found = _diff_row(diff, named)
+    p_verdict, p_detail = _chain_prepare(m, prepare_script, ours, Path(source), mode, layout, timeout)
+    found += _prepare_differences(p_verdict, p_detail)
+    return Row(rel, mode, verdict, detail, p_verdict, p_detail, script, found)
 
 
 def _chain_prepare(
@@ -334,7 +443,9 @@ def _rel(root: str, path: str) -> str:
     return os.path.relpath(path, root).replace(os.sep, "/")
 
 
-def _compare_all(m: Migration, specs: list, tipc: Path, prepare_script: Path, modes, jobs: int, timeout: float) -> None:
+def _compare_all(
+    m: Migration, specs: list, tipc: Path, prepare_script: Path, modes, jobs: int, timeout: float, tally=None
+) -> None:
     import tempfile
 
     from tipcgen.dialects import get_layout
@@ -354,8 +465,7 @@ def _compare_all(m: Migration, specs: list, tipc: Path, prepare_script: Path, mo
     with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
         ours = _our_scripts(m, tmp)
         side = _Sides(m, family, tipc, ours, prepare_script, timeout)
-        with ThreadPoolExecutor(jobs or min(4, os.cpu_count() or 1)) as pool:
-            m.rows = list(pool.map(side.compare, tasks))
+        m.rows = _run_all(side.compare, tasks, jobs, tally)
     for row in m.rows:
         for name in row.prepare_detail.split(", ") if row.prepare == "faithful" else ():
             if name in DEVIATIONS:
@@ -383,12 +493,7 @@ class _Sides:
         diff = compare(
             source, self.family, mode, layout=self.m.layout, runner=self.m.runner, run=run, timeout=self.timeout
         )
-        if diff.identical:
-            r_verdict, r_detail = "identical", ""
-        elif diff.faithful:
-            r_verdict, r_detail = "faithful", ", ".join(diff.explained_by())
-        else:
-            r_verdict, r_detail = "CHANGED", diff.unexplained()[0].detail
+        r_verdict, r_detail, found = _diff_row(diff)
         text = read_bytes(str(source), tree=self.m.root, what="a config").decode("utf-8", "replace")
         p = compare_prepare(self.prepare_script, self.ours, text, rel, mode, python, timeout=self.timeout)
         if p.error:
@@ -397,4 +502,13 @@ class _Sides:
             p_detail = f"upstream {p.diff.first[0]}, ours {p.diff.first[1]}"
         else:
             p_detail = ", ".join(p.diff.deviations)
-        return Row(rel, mode, r_verdict, r_detail, p.diff.verdict, p_detail)
+        found += _prepare_differences(p.diff.verdict, p_detail)
+        return Row(rel, mode, r_verdict, r_detail, p.diff.verdict, p_detail, differences=found)
+
+
+def _prepare_differences(verdict: str, detail: str) -> list:
+    """prepare.sh's difference of a row (its first: the effects differential names one)."""
+    if verdict != "CHANGED":
+        return []
+    category = re.sub(r"\d+", "N", detail.split("\n")[0])[:160]
+    return [RowDifference("prepare", "prepare", f"prepare.sh: {category}", detail)]

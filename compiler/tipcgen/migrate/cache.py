@@ -1,0 +1,136 @@
+"""migrate's verdict cache: `tipcgen migrate` records the Migration it computed, `--apply` after it
+reuses it when nothing it depends on changed, instead of running every script again.
+
+The key is a hash of every input: the repo's path, each file below its test_tipc/ and its
+.gitignore (path and bytes), tipcgen's own code and templates (their content), the modes, the timeout,
+whether the sandbox was on, and the options that shape the new tree. Any change is a miss. The
+record lives in the user's cache dir (prepare's: $TIPC_CACHE or ~/.cache/tipcgen), written through
+fsio's gate, read through the input gate; a missing, unreadable, corrupt or mistyped record is a
+miss; one that cannot be written is not written. `TIPC_MIGRATE_CACHE=0` turns it off.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Optional
+
+from tipcgen.errors import TipcError
+from tipcgen.fsio import cache_dir, is_temp, write_text
+from tipcgen.inputs import dirs_below, read_bytes, read_json
+from tipcgen.migrate.entries import EntryPoint, EntryRow
+from tipcgen.migrate.switch import Migration, Row, RowDifference
+
+VERSION = 1
+KEEP = 16  # records kept (the newest): one per repo and option set being migrated
+MAX_RECORD_BYTES = 256 << 20  # the new tree's bytes are in it (PaddleClas: a few MiB)
+MAX_INPUT_BYTES = 64 << 20  # one file of test_tipc/ hashed
+
+
+def enabled(environ: Mapping[str, str]) -> bool:
+    return environ.get("TIPC_MIGRATE_CACHE", "1").strip().lower() not in ("0", "false", "no")
+
+
+def input_key(root: str, options: Mapping[str, Any]) -> Optional[str]:
+    """The hash of everything the Migration of `root` depends on; None when a file cannot be read
+    (then nothing is cached: the run computes and reports as usual)."""
+    from tipcgen.emit.check_cache import _code_digest
+
+    digest = hashlib.sha256()
+    # the root too: the record names the repo's configs by their paths there
+    material = [VERSION, _code_digest(), os.path.abspath(root), dict(sorted(options.items()))]
+    digest.update(json.dumps(material, default=str).encode())
+    tipc = os.path.join(root, "test_tipc")
+    paths = [os.path.join(root, ".gitignore")] if os.path.lexists(os.path.join(root, ".gitignore")) else []
+    for dirpath, dirs, names in dirs_below(tipc):
+        dirs.sort()
+        paths += [os.path.join(dirpath, n) for n in sorted(names) if not is_temp(n)]
+    try:
+        for path in paths:
+            data = read_bytes(path, MAX_INPUT_BYTES, tree=root, what="a repo file", links=False)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(data).digest())
+    except (TipcError, OSError):
+        return None  # a link, a FIFO, an unreadable file: the comparison says what it makes of it
+    return digest.hexdigest()
+
+
+def _path(environ: Mapping[str, str], key: str) -> Path:
+    return Path(cache_dir(environ)) / "migrate" / f"v{VERSION}-{key}.json"
+
+
+def _row(data: dict) -> Row:
+    found = [RowDifference(**d) for d in data.pop("differences")]
+    return Row(**data, differences=found)
+
+
+def _entry(data: dict) -> EntryRow:
+    return EntryRow(**{**data, "entry": EntryPoint(**data["entry"])})
+
+
+def load(environ: Mapping[str, str], key: Optional[str], root: str) -> Optional[Migration]:
+    """The recorded Migration for `key` (its root: `root`, as given now), or None."""
+    if key is None or not enabled(environ):
+        return None
+    path = _path(environ, key)
+    try:
+        data = read_json(str(path), str(path.parent), dict, what="tipcgen's migrate cache", limit=MAX_RECORD_BYTES,
+                         links=False, values=MAX_RECORD_BYTES, objects=MAX_RECORD_BYTES)  # fmt: skip
+        if data.get("version") != VERSION or data.get("key") != key:
+            return None
+        files = {rel: base64.b64decode(text, validate=True) for rel, text in data["files"].items()}
+        if any(rel.startswith("/") or ".." in rel.split("/") for rel in files):
+            return None  # not a tree we wrote (apply's check_tree would refuse it anyway)
+        m = Migration(root, data["layout"], data["runner"], dict(data["specs"]), files)
+        m.rows = [_row(r) for r in data["rows"]]
+        m.chain_rows = [_row(r) for r in data["chain_rows"]]
+        m.entries = [_entry(e) for e in data["entries"]]
+        m.not_imported = dict(data["not_imported"])
+        m.sources = {(model, file): source for model, file, source in data["sources"]}
+        m.untyped = {k: list(v) for k, v in data["untyped"].items()}
+        m.deviations = dict(data["deviations"])
+        m.replaced, m.added = list(data["replaced"]), list(data["added"])
+        m.prepare_modes_lost = list(data["prepare_modes_lost"])
+        m.configs_kept = dict(data["configs_kept"])
+    except (TipcError, OSError, KeyError, TypeError, ValueError, AttributeError):
+        return None  # absent, or not ours: the run computes everything
+    return m
+
+
+def store(environ: Mapping[str, str], key: Optional[str], m: Migration) -> None:
+    """Record `m` under `key` (best effort), keeping the newest KEEP records."""
+    from dataclasses import asdict
+
+    if key is None or not enabled(environ):
+        return
+    data = {
+        "version": VERSION,
+        "key": key,
+        "layout": m.layout,
+        "runner": m.runner,
+        "specs": m.specs,
+        "files": {rel: base64.b64encode(b).decode("ascii") for rel, b in m.files.items()},
+        "rows": [asdict(r) for r in m.rows],
+        "chain_rows": [asdict(r) for r in m.chain_rows],
+        "entries": [asdict(e) for e in m.entries],
+        "not_imported": m.not_imported,
+        "sources": [[model, file, source] for (model, file), source in m.sources.items()],
+        "untyped": m.untyped,
+        "deviations": m.deviations,
+        "replaced": m.replaced,
+        "added": m.added,
+        "prepare_modes_lost": m.prepare_modes_lost,
+        "configs_kept": m.configs_kept,
+    }
+    path = _path(environ, key)
+    with contextlib.suppress(TipcError, OSError, TypeError, ValueError):  # best effort: unwritten is a miss later
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_text(str(path), json.dumps(data, separators=(",", ":")), mode=0o600)
+        records = sorted(path.parent.glob(f"v{VERSION}-*.json"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in records[KEEP:]:
+            old.unlink()
