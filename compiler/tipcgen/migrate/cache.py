@@ -50,6 +50,11 @@ def input_key(root: str, options: Mapping[str, Any]) -> Optional[str]:
     for dirpath, dirs, names in dirs_below(tipc):
         dirs.sort()
         paths += [os.path.join(dirpath, n) for n in sorted(names) if not is_temp(n)]
+    # the repo's docs name the modes the whole-tree oracle runs each script in
+    docs = os.path.join(root, "docs")
+    for dirpath, dirs, names in dirs_below(docs) if os.path.isdir(docs) and not os.path.islink(docs) else ():
+        dirs.sort()
+        paths += [os.path.join(dirpath, n) for n in sorted(names) if n.endswith(".md")]
     try:
         for path in paths:
             data = read_bytes(path, MAX_INPUT_BYTES, tree=root, what="a repo file", links=False)

@@ -214,25 +214,10 @@ def _edits(m: Migration) -> list[str]:
 
 
 def _entries(m: Migration) -> list[str]:
-    """The whole-tree oracle's rows (every entry point before and after the switch), in full."""
-    if not m.entries:
-        return []
-    out = ["## Every entry point, before and after", "", "| script | config | mode | verdict | commands |"]
-    out.append("|---|---|---|---|---|")
-    for e in m.entries:
-        out.append(
-            f"| {_code(e.entry.script, table=True)} | {_code(e.entry.config or '-', table=True)} |"
-            f" {_text(e.entry.mode or '-')} | {_verdict(e.verdict, e.detail)} |"
-            f" {int(e.before_commands)} before, {int(e.after_commands)} after |"
-        )
-    out.append("")
-    for e in m.entries:
-        if e.differences:
-            head = f"- {_code(e.entry.script)} {_code(e.entry.config or '-')} {_text(e.entry.mode or '-')}"
-            out.append(f"{head}: {len(e.differences)} differing command(s)")
-            block = for_markdown("\n".join(str(x) for x in e.differences), "block")
-            out += ["", *(f"  {line}" for line in block.split("\n")), ""]
-    return [*out, ""]
+    """The whole-tree oracle's part: its summary, the same differences collapsed, every entry point."""
+    from tipcgen.migrate.entries_report import entries_markdown
+
+    return entries_markdown(m.entries)
 
 
 def _changed(m: Migration) -> list[str]:

@@ -195,11 +195,11 @@ def plan_migration(
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout, tally)
     _compare_chains(m, loaded, tipc, prepare_script, timeout, jobs, tally)
     m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(spec_modes(loaded)))
-    _compare_entries(m, jobs, timeout)
+    _compare_entries(m, jobs, timeout, tally)
     return m
 
 
-def _compare_entries(m: Migration, jobs: int, timeout: float) -> None:
+def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_Tally] = None) -> None:
     """The whole-tree oracle (entrypoints.py): every entry point of the old test_tipc/ before and
     after the switch; generated scripts' differences held to the verdicts found above."""
     from tipcgen.migrate.entrypoints import FOREIGN, Covered, compare_entries
@@ -209,7 +209,13 @@ def _compare_entries(m: Migration, jobs: int, timeout: float) -> None:
         {("prepare.sh", r.config, r.mode): (r.prepare, r.prepare_detail) for r in (*m.rows, *m.chain_rows)}
     )
     changed = {rel: m.files[rel] for rel in (*m.replaced, *m.added)}
-    m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout)
+    before = (tally.done, tally.total) if tally is not None else (0, 0)
+
+    def progress(done: int, total: int) -> None:  # the runs above, then the entry points'
+        if tally is not None and tally.progress is not None:
+            tally.progress(before[0] + done, before[1] + total)
+
+    m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress)
     if any(e.detail == FOREIGN[0] for e in m.entries):
         m.deviations[FOREIGN[0]] = f"{FOREIGN[1]} ({FOREIGN[2]})"
 
