@@ -384,6 +384,17 @@ def _model_name_restored(run: BenchRun, model: str) -> bool:
     return (run.commands, run.files, run.results) != before
 
 
+def _take_sleeps(up: BenchRun) -> list:
+    """Upstream's recorded `sleep`s (the oracle's sleep shim records them; ours sleeps for real,
+    unrecorded) out of its commands, as the one difference migrate's oracle names them by."""
+    slept = [c for c in up.commands if c.argv and c.argv[0] == "sleep"]
+    if not slept:
+        return []
+    up.commands = [c for c in up.commands if not (c.argv and c.argv[0] == "sleep")]
+    args = " ".join(dict.fromkeys(" ".join(c.argv[1:]) or "<none>" for c in slept))
+    return [Difference("commands", f"sleep: upstream sleeps {args}", f"{len(slept)} sleeps")]
+
+
 def compare_bench(config: Path, dialect: str, params: str = "") -> BenchDiff:
     from tipcgen.plan.benchmark_train import parser_value
 
@@ -394,6 +405,7 @@ def compare_bench(config: Path, dialect: str, params: str = "") -> BenchDiff:
     lost = _model_name_restored(up, parser_value(lines[1]) if len(lines) > 1 else "")
     diff.differences = (
         ([Difference("logs", "upstream loses the model name after the first analysis", "")] if lost else [])
+        + _take_sleeps(up)
         + _compare_runs(up, ours)
         + _compare_plan(up, ours, config, dialect, params)
     )
