@@ -86,7 +86,7 @@ def repo_prepare_modes(script: Path) -> set[str]:
     others += sorted(docs.rglob("*.md")) if docs.is_dir() and not docs.is_symlink() else []
     for path in others:
         if path.is_file() and not path.is_symlink():
-            found |= {m for m in _MODE_CALL.findall(text(path)) if m != "MODE"}
+            found |= {m for m in _MODE_CALL.findall(text(path)) if m.lower() != "mode"}  # a usage line's placeholder
     return found
 
 
