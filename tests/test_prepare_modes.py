@@ -32,7 +32,6 @@ from tipcgen.importer.prepare_steps import (
     DEVIATIONS,
     compare_effects,
     no_url_fetch,
-    plan_effects,
     steps_from_ops,
     upstream_effects,
 )
