@@ -314,6 +314,17 @@ def _unverdict(line: str) -> str:
     return re.sub(r"Run (failed|successfully) with command", "Run <verdict> with command", line)
 
 
+def _unwrapped(argv: tuple) -> tuple:
+    """A recorded command without the `timeout [OPTION]... DURATION` it ran under (the timeout
+    shim records it; the Plan's inner commands carry the cap on the runner that runs them)."""
+    while argv and argv[0] == "timeout":
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in ("-s", "-k", "--signal", "--kill-after") else 1
+        argv = argv[i + 1 :]
+    return argv
+
+
 def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str, params: str) -> list:
     """Our recorded commands and train/profile logs against the Plan."""
     from tipcgen.dialects import get_layout
@@ -330,7 +341,7 @@ def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str
         return [Difference("plan", "plan refuses what the script ran", str(exc))]
     if ours.returncode == 2:
         return [Difference("plan", "script refuses what the plan runs", ours.stderr[-500:])]
-    got = [c.argv[1:] for c in ours.commands]
+    got = [_unwrapped(c.argv)[1:] for c in ours.commands]
     diffs = []
     want_args = [w[1:] for w in want]
     if got != want_args:

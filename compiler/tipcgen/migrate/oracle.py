@@ -124,7 +124,6 @@ _SLEEP_AFTER_BACKGROUND = r"""#!/usr/bin/env bash
 {
     if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
     printf '\x1f%s' "$PWD"
-    printf '%s' "${TIPC_WRAP:-}"
     printf '\x1f%s' "${0##*/}" "$@"
     printf '\x1e'
 } >>"$TIPC_RECORD"
@@ -171,8 +170,10 @@ def nested_recorder(recorder: str) -> str:
     return head + prefix + recorder[len(head) :]
 
 
-# The recorder without the failure part: a shim that records itself and succeeds (`sleep 5`).
-_RECORD_ONLY = RECORDER.split("if [[ -n ${TIPC_RECORD_FAIL", 1)[0] + "exit 0\n"
+# The recorder without the failure part and the wrappers: a shim that records itself and succeeds
+# (`sleep 5`: a wait wherever it runs; a cap is recorded on the commands it caps).
+_RECORD_ONLY = RECORDER.split("if [[ -n ${TIPC_RECORD_FAIL", 1)[0].replace("    printf '%s' \"${TIPC_WRAP:-}\"\n", "")
+_RECORD_ONLY += "exit 0\n"
 
 SHIMS = {
     # recorded (a wait is behaviour: PaddleClas sleeps 5 s around each training), not slept
@@ -184,8 +185,8 @@ SHIMS = {
     "pip3": "#!/bin/sh\necho 'pip3: neutralised by the upstream oracle' >&2\nexit 1\n",
     "git": "#!/bin/sh\necho 'git: neutralised by the upstream oracle' >&2\nexit 1\n",
     # timeout [OPTION]... DURATION COMMAND [ARG]...: run COMMAND at once (the run has its own
-    # bound); what it runs is recorded with `timeout [OPTION]... DURATION` before it (TIPC_WRAP),
-    # so a cap only one side has is a difference.
+    # bound); what it runs, directly or through a script, is recorded with `timeout [OPTION]...
+    # DURATION` before it (TIPC_WRAP), so a cap only one side has is a difference.
     "timeout": """#!/usr/bin/env bash
 wrap=$'\\x1ftimeout'
 while [[ $# -gt 0 && $1 == -* ]]; do
