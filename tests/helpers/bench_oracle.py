@@ -315,8 +315,8 @@ def _unverdict(line: str) -> str:
 
 
 def _unwrapped(argv: tuple) -> tuple:
-    """A recorded command without the `timeout [OPTION]... DURATION` it ran under (the timeout
-    shim records it; the Plan's inner commands carry the cap on the runner that runs them)."""
+    """A command without the `timeout [OPTION]... DURATION`s it runs under (the timeout shim
+    records them before each command it runs, directly or through the runner)."""
     while argv and argv[0] == "timeout":
         i = 1
         while i < len(argv) and argv[i].startswith("-"):
@@ -343,7 +343,9 @@ def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str
         return [Difference("plan", "script refuses what the plan runs", ours.stderr[-500:])]
     got = [_unwrapped(c.argv)[1:] for c in ours.commands]
     diffs = []
-    want_args = [w[1:] for w in want]
+    # the caps (the bench's on the runner, the runner's on training) are compared with upstream's
+    # in _compare_runs; here what runs under them
+    want_args = [_unwrapped(w)[1:] for w in want]
     if got != want_args:
         first = next((i for i, (a, b) in enumerate(zip(got, want_args)) if a != b), min(len(got), len(want_args)))
         g = " ".join(got[first]) if first < len(got) else "<end>"

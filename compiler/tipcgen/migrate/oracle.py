@@ -118,20 +118,21 @@ CHAIN_TOOLS: dict[str, tuple] = {
     "test_serving_infer_cpp.sh": ("sed", "cp"),
 }
 # `sleep` for the scripts that start a server in the background (`nohup ... &`, then `sleep`):
-# recorded as SHIMS' is; it returns once the script's other children (the backgrounded recorder) have ended, at most
+# recorded as SHIMS' is (after the wait, in one write); it returns once the script's other children (the backgrounded recorder) have ended, at most
 # after 5 s, so the server's command is recorded before its clients', as the real sleep orders them.
 _SLEEP_AFTER_BACKGROUND = r"""#!/usr/bin/env bash
-{
+for _ in $(seq 500); do
+    others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
+    [[ -z ${others//[[:space:]]/} ]] && break
+    /bin/sleep 0.01
+done
+r=$(
     if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
     printf '\x1f%s' "$PWD"
     printf '\x1f%s' "${0##*/}" "$@"
     printf '\x1e'
-} >>"$TIPC_RECORD"
-for _ in $(seq 500); do
-    others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
-    [[ -z ${others//[[:space:]]/} ]] && exit 0
-    /bin/sleep 0.01
-done
+)
+printf '%s' "$r" >>"$TIPC_RECORD"
 exit 0
 """
 CHAIN_SHIMS: dict[str, dict] = {
@@ -142,13 +143,15 @@ CHAIN_SHIMS: dict[str, dict] = {
 # The recorder of tests/conftest.py, plus its own name (argv[0]), the wrappers it runs under
 # (TIPC_WRAP: `\x1ftimeout\x1f5m`, set by the timeout shim) and a chosen failure code.
 RECORDER = r"""#!/usr/bin/env bash
-{
+# one write per record: a backgrounded server and a `sleep` record at the same time
+r=$(
     if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
     printf '\x1f%s' "$PWD"
     printf '%s' "${TIPC_WRAP:-}"
     printf '\x1f%s' "${0##*/}" "$@"
     printf '\x1e'
-} >>"$TIPC_RECORD"
+)
+printf '%s' "$r" >>"$TIPC_RECORD"
 if [[ -n ${TIPC_RECORD_FAIL:-} ]]; then
     for arg in "$@"; do
         if [[ $arg == *"$TIPC_RECORD_FAIL"* ]]; then
