@@ -118,8 +118,9 @@ CHAIN_TOOLS: dict[str, tuple] = {
     "test_serving_infer_cpp.sh": ("sed", "cp"),
 }
 # `sleep` for the scripts that start a server in the background (`nohup ... &`, then `sleep`):
-# recorded as SHIMS' is (after the wait, in one write); it returns once the script's other children (the backgrounded recorder) have ended, at most
-# after 5 s, so the server's command is recorded before its clients', as the real sleep orders them.
+# it returns once the script's other children (the backgrounded recorder) have ended, at most after
+# 5 s, so the server's command is recorded before its clients', as the real sleep orders them; then
+# it records itself as SHIMS' sleep does (one write).
 _SLEEP_AFTER_BACKGROUND = r"""#!/usr/bin/env bash
 for _ in $(seq 500); do
     others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
