@@ -314,6 +314,17 @@ def _unverdict(line: str) -> str:
     return re.sub(r"Run (failed|successfully) with command", "Run <verdict> with command", line)
 
 
+def _unwrapped(argv: tuple) -> tuple:
+    """A command without the `timeout [OPTION]... DURATION`s it runs under (the timeout shim
+    records them before each command it runs, directly or through the runner)."""
+    while argv and argv[0] == "timeout":
+        i = 1
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in ("-s", "-k", "--signal", "--kill-after") else 1
+        argv = argv[i + 1 :]
+    return argv
+
+
 def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str, params: str) -> list:
     """Our recorded commands and train/profile logs against the Plan."""
     from tipcgen.dialects import get_layout
@@ -330,9 +341,11 @@ def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str
         return [Difference("plan", "plan refuses what the script ran", str(exc))]
     if ours.returncode == 2:
         return [Difference("plan", "script refuses what the plan runs", ours.stderr[-500:])]
-    got = [c.argv[1:] for c in ours.commands]
+    got = [_unwrapped(c.argv)[1:] for c in ours.commands]
     diffs = []
-    want_args = [w[1:] for w in want]
+    # the caps (the bench's on the runner, the runner's on training) are compared with upstream's
+    # in _compare_runs; here what runs under them
+    want_args = [_unwrapped(w)[1:] for w in want]
     if got != want_args:
         first = next((i for i, (a, b) in enumerate(zip(got, want_args)) if a != b), min(len(got), len(want_args)))
         g = " ".join(got[first]) if first < len(got) else "<end>"
@@ -384,6 +397,17 @@ def _model_name_restored(run: BenchRun, model: str) -> bool:
     return (run.commands, run.files, run.results) != before
 
 
+def _take_sleeps(up: BenchRun) -> list:
+    """Upstream's recorded `sleep`s (the oracle's sleep shim records them; ours sleeps for real,
+    unrecorded) out of its commands, as the one difference migrate's oracle names them by."""
+    slept = [c for c in up.commands if c.argv and c.argv[0] == "sleep"]
+    if not slept:
+        return []
+    up.commands = [c for c in up.commands if not (c.argv and c.argv[0] == "sleep")]
+    args = " ".join(dict.fromkeys(" ".join(c.argv[1:]) or "<none>" for c in slept))
+    return [Difference("commands", f"sleep: upstream sleeps {args}", f"{len(slept)} sleeps")]
+
+
 def compare_bench(config: Path, dialect: str, params: str = "") -> BenchDiff:
     from tipcgen.plan.benchmark_train import parser_value
 
@@ -394,6 +418,7 @@ def compare_bench(config: Path, dialect: str, params: str = "") -> BenchDiff:
     lost = _model_name_restored(up, parser_value(lines[1]) if len(lines) > 1 else "")
     diff.differences = (
         ([Difference("logs", "upstream loses the model name after the first analysis", "")] if lost else [])
+        + _take_sleeps(up)
         + _compare_runs(up, ours)
         + _compare_plan(up, ours, config, dialect, params)
     )

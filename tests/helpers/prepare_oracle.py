@@ -12,10 +12,9 @@ from pathlib import Path
 from tipcgen.check.spec import load_spec_text
 from tipcgen.emit.files import build_files
 from tipcgen.importer import config_groups, import_group
-from tipcgen.importer.prepare_import import add_prepare, chain_prepare_modes
+from tipcgen.importer.prepare_import import add_prepare, chain_prepare_modes, train_config_modes
 from tipcgen.migrate.prepare_diff import compare_prepare
 from tipcgen.script.decode import read_config
-from tipcgen.spec.modes import MODES
 
 # Corpus folder -> its prepare.sh, relative to ../shared/upstream.
 PREPARE = {
@@ -47,6 +46,7 @@ def differential(corpus: Path, upstream: Path, repo: str, group_filter=None) -> 
     groups = list(config_groups([str(corpus / repo)]).items())
     if group_filter is not None:
         groups = group_filter(groups)
+    train_modes = train_config_modes(script)  # MODES, and benchmark_train etc. when the repo uses them
     with tempfile.TemporaryDirectory(prefix="tipc-prepare-oracle-") as tmp:
         for directory, paths in groups:
             report = import_group(paths)
@@ -65,7 +65,7 @@ def differential(corpus: Path, upstream: Path, repo: str, group_filter=None) -> 
                 text = read_config(report.result.sources[suite.file]).decode("utf-8", "replace")
                 rel = f"test_tipc/configs/{spec.model}/{suite.file}"
                 # another chain's config: the modes of its script that prepare.sh serves
-                modes = chain_prepare_modes(str(suite.layout)) if name in spec.chain_suites else MODES
+                modes = chain_prepare_modes(str(suite.layout)) if name in spec.chain_suites else train_modes
                 for mode in modes:
                     row = compare_prepare(script, out / "test_tipc", text, rel, mode, suite.python)
                     tally.counts[row.diff.verdict] += 1

@@ -7,6 +7,7 @@ spec's configs share become its `prepare`, a config that does something else get
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any, Optional
 from tipcgen.errors import Problem, SpecError, UsageError, printable
 from tipcgen.importer.prepare_steps import Imported, steps_from_ops
 from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
-from tipcgen.spec.modes import CHAIN_MODES, MODES
+from tipcgen.spec.modes import CHAIN_MODES, MODES, PREPARE_MODES, TRAIN_CONFIG_MODES
 
 
 @dataclass
@@ -62,6 +63,38 @@ def check_prepare_script(path: str, tree: Optional[str] = None) -> None:
         raise SpecError([Problem(path, None, None, None, f"more than {MAX_FILE_BYTES} bytes; not a prepare.sh")])
     if b"\0" in data:
         raise SpecError([Problem(path, None, None, None, "a binary file (NUL bytes), not a prepare.sh")])
+
+
+_MODE_TEST = re.compile(r"\$\{?MODE\}?\"?\s*==?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+# `bash test_tipc/prepare.sh CONFIG MODE` in a doc or a script (the mode may be quoted)
+_MODE_CALL = re.compile(r"prepare\.sh[\"']?\s+[^\s|;&]+\s+[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def repo_prepare_modes(script: Path) -> set[str]:
+    """The modes a repo's prepare.sh is in use for: those it tests for (`${MODE} = "cpp_infer"`),
+    and those its folder's other scripts and docs/ call it with (`prepare.sh CONFIG benchmark_train`)."""
+    from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
+
+    def text(path: Path) -> str:
+        return read_bytes(str(path), MAX_FILE_BYTES, tree=str(script.parent), what="a script or doc").decode(
+            "utf-8", "replace"
+        )
+
+    found = set(_MODE_TEST.findall(text(script)))
+    docs = script.parent / "docs"
+    others = [p for p in sorted(script.parent.glob("*.sh")) if p.name != script.name]
+    others += sorted(docs.rglob("*.md")) if docs.is_dir() and not docs.is_symlink() else []
+    for path in others:
+        if path.is_file() and not path.is_symlink():
+            found |= {m for m in _MODE_CALL.findall(text(path)) if m.lower() != "mode"}  # a usage line's placeholder
+    return found
+
+
+def train_config_modes(script: Optional[Path]) -> tuple[str, ...]:
+    """The modes a train config is prepared for: MODES, and those of TRAIN_CONFIG_MODES the
+    repo's prepare.sh is in use for (benchmark_train, klquant_whole_infer)."""
+    used = repo_prepare_modes(script) if script is not None else set()
+    return MODES + tuple(m for m in TRAIN_CONFIG_MODES if m in used)
 
 
 def _refuse_if_never_ran(script: Path, traces: dict) -> None:
@@ -122,7 +155,9 @@ def import_prepare(
         counts = Counter(repr(v) for v in lists.values())
         common_key = counts.most_common(1)[0][0]
         common = next(v for v in lists.values() if repr(v) == common_key)
-        if common:
+        # a mode beyond MODES is kept even with no steps: the generated prepare.sh then takes it
+        # (and does nothing), as upstream's does, rather than refusing it as unknown
+        if common or (mode not in MODES and mode in PREPARE_MODES):
             result.spec_steps[mode] = common
         for name, steps in lists.items():
             if repr(steps) != common_key:
@@ -145,7 +180,7 @@ def with_prepare(spec: dict, found: PrepareImport) -> dict:
         if key in ("defaults", "presets", "suites", "other_configs") and "prepare" not in out and found.spec_steps:
             out["prepare"] = found.spec_steps
         out[key] = value
-    if found.spec_steps and "prepare" not in out:
+    if "prepare" not in out and found.spec_steps:
         out["prepare"] = found.spec_steps
     suites = out.get("suites") or {}
     for name, modes in found.suite_steps.items():
@@ -174,7 +209,8 @@ def add_prepare(
         suites[name] = (source, read_config(source).decode("utf-8", "replace"), suite.python)
         if name in spec.chain_suites:  # prepared for by its chain's modes (upstream: `paddle2onnx_infer`)
             chain_modes[name] = chain_prepare_modes(str(suite.layout))
-    found = import_prepare(script, spec.model, suites, timeout=timeout, suite_modes=chain_modes)
+    modes = train_config_modes(script)
+    found = import_prepare(script, spec.model, suites, modes=modes, timeout=timeout, suite_modes=chain_modes)
     if not found.spec_steps and not found.suite_steps:
         return report, found
     new = dataclasses.replace(result, spec=with_prepare(result.spec, found))

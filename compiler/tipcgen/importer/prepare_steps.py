@@ -42,7 +42,12 @@ DEVIATIONS = {
     " left next to what it extracted",
     "mkdir-implicit": "a `mkdir` of a directory a later step writes into is not a step: that step creates it",
     "outside-repo": "a command the script ran outside the repo root is not reproduced (named in the report)",
+    "no-url-fetch": "a `wget`/`curl` given no URL (`null`, `:` or nothing: a config's unset URL field) fetches"
+    " nothing: upstream's fails and its script goes on, the generated prepare.sh skips it",
 }
+# What a config's unset URL field reads as once a script has parsed it (`null`, or `:` from a
+# `key:value` split of an empty line): a fetch of nothing.
+NO_URL = ("null", ":", "")
 
 
 def _norm(cwd: str, path: str) -> str:
@@ -109,6 +114,30 @@ def _wget(argv: tuple[str, ...]) -> Optional[tuple[list[str], str, Optional[str]
     if not urls or (output is not None and (len(urls) > 1 or output == "-")):
         return None
     return urls, prefix, output
+
+
+# the options of wget/curl that take a value (the value is not a URL)
+_FETCH_VALUE_OPTS = {
+    "wget": ("-P", "--directory-prefix", "-O", "--output-document", "-t", "-T", "--tries", "--timeout", "-w", "--wait"),
+    "curl": ("-o", "--output", "--retry", "-m", "--max-time", "--connect-timeout", "-C"),
+}
+
+
+def no_url_fetch(argv: tuple[str, ...]) -> bool:
+    """A `wget`/`curl` whose every operand is an unset URL (NO_URL) or that has none: upstream's
+    fails (`wget -nc null`) and a script without `set -e` goes on; it fetches nothing."""
+    if not argv or argv[0] not in _FETCH_VALUE_OPTS:
+        return False
+    takes_value = _FETCH_VALUE_OPTS[argv[0]]
+    operands, i = [], 1
+    while i < len(argv):
+        if argv[i] in takes_value:
+            i += 2
+            continue
+        if not argv[i].startswith("-") or argv[i] == "-":
+            operands.append(argv[i])
+        i += 1
+    return all(o in NO_URL for o in operands)
 
 
 def _curl(argv: tuple[str, ...]) -> Optional[tuple[list[str], str, Optional[str]]]:
@@ -344,6 +373,9 @@ def steps_from_ops(ops: list[Op]) -> Imported:
             typer_.out.outside.append(shell_join(op.argv))
             _note(typer_.out, "outside-repo")
             continue
+        if no_url_fetch(op.argv):  # nothing to fetch: skipped, named (DEVIATIONS)
+            _note(typer_.out, "no-url-fetch")
+            continue
         handle = typer_.handler(op.argv[0])
         if handle is None or not handle(op, op.cwd):
             typer_.run_step(op)
@@ -392,6 +424,9 @@ def upstream_effects(ops: list[Op]) -> list[tuple]:
     for op in ops:
         if op.cwd is None:
             out.append(("outside", op.argv))
+            continue
+        if no_url_fetch(op.argv):
+            out.append(("no-url", op.cwd, tuple(op.argv)))
             continue
         found = _fetch_effects(op, op.cwd) if op.argv[0] in ("wget", "curl", "tar", "unzip") else None
         found = found if found is not None else _path_effects(op, op.cwd)
@@ -476,12 +511,14 @@ class EffectDiff:
 
 def compare_effects(up: list[tuple], ours: list[tuple]) -> EffectDiff:
     """identical; faithful (different only by DEVIATIONS: where a downloaded archive sits, an
-    implicit mkdir, a command outside the repo); or CHANGED with the first difference."""
+    implicit mkdir, a command outside the repo, a fetch of no URL); or CHANGED with the first difference."""
     if up == ours:
         return EffectDiff("identical", [])
     used: list[str] = []
-    a = [e for e in up if e[0] not in ("mkdir", "outside")]
+    a = [e for e in up if e[0] not in ("mkdir", "outside", "no-url")]
     b = [e for e in ours if e[0] != "mkdir"]
+    if any(e[0] == "no-url" for e in up):
+        used.append("no-url-fetch")
     if sum(e[0] == "mkdir" for e in up) != sum(e[0] == "mkdir" for e in ours):
         used.append("mkdir-implicit")
     if any(e[0] == "outside" for e in up):

@@ -16,8 +16,11 @@ How a run is staged (a scratch model repo, nothing of the real repo is needed):
   under python/python3/python3.7/python3.10 (scripts call them too). It appends its cwd, its own
   name, its argv and CUDA_VISIBLE_DEVICES to a record file (the format of tests/conftest.py's
   RECORDER, plus argv[0]) and exits 0, or `fail_code` when an argument contains `fail`.
-- Shims keep a run fast and offline: `sleep` returns at once, `nvidia-smi`, `wget`, `curl`, `pip`,
-  `pip3` and `git` fail at once, `timeout DURATION CMD...` (PaddleDetection) runs CMD directly.
+- Shims keep a run fast and offline: `sleep ARG` is recorded as a command and returns at once;
+  `nvidia-smi`, `wget`, `curl`, `pip`, `pip3` and `git` fail at once; `timeout DURATION CMD...`
+  (PaddleDetection) runs CMD directly, and every command recorded under it is recorded with its
+  wrapper (`timeout 5m python3.7 tools/train.py ...`): a wait and a time cap are behaviour, so
+  neither is hidden (compare() takes the sleeps out into one named difference, `sleep: ...`).
   A chain script that builds first (BUILD_TOOLS: PaddleClas's test_inference_cpp.sh) gets
   recorders for its build tools instead, a `make` that leaves the demos (BUILT) in `build/`, a
   fixed `find` answer for the CUDA libraries, and the directories its download and clone would make.
@@ -116,14 +119,22 @@ CHAIN_TOOLS: dict[str, tuple] = {
     "test_serving_infer_cpp.sh": ("sed", "cp"),
 }
 # `sleep` for the scripts that start a server in the background (`nohup ... &`, then `sleep`):
-# it returns once the script's other children (the backgrounded recorder) have ended, at most
-# after 5 s, so the server's command is recorded before its clients', as the real sleep orders them.
+# it returns once the script's other children (the backgrounded recorder) have ended, at most after
+# 5 s, so the server's command is recorded before its clients', as the real sleep orders them; then
+# it records itself as SHIMS' sleep does (one write).
 _SLEEP_AFTER_BACKGROUND = r"""#!/usr/bin/env bash
 for _ in $(seq 500); do
     others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
-    [[ -z ${others//[[:space:]]/} ]] && exit 0
+    [[ -z ${others//[[:space:]]/} ]] && break
     /bin/sleep 0.01
 done
+r=$(
+    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
+    printf '\x1f%s' "$PWD"
+    printf '\x1f%s' "${0##*/}" "$@"
+    printf '\x1e'
+)
+printf '%s' "$r" >>"$TIPC_RECORD"
 exit 0
 """
 CHAIN_SHIMS: dict[str, dict] = {
@@ -131,13 +142,18 @@ CHAIN_SHIMS: dict[str, dict] = {
     "test_serving_infer_cpp.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
 }
 
-# The recorder of tests/conftest.py, plus its own name (argv[0]) and a chosen failure code.
+# The recorder of tests/conftest.py, plus its own name (argv[0]), the wrappers it runs under
+# (TIPC_WRAP: `\x1ftimeout\x1f5m`, set by the timeout shim) and a chosen failure code.
 RECORDER = r"""#!/usr/bin/env bash
-{
+# one write per record: a backgrounded server and a `sleep` record at the same time
+r=$(
     if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
-    printf '\x1f%s' "$PWD" "${0##*/}" "$@"
+    printf '\x1f%s' "$PWD"
+    printf '%s' "${TIPC_WRAP:-}"
+    printf '\x1f%s' "${0##*/}" "$@"
     printf '\x1e'
-} >>"$TIPC_RECORD"
+)
+printf '%s' "$r" >>"$TIPC_RECORD"
 if [[ -n ${TIPC_RECORD_FAIL:-} ]]; then
     for arg in "$@"; do
         if [[ $arg == *"$TIPC_RECORD_FAIL"* ]]; then
@@ -159,21 +175,34 @@ def nested_recorder(recorder: str) -> str:
     return head + prefix + recorder[len(head) :]
 
 
+# The recorder without the failure part and the wrappers: a shim that records itself and succeeds
+# (`sleep 5`: a wait wherever it runs; a cap is recorded on the commands it caps).
+_RECORD_ONLY = RECORDER.split("if [[ -n ${TIPC_RECORD_FAIL", 1)[0].replace("    printf '%s' \"${TIPC_WRAP:-}\"\n", "")
+_RECORD_ONLY += "exit 0\n"
+
 SHIMS = {
-    "sleep": "#!/bin/sh\nexit 0\n",
+    # recorded (a wait is behaviour: PaddleClas sleeps 5 s around each training), not slept
+    "sleep": _RECORD_ONLY,
     "nvidia-smi": "#!/bin/sh\necho 'nvidia-smi: neutralised by the upstream oracle' >&2\nexit 1\n",
     "wget": "#!/bin/sh\necho 'wget: no network in the upstream oracle' >&2\nexit 1\n",
     "curl": "#!/bin/sh\necho 'curl: no network in the upstream oracle' >&2\nexit 1\n",
     "pip": "#!/bin/sh\necho 'pip: neutralised by the upstream oracle' >&2\nexit 1\n",
     "pip3": "#!/bin/sh\necho 'pip3: neutralised by the upstream oracle' >&2\nexit 1\n",
     "git": "#!/bin/sh\necho 'git: neutralised by the upstream oracle' >&2\nexit 1\n",
-    # timeout [OPTION]... DURATION COMMAND [ARG]...: run COMMAND at once (the run has its own bound).
+    # timeout [OPTION]... DURATION COMMAND [ARG]...: run COMMAND at once (the run has its own
+    # bound); what it runs, directly or through a script, is recorded with `timeout [OPTION]...
+    # DURATION` before it (TIPC_WRAP), so a cap only one side has is a difference.
     "timeout": """#!/usr/bin/env bash
+wrap=$'\\x1ftimeout'
 while [[ $# -gt 0 && $1 == -* ]]; do
-    case $1 in -s|-k|--signal|--kill-after) shift 2 ;; *) shift ;; esac
+    case $1 in
+    -s | -k | --signal | --kill-after) wrap+=$'\\x1f'"$1"$'\\x1f'"${2:-}" && shift 2 ;;
+    *) wrap+=$'\\x1f'"$1" && shift ;;
+    esac
 done
+wrap+=$'\\x1f'"${1:-}"
 shift
-exec "$@"
+TIPC_WRAP="${TIPC_WRAP:-}$wrap" exec "$@"
 """,
 }
 
@@ -761,13 +790,13 @@ def _pair_differences(g: tuple, w: tuple, where: str, norm: _Norm) -> list:
 
 def _recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
     """What the recorder sees of a step's argv: a leading `timeout DURATION` (PaddleDetection's
-    `timeout 5m`) runs the rest, as the harness's timeout shim does; `bash test_tipc/X.sh ARGS`
+    `timeout 5m`) is recorded as it is (the timeout shim records its wrapper); `bash test_tipc/X.sh ARGS`
     is X.sh's recorder (`nested_recorder`): its name, ARGS, then the text of the files the step
     writes first (the config it reads)."""
     if len(argv) > 1 and argv[0] == "bash" and argv[1].endswith(".sh"):
         return (argv[1].rsplit("/", 1)[-1], *argv[2:], *(text for _path, text in files))
-    if len(argv) > 2 and argv[0] == "timeout":
-        return tuple(argv[2:])
+    if len(argv) > 3 and argv[0] == "timeout" and argv[2] == "bash" and argv[3].endswith(".sh"):
+        return (*argv[:2], *_recorded_argv(argv[2:], files))
     if argv and "/" in argv[0] and argv[0].rsplit("/", 1)[1] in BUILT:  # a built demo, by its name
         return (argv[0].rsplit("/", 1)[1], *argv[1:])
     return tuple(argv)
@@ -935,6 +964,7 @@ def compare(
     built = _build_commands(run, scripts.get("script", ""))
     if built:
         diff.differences.append(built)
+    commands = list(run.commands)
     if run.timed_out:
         diff.differences.append(Difference("upstream", "upstream timed out", f"upstream timed out after {timeout:g} s"))
     if layout is None:
@@ -956,7 +986,9 @@ def compare(
     plan = _resolved(plan, run.root)
     norm = _Norm(run.root, plan.model_name, mode)
     ran, lines, logs = _expected(plan, fail)
-    commands, replaced = _replaced(run.commands, ran, layout, runner)
+    commands, slept = _sleeps(commands, plan)
+    diff.differences.extend(slept)
+    commands, replaced = _replaced(commands, ran, layout, runner)
     ran = replaced["ran"]
     differing = _compare_commands(commands, ran, norm)
     diff.differences.extend(replaced["differences"])
@@ -997,6 +1029,24 @@ def _build_commands(run: UpstreamRun, script: str) -> Optional[Difference]:
         f"build: upstream builds the demo first ({names})",
         f"upstream runs {len(built)} build commands first: " + "; ".join(" ".join(c.argv) for c in built[:4]),
     )
+
+
+def _sleeps(commands: list, plan) -> tuple[list, list]:
+    """Upstream's recorded `sleep`s, when the Plan sleeps nowhere: taken out of the commands (so
+    the rest are compared step by step) into one difference, `sleep: upstream sleeps ARG...`, that
+    only a runner's named deviation explains. A Plan with sleep steps is compared as it is."""
+    slept = [c for c in commands if c.argv and c.argv[0] == "sleep"]
+    if not slept or any(s.argv and s.argv[0] == "sleep" for s in plan.steps):
+        return commands, []
+    args = " ".join(dict.fromkeys(" ".join(c.argv[1:]) or "<none>" for c in slept))
+    return [c for c in commands if c not in slept], [
+        Difference(
+            "commands",
+            f"sleep: upstream sleeps {args}",
+            f"upstream runs `sleep` {len(slept)} times ({args}); the plan never waits",
+            tuple(f"sleep {' '.join(c.argv[1:])}" for c in slept),
+        )
+    ]
 
 
 def _replaced(commands: list, ran: list, layout: str, runner: Optional[str]) -> tuple[list, dict]:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Optional
 from tipcgen.emit.prepare import spec_modes
 from tipcgen.errors import TipcError, UsageError
 from tipcgen.fsio import write_atomic
+from tipcgen.importer.prepare_import import repo_prepare_modes
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
 from tipcgen.sandbox import DEFAULT_TIMEOUT
 from tipcgen.spec.modes import CHAIN_MODES, MODES
@@ -97,8 +98,12 @@ class Migration:
     # Other chains' configs (dialects/chains.py) x their mode: the repo's chain script vs our Plan
     # (Row.runner; Row.prepare "not compared").
     chain_rows: list[Row] = field(default_factory=list)
-    # Modes the repo's prepare.sh serves that the generated prepare.sh does not (other chains').
+    # Modes the repo's prepare.sh is in use for (it tests for them; its scripts and docs call it
+    # with them) that the generated prepare.sh does not take: the migration is not ready.
     prepare_modes_lost: list[str] = field(default_factory=list)
+    # prepare.sh in the modes a train config is prepared for besides the runner's (benchmark_train,
+    # klquant_whole_infer): the repo's against ours per config (runner "not compared").
+    prepare_rows: list[Row] = field(default_factory=list)
     # The whole-tree oracle (migrate/entrypoints.py): every entry point of the old test_tipc/, run
     # before and after the switch; and every config of the tree not compared there, with why.
     entries: list = field(default_factory=list)  # [EntryRow]
@@ -106,7 +111,7 @@ class Migration:
 
     @property
     def changed(self) -> list[Row]:
-        return [r for r in (*self.rows, *self.chain_rows) if "CHANGED" in (r.runner, r.prepare)]
+        return [r for r in (*self.rows, *self.chain_rows, *self.prepare_rows) if "CHANGED" in (r.runner, r.prepare)]
 
     @property
     def entries_changed(self) -> list:
@@ -114,7 +119,7 @@ class Migration:
 
     @property
     def ok(self) -> bool:
-        return not self.changed and not self.not_imported and not self.entries_changed
+        return not self.changed and not self.not_imported and not self.prepare_modes_lost and not self.entries_changed
 
 
 def _repo_parts(root: str) -> tuple[Path, Path, Path]:
@@ -194,7 +199,8 @@ def plan_migration(
     tally = _Tally(progress, len(modes) * sum(len(s.train_suites) for s in loaded) + len(_chained(m, loaded)))
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout, tally)
     _compare_chains(m, loaded, tipc, prepare_script, timeout, jobs, tally)
-    m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(spec_modes(loaded)))
+    _compare_prepare_modes(m, loaded, prepare_script, jobs, timeout)
+    m.prepare_modes_lost = sorted(repo_prepare_modes(prepare_script) - set(spec_modes(loaded)))
     _compare_entries(m, jobs, timeout, tally)
     return m
 
@@ -206,7 +212,11 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
 
     covered = Covered({(r.script, r.config, r.mode): (r.runner, r.runner_detail) for r in (*m.rows, *m.chain_rows)})
     covered.verdicts.update(
-        {("prepare.sh", r.config, r.mode): (r.prepare, r.prepare_detail) for r in (*m.rows, *m.chain_rows)}
+        {
+            ("prepare.sh", r.config, r.mode): (r.prepare, r.prepare_detail)
+            for r in (*m.rows, *m.chain_rows, *m.prepare_rows)
+            if r.prepare != "not compared"
+        }
     )
     changed = {rel: m.files[rel] for rel in (*m.replaced, *m.added)}
     before = (tally.done, tally.total) if tally is not None else (0, 0)
@@ -220,13 +230,43 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
         m.deviations[FOREIGN[0]] = f"{FOREIGN[1]} ({FOREIGN[2]})"
 
 
-_MODE_TEST = re.compile(r"\$\{?MODE\}?\s*==?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
+def _compare_prepare_modes(m: Migration, specs: list, prepare_script: Path, jobs: int, timeout: float) -> None:
+    """Every train config in each mode beyond the runner's its prepare.sh is prepared for
+    (train_config_modes: benchmark_train, ...): the repo's prepare.sh against ours."""
+    import tempfile
 
+    from tipcgen.importer.prepare_import import train_config_modes
+    from tipcgen.importer.prepare_steps import DEVIATIONS
+    from tipcgen.migrate.prepare_diff import compare_prepare
 
-def _prepare_modes(script: Path) -> set:
-    """The modes a repo's prepare.sh tests for (`${MODE} = "cpp_infer"` and the like)."""
-    text = read_bytes(str(script), what="a prepare.sh").decode("utf-8", "replace")
-    return set(_MODE_TEST.findall(text))
+    extra = [mode for mode in train_config_modes(prepare_script) if mode not in MODES]
+    tasks = [
+        (Path(m.sources[(spec.model, suite.file)]), suite.python, mode)
+        for spec in specs
+        for suite in spec.train_suites.values()
+        for mode in extra
+    ]
+    if not tasks:
+        return
+
+    def one(task: tuple[Path, str, str], ours: Path) -> Row:
+        source, python, mode = task
+        rel = _rel(m.root, str(source))
+        text = read_bytes(str(source), tree=m.root, what="a config").decode("utf-8", "replace")
+        p = compare_prepare(prepare_script, ours, text, rel, mode, python, timeout=timeout)
+        detail = p.error or (
+            f"upstream {p.diff.first[0]}, ours {p.diff.first[1]}" if p.diff.first else ", ".join(p.diff.deviations)
+        )
+        return Row(rel, mode, "not compared", "", p.diff.verdict, detail, "prepare.sh")
+
+    with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
+        ours = _our_scripts(m, tmp)
+        with ThreadPoolExecutor(jobs or min(4, os.cpu_count() or 1)) as pool:
+            m.prepare_rows = list(pool.map(lambda t: one(t, ours), tasks))
+    for row in m.prepare_rows:
+        for name in row.prepare_detail.split(", ") if row.prepare == "faithful" else ():
+            if name in DEVIATIONS:
+                m.deviations[f"prepare: {name}"] = DEVIATIONS[name]
 
 
 class _Tally:

@@ -1,4 +1,4 @@
-"""The run modes of test_train_inference_python.sh."""
+"""The run modes of test_train_inference_python.sh, and the modes a prepare.sh is called with."""
 
 MODES = (
     "lite_train_lite_infer",
@@ -11,10 +11,17 @@ TRAIN_MODES = MODES[:3]
 # The modes of the other chains' scripts, each of which upstream's prepare.sh has a branch for
 # (its `cpp_infer`, `serving_infer`, `paddle2onnx_infer`); a spec's `prepare` may name them.
 CHAIN_MODES = ("cpp_infer", "serving_infer", "paddle2onnx_infer")
-PREPARE_MODES = MODES + CHAIN_MODES
+# Modes the repos' prepare.sh also serve, called with a train config (the repos' docs:
+# `prepare.sh <train config> benchmark_train`, `... klquant_whole_infer`).
+TRAIN_CONFIG_MODES = ("benchmark_train", "klquant_whole_infer")
+# Other modes upstream prepare.sh scripts have a branch for (PaddleVideo's `serving_infer_python`,
+# the `lite_infer` their usage lines name): a spec may carry them; import fills them when a typed
+# suite is prepared in them.
+OTHER_MODES = ("serving_infer_python", "lite_infer")
+PREPARE_MODES = MODES + CHAIN_MODES + TRAIN_CONFIG_MODES + OTHER_MODES
 
 
 def prepare_modes(used) -> tuple[str, ...]:
-    """The modes a generated prepare.sh accepts: the train chain's, and the other chains' modes
-    that `used` (the modes the specs prepare for) names."""
-    return MODES + tuple(m for m in CHAIN_MODES if m in used)
+    """The modes a generated prepare.sh accepts: the train chain's, and the other modes that
+    `used` (the modes the specs prepare for) names."""
+    return MODES + tuple(m for m in PREPARE_MODES[len(MODES) :] if m in used)

@@ -65,8 +65,20 @@ INFER_GPU = (
     "python_infer_gpu_gpus_{gpu}_usetrt_{trt_v}_precision_{precision}_batchsize_{bs}.log",
 )
 
+# Upstream's `sleep 5` before and after each training and after each eval. Not restored: named.
+NO_FIXED_SLEEPS = Deviation(
+    "no-fixed-sleeps",
+    "does not pause 5 s before and after each training and after each eval (upstream's `sleep 5`s)",
+    "each step is a process the runner waits for: when the next step starts the previous one has "
+    "exited and its log is written, so the pause waits on nothing the next step reads; it only adds "
+    "15 s per trainer and gpu_list entry (the oracle records each `sleep` as a command, so a script "
+    "that sleeps elsewhere or for longer is still a difference)",
+    (r"^sleep: upstream sleeps 5$",),
+)
+
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
+    NO_FIXED_SLEEPS,
     Deviation(
         "train-status-from-trainer",
         "the train status line reports the trainer's exit code; the trainer's output goes to the terminal "

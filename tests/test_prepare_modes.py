@@ -1,0 +1,347 @@
+"""Every prepare.sh mode in use survives the import, a fetch of no URL is skipped as upstream's
+failing one is, and the recording harness shows waits and time caps instead of hiding them.
+
+- the modes: those a repo's prepare.sh tests for and those its scripts and docs/ call it with;
+  a train config is also prepared for `benchmark_train` / `klquant_whole_infer` when the repo uses
+  them, the generated prepare.sh takes them (and does the repo's commands), and a mode it cannot
+  carry is a lost mode: the migration is not ready;
+- `wget -nc null` / `wget -nc :` (a config's unset URL field): upstream's fails and its script
+  goes on; import skips it, named (`no-url-fetch`), so the generated prepare.sh does not abort;
+- the oracle's `sleep` shim records `sleep ARG`; its `timeout` shim records `timeout DURATION`
+  before every command it runs: PaddleClas's `sleep 5`s are a named deviation, a fork that caps
+  training only in benchmark_train differs from PaddleDetection's runner (which caps every one).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import REPO
+from helpers.upstream import corpus_dir, upstream_dir
+from tipcgen.check.spec import load_spec, load_spec_text
+from tipcgen.cli import app
+from tipcgen.emit.files import build_files
+from tipcgen.errors import SpecError
+from tipcgen.importer.prepare_steps import (
+    DEVIATIONS,
+    compare_effects,
+    no_url_fetch,
+    steps_from_ops,
+    upstream_effects,
+)
+from tipcgen.importer.prepare_trace import Op, trace_prepare
+from tipcgen.migrate.prepare_diff import compare_prepare, plan_lines
+
+FIXTURES = REPO / "tests" / "fixtures"
+runner = CliRunner()
+
+
+# ---- a fetch of no URL
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("wget", "-nc", "null"),
+        ("wget", "-nc", ":"),
+        ("wget", "-nc"),
+        ("wget", "-nc", "", "--no-check-certificate"),
+        ("wget", "-nc", "null", "--no-check-certificate"),
+        ("wget", "-P", "./pretrained_model", "null"),
+        ("wget", "-nc", "null", ":"),
+        ("curl", "-s", "-o", "model.tar", "null"),
+        ("curl", "null"),
+    ],
+)
+def test_a_fetch_of_no_url_is_no_fetch(argv):
+    assert no_url_fetch(argv)
+    imported = steps_from_ops([Op(".", argv), Op(".", ("python", "setup.py", "install"))])
+    assert imported.steps == [{"run": "python setup.py install"}], "skipped, not a `run` step that would fail"
+    assert imported.deviations == ["no-url-fetch"] and "no-url-fetch" in DEVIATIONS
+    diff = compare_effects(upstream_effects([Op(".", argv)]), [])
+    assert diff.verdict == "faithful" and diff.deviations == ["no-url-fetch"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("wget", "-nc", "https://example.invalid/null"),  # a URL ending in null is a URL
+        ("wget", "-nc", "null", "https://example.invalid/a.tar"),  # one real URL: not nothing
+        ("wget", "-O", "null", "https://example.invalid/a.tar"),  # `null` is the output file here
+        ("wget", "-P", "null", "https://example.invalid/a.tar"),  # ... the directory here
+        ("wget", "-nc", "model.tar"),  # a relative name (not typed: a `run` step, as before)
+        ("curl", "-o", "null", "https://example.invalid/a.tar"),
+        ("tar", "xf", "null"),  # only wget and curl fetch
+        ("rm", "-rf", ":"),
+    ],
+)
+def test_a_fetch_with_something_to_fetch_is_not_skipped(argv):
+    assert not no_url_fetch(argv)
+    imported = steps_from_ops([Op(".", argv)])
+    assert imported.steps and "no-url-fetch" not in imported.deviations
+    diff = compare_effects(upstream_effects([Op(".", argv)]), [])
+    assert diff.verdict == "CHANGED", "dropping it is a difference"
+
+
+# ---- the modes in use, imported and generated
+
+# A prepare.sh like upstream's: benchmark_train and a unset-URL download; a chain mode whose
+# configs no typed suite covers (cpp_infer) is only tested for.
+PREPARE = r"""#!/bin/bash
+FILENAME=$1
+MODE=$2
+dataline=$(cat ${FILENAME})
+IFS=$'\n'
+lines=(${dataline})
+model_name=$(echo "${lines[1]}" | cut -d: -f2)
+pretrained=${lines[35]#*:}
+if [ ${MODE} = "lite_train_lite_infer" ]; then
+    wget -nc -P ./dataset https://example.invalid/data/little_train.tar
+    wget -nc ${pretrained}
+    wget -nc :
+    wget -nc ${no_such_value} --no-check-certificate
+elif [ ${MODE} = "benchmark_train" ]; then
+    pip install -r requirements.txt
+    wget -nc -P ./dataset https://example.invalid/data/bench.tar
+elif [ ${MODE} = "cpp_infer" ]; then
+    wget -nc https://example.invalid/opencv.tar.gz
+fi
+"""
+DOC = "Run `bash test_tipc/prepare.sh test_tipc/configs/toy/x.txt 'klquant_whole_infer'` first.\n"
+
+
+def _repo(tmp_path: Path, prepare: str = PREPARE) -> Path:
+    root = tmp_path / "PaddleClas"
+    configs = root / "test_tipc" / "configs" / "toy"
+    configs.mkdir(parents=True)
+    for src in sorted((FIXTURES / "paddleclas").glob("*.txt")):
+        shutil.copy(src, configs / src.name)
+    (root / "test_tipc" / "prepare.sh").write_text(prepare)
+    (root / "test_tipc" / "docs").mkdir()
+    (root / "test_tipc" / "docs" / "bench.md").write_text(DOC)
+    return root
+
+
+def _import(root: Path, out: Path):
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        return runner.invoke(app, ["import", "test_tipc/configs", "--out", str(out)])
+    finally:
+        os.chdir(cwd)
+
+
+def _build(spec, tree: Path) -> Path:
+    for rel, data in build_files(spec).items():
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_bytes(data)
+    return tree / "test_tipc"
+
+
+@pytest.mark.sandbox
+def test_every_mode_in_use_is_imported_and_the_generated_prepare_does_what_the_repos_does(tmp_path):
+    from tipcgen.importer.prepare_import import repo_prepare_modes, train_config_modes
+
+    root = _repo(tmp_path)
+    script = root / "test_tipc" / "prepare.sh"
+    # tested for by the script, or called so by its docs (a usage line's `MODE` placeholder is none)
+    assert repo_prepare_modes(script) == {
+        "lite_train_lite_infer",
+        "benchmark_train",
+        "cpp_infer",
+        "klquant_whole_infer",
+    }
+    modes = train_config_modes(script)
+    assert modes[4:] == ("benchmark_train", "klquant_whole_infer")
+    result = _import(root, tmp_path / "specs")
+    assert result.exit_code == 0, result.output
+    spec = load_spec(str(tmp_path / "specs/toy.yml"))
+    assert set(spec.prepare) >= {"lite_train_lite_infer", "benchmark_train", "klquant_whole_infer"}
+    assert spec.prepare["klquant_whole_infer"] == [], "kept with no steps: taken, as upstream takes it"
+    assert "wget" not in (tmp_path / "specs/toy.yml").read_text(), "no `run: wget -nc :` step"
+    tipc = _build(spec, tmp_path / "gen")
+    for file in sorted(p.name for p in (root / "test_tipc/configs/toy").glob("*.txt")):
+        config = (root / "test_tipc/configs/toy" / file).read_text()
+        rel = f"test_tipc/configs/toy/{file}"
+        for mode in modes:
+            row = compare_prepare(script, tipc, config, rel, mode, "python")
+            assert row.error is None and row.diff.verdict != "CHANGED", (file, mode, row.error, row.diff.first)
+        lite = compare_prepare(script, tipc, config, rel, "lite_train_lite_infer", "python")
+        assert lite.diff.verdict == "faithful" and "no-url-fetch" in lite.diff.deviations
+        bench = plan_lines(tipc, config, rel, "benchmark_train")
+        assert any("bench.tar" in line for line in bench) and any("requirements.txt" in line for line in bench)
+    # a mode no typed config is prepared in stays refused, as before: migrate names it lost
+    config = (root / "test_tipc/configs/toy/toy_cls_a_train_infer_python.txt").read_text()
+    with pytest.raises(RuntimeError, match="unknown MODE 'cpp_infer'"):
+        plan_lines(tipc, config, "test_tipc/configs/toy/toy_cls_a_train_infer_python.txt", "cpp_infer")
+
+
+@pytest.mark.sandbox
+def test_the_generated_prepare_goes_on_past_an_unset_url_as_upstreams_does(tmp_path):
+    """A real run (not the plan listing) of the generated prepare.sh in a mode whose only fetch is
+    of an unset URL: it ends 0 having fetched nothing, as upstream's ends past its failing wget."""
+    prepare = PREPARE.replace("wget -nc -P ./dataset https://example.invalid/data/little_train.tar\n", "")
+    prepare = prepare.replace("wget -nc ${pretrained}\n", "")
+    root = _repo(tmp_path, prepare)
+    assert _import(root, tmp_path / "specs").exit_code == 0
+    spec = load_spec(str(tmp_path / "specs/toy.yml"))
+    tipc = _build(spec, root)  # into the repo: it runs from its root
+    config = "test_tipc/configs/toy/toy_cls_a_train_infer_python.txt"
+    env = {**os.environ, "TIPC_CACHE": str(tmp_path / "cache"), "TIPC_OFFLINE": "1"}
+    ran = subprocess.run(
+        ["bash", str(tipc / "prepare.sh"), config, "lite_train_lite_infer"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "wget" not in ran.stdout + ran.stderr and not (tmp_path / "cache").exists()
+
+
+def test_a_spec_may_prepare_for_the_modes_in_use_and_a_misspelt_one_is_refused(tmp_path):
+    good = (REPO / "specs" / "mobilenet_v3_small.yml").read_text()
+    assert good.count("\nprepare:\n") == 1
+    extra = "\nprepare:\n  benchmark_train: []\n  klquant_whole_infer: []\n"
+    spec = load_spec_text(good.replace("\nprepare:\n", extra), "m.yml")
+    assert {"benchmark_train", "klquant_whole_infer"} <= set(spec.prepare)
+    with pytest.raises(SpecError) as err:
+        load_spec_text(good.replace("\nprepare:\n", "\nprepare:\n  benchmark_trian: []\n"), "m.yml")
+    message = str(err.value)
+    assert "m.yml:12" in message and "benchmark_trian" in message and "benchmark_train" in message
+
+
+# ---- the recorder: waits and time caps are commands
+
+
+@pytest.mark.sandbox
+def test_the_recorder_records_sleep_and_the_timeout_wrapper(tmp_path):
+    from tipcgen.migrate.oracle import run_upstream
+
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "test_train_inference_python.sh").write_text(
+        "#!/bin/bash\nsleep 5\ntimeout -s KILL 5m python3.7 tools/train.py -o a=1\n"
+        "timeout 1m timeout 2m python3.7 tools/eval.py\nsleep 0.5s\npython3.7 tools/export.py\n"
+    )
+    config = tmp_path / "toy" / "train_infer_python.txt"
+    config.parent.mkdir()
+    config.write_text(
+        "===========================train_params===========================\nmodel_name:toy\npython:python3.7\n"
+    )
+    run = run_upstream(scripts, config, "lite_train_lite_infer", repo="toy")
+    assert [c.argv for c in run.commands] == [
+        ("sleep", "5"),
+        ("timeout", "-s", "KILL", "5m", "python3.7", "tools/train.py", "-o", "a=1"),
+        ("timeout", "1m", "timeout", "2m", "python3.7", "tools/eval.py"),
+        ("sleep", "0.5s"),
+        ("python3.7", "tools/export.py"),
+    ]
+    assert run.returncode == 0 and run.elapsed < 5, "recorded, not slept"
+
+
+def _fork(tmp_path: Path, repo: str, old: str, new: str) -> Path:
+    src = upstream_dir() / repo
+    if not (src / "test_train_inference_python.sh").is_file():
+        pytest.skip(f"{repo}: upstream scripts absent (../shared)")
+    dest = tmp_path / repo
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("docs"))
+    script = dest / "test_train_inference_python.sh"
+    text = script.read_text()
+    assert old in text
+    script.write_text(text.replace(old, new))
+    return dest
+
+
+def _config(repo: str, rel: str) -> Path:
+    path = corpus_dir() / repo / rel
+    if not path.is_file():
+        pytest.skip(f"{path}: corpus absent")
+    return path
+
+
+DET_TRAIN = 'eval "timeout 5m ${cmd} > ${train_log_path} 2>&1"'
+# a fork that caps training only when benchmarking
+DET_BENCH_ONLY = (
+    'if [ ${MODE} = "benchmark_train" ]; then eval "timeout 5m ${cmd} > ${train_log_path} 2>&1"; '
+    'else eval "${cmd} > ${train_log_path} 2>&1"; fi'
+)
+
+
+@pytest.mark.corpus
+@pytest.mark.sandbox
+def test_a_fork_capping_only_benchmark_training_differs_from_paddledetections_runner(tmp_path):
+    from tipcgen.migrate.oracle import compare, run_upstream
+
+    config = _config("PaddleDetection", "tood/tood_r50_fpn_1x_coco_train_infer_python.txt")
+    fork = _fork(tmp_path, "PaddleDetection", DET_TRAIN, DET_BENCH_ONLY)
+    original = upstream_dir() / "PaddleDetection"
+    for mode in ("lite_train_lite_infer", "whole_train_whole_infer"):
+        same = compare(config, "PaddleDetection", mode, run=run_upstream(original, config, mode))
+        assert same.faithful, same.describe()
+        trains = [c.argv for c in same.upstream.commands if "tools/train.py" in c.argv]
+        assert trains and all(argv[:2] == ("timeout", "5m") for argv in trains), "upstream caps every training"
+        forked = compare(config, "PaddleDetection", mode, run=run_upstream(fork, config, mode, repo="PaddleDetection"))
+        assert not forked.faithful, forked.describe()
+        first = forked.unexplained()[0]
+        assert first.category == "train: interpreter" and "plan:     timeout 5m" in first.detail, first.detail
+    bench = compare(config, "PaddleDetection", "benchmark_train", run=run_upstream(fork, config, "benchmark_train"))
+    assert not any("interpreter" in d.category for d in bench.unexplained()), bench.describe()
+
+
+@pytest.mark.corpus
+@pytest.mark.sandbox
+def test_paddleclas_sleeps_are_recorded_named_and_a_longer_one_is_a_difference(tmp_path):
+    from tipcgen.migrate.oracle import compare, run_upstream
+
+    config = _config("PaddleClas", "AlexNet/AlexNet_train_infer_python.txt")
+    original = upstream_dir() / "PaddleClas"
+    mode = "lite_train_lite_infer"
+    diff = compare(config, "PaddleClas", mode, run=run_upstream(original, config, mode))
+    sleeps = [d for d in diff.differences if d.category.startswith("sleep:")]
+    assert [d.category for d in sleeps] == ["sleep: upstream sleeps 5"], diff.describe()
+    assert len(sleeps[0].items) >= 3 and diff.faithful and "no-fixed-sleeps" in diff.explained_by()
+    fork = _fork(tmp_path, "PaddleClas", "                sleep 5\n\n", "                sleep 60\n\n")
+    forked = compare(config, "PaddleClas", mode, run=run_upstream(fork, config, mode, repo="PaddleClas"))
+    assert [d.category for d in forked.unexplained()] == ["sleep: upstream sleeps 5 60"], forked.describe()
+
+
+@pytest.mark.corpus
+@pytest.mark.sandbox
+@pytest.mark.parametrize(
+    "folder, file, site",
+    [
+        ("ConvNeXt", "ConvNeXt_tiny_train_infer_python.txt", ("wget", "-nc", "null")),
+        ("GeneralRecognition", "GeneralRecognition_PPLCNet_x2_5_train_no_eval.txt", ("wget", "-nc", ":")),
+    ],
+)
+def test_paddleclas_real_prepare_on_configs_with_an_unset_url(tmp_path, folder, file, site):
+    """PaddleClas's prepare.sh runs `eval "wget -nc ${model_url_value}"` in whole_infer with line 36's
+    value: `null` (ConvNeXt) or `:` (a config without that line). The imported spec has no such
+    step, the generated prepare.sh does the rest of what upstream does (faithful, by
+    no-url-fetch), and it takes benchmark_train as upstream's does."""
+    from tipcgen.importer import import_group
+    from tipcgen.importer.prepare_import import add_prepare
+
+    script = upstream_dir() / "PaddleClas" / "prepare.sh"
+    source = _config("PaddleClas", f"{folder}/{file}")
+    if not script.is_file():
+        pytest.skip("PaddleClas's prepare.sh absent (../shared)")
+    text = source.read_text()
+    rel = f"test_tipc/configs/{folder}/{file}"
+    traced = trace_prepare(script.parent, text, rel, "whole_infer", python="python3.7")
+    assert site in [op.argv for op in traced.ops], "upstream runs the fetch of nothing"
+    report = import_group(sorted(str(p) for p in source.parent.glob("*.txt")))
+    report, found = add_prepare(report, script)
+    assert "no-url-fetch" in found.deviations and not any("wget" in c for c in found.untyped)
+    spec = load_spec_text(report.yaml, f"{report.model}.yml")
+    tipc = _build(spec, tmp_path / "gen")
+    row = compare_prepare(script, tipc, text, rel, "whole_infer", "python3.7")
+    assert row.diff.verdict == "faithful" and "no-url-fetch" in row.diff.deviations, (row.error, row.diff.first)
+    listing = plan_lines(tipc, text, rel, "whole_infer")
+    assert not any("wget" in line for line in listing) and any("download" in line for line in listing)
+    bench = compare_prepare(script, tipc, text, rel, "benchmark_train", "python3.7")
+    assert bench.error is None and bench.diff.verdict != "CHANGED", bench.diff.first
