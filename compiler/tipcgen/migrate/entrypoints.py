@@ -102,9 +102,9 @@ fi
 exec "$@"
 """
 )
-# `sleep N`: recorded; it returns once the script's other children (a server started in the
-# background) have ended, at most after 5 s, so their commands come in the same order each run.
-_SLEEP = "#!/usr/bin/env bash\n" + _RECORD_FN + 'tipc_record sleep "$@"\n' + _SLEEP_AFTER_BACKGROUND.split("\n", 1)[1]
+# `sleep N`: recorded once the script's other children (a server started in the background) have
+# ended (at most 5 s), so their commands come in the same order each run: the oracle's own shim.
+_SLEEP = _SLEEP_AFTER_BACKGROUND
 WRAPPERS = ("timeout", "nohup", "setsid", "env")
 # Programs recorded and answered with success: network and package tools (nothing fetched), the
 # device query, builds, archives of what would have been fetched.
