@@ -191,3 +191,12 @@ def test_the_report_collapses_the_same_differences_and_lists_every_entry_literal
     assert sum(line.startswith("| `test_tipc/run.sh` |") for line in table) == 3  # every entry, no limit
     assert "<img" not in text.replace("`<img", "")  # only ever inside a code span
     assert all(line.count(" | ") == 5 for line in table if line.startswith("| `")), "no cell split by a `|`"
+
+
+def test_a_script_that_ran_nothing_on_any_config_is_still_in_the_report(tmp_path):
+    root = _repo(tmp_path)
+    idle = '#!/bin/bash\nsource test_tipc/common_func.sh\nFILENAME=$1\necho nothing to do for "$FILENAME"\n'
+    (root / "test_tipc" / "idle.sh").write_text(idle)
+    files = {"test_tipc/common_func.sh": LIB.encode() + b"# same functions\n"}
+    rows = [r for r in compare_entries(str(root), files, Covered(), 2, 60) if r.entry.script.endswith("idle.sh")]
+    assert [(r.verdict, r.detail) for r in rows] == [("not run before", "the old script ran nothing here")]

@@ -517,10 +517,13 @@ def _entries(scripts: list, configs: dict, generated: set, before: Stager, pool,
         if not info.takes_config:
             out += [EntryPoint(info.script, None, mode) for mode in modes]
             continue
-        for shape, rels in shapes.items():
-            if (info.script, shape) in reads:
-                chosen = rels if info.script in generated else rels[:1]
-                out += [EntryPoint(info.script, rel, mode) for rel in chosen for mode in modes]
+        found = [(shape, rels) for shape, rels in shapes.items() if (info.script, shape) in reads]
+        for _shape, rels in found:
+            chosen = rels if info.script in generated else rels[:1]
+            out += [EntryPoint(info.script, rel, mode) for rel in chosen for mode in modes]
+        if not found and shapes:  # it ran nothing on any config: still in the report, as "not run before"
+            first = next(iter(shapes.values()))[0]
+            out += [EntryPoint(info.script, first, mode) for mode in modes]
     return out
 
 
