@@ -130,10 +130,13 @@ class Progress:
         if self.compared is None:
             self.compared = time.monotonic()
             self.stream.write(f"tipcgen migrate: imported in {self.compared - self.start:.1f} s; comparing\n")
-        self.total = total
         if total <= 0:
+            self.total = total
             return
         pct = 100 * done // total
+        if total != self.total:  # a later phase (the entry points) grew the total: count its tenths anew
+            self.shown = min(self.shown, pct // 10)
+        self.total = total
         elapsed = time.monotonic() - self.compared
         if self.tty:
             filled = self.WIDTH * done // total
