@@ -27,22 +27,31 @@ def migrate(
         DEFAULT_TIMEOUT, "--timeout", help="Seconds one run of a repo's script may take (then all it started dies)."
     ),
     no_sandbox: bool = typer.Option(False, "--no-sandbox", help=NO_SANDBOX_HELP),
+    configs: Optional[str] = typer.Option(
+        None, "--configs", help="The repo's config folder, relative to its root (default: test_tipc/configs)."
+    ),
+    layout: str = typer.Option("auto", "--layout", help="auto or a layout name (as `tipcgen import --layout`)."),
+    runner: Optional[str] = typer.Option(
+        None, "--runner", help="One of the layout's runners (default: the one that follows the repo's script best)."
+    ),
 ):
     """Import the repo's configs and prepare.sh, run its scripts and the generated ones side by side on every
     config x mode, print the report; exit 1 when a command would change unexplained or a config would be lost."""
-    from tipcgen.cli.common import seconds
+    from tipcgen.cli.common import choice, seconds
+    from tipcgen.dialects import LAYOUTS
     from tipcgen.fsio import write_atomic
     from tipcgen.migrate.report import report_markdown
     from tipcgen.migrate.switch import plan_migration
     from tipcgen.spec.modes import MODES
 
     seconds("--timeout", timeout, most=3600)
+    choice("--layout", layout, ("auto", *LAYOUTS))
     modes = tuple(mode) if mode else MODES
     for m_ in modes:
         if m_ not in MODES:
             raise UsageError(f"--mode {m_!r}: modes are {', '.join(MODES)}")
     with scripts_sandbox(no_sandbox):
-        m = plan_migration(root, modes=modes, timeout=timeout)
+        m = plan_migration(root, modes=modes, timeout=timeout, configs=configs, layout=layout, runner=runner)
     text = report_markdown(m)
     echo(text, nl=False)
     if report:

@@ -20,7 +20,7 @@ from typing import Any, Optional
 from pydantic import ValidationError
 
 from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout
-from tipcgen.dialects.chains import chain_family, chain_of_lines
+from tipcgen.dialects.chains import chain_family, chain_of_lines, foreign_chain
 from tipcgen.errors import SpecError
 from tipcgen.importer.factor import factor_defaults, factor_presets, model_dir_name, name_suites, suite_name
 from tipcgen.importer.fields import import_suite, raw_config
@@ -37,6 +37,7 @@ __all__ = [
     "GroupReport",
     "ImportResult",
     "config_groups",
+    "distinct_models",
     "import_configs",
     "import_group",
     "import_suite",
@@ -50,7 +51,7 @@ def import_configs(
     paths: list[str], layout: str = "auto", model: Optional[str] = None, lenient: bool = False
 ) -> ImportResult:
     """Import the configs of one model into one spec (`lenient`: see factor_defaults)."""
-    decoded, kinds = _read_configs(paths, layout)
+    decoded, kinds = _own_family(*_read_configs(paths, layout))
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
     main_layout = _main_layout([k for _, k in train])
     suites: dict = {}
@@ -80,6 +81,19 @@ def import_configs(
     if other:
         spec["other_configs"] = other
     return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
+
+
+def _own_family(decoded: list[Decoded], kinds: dict[str, str]) -> tuple[list[Decoded], dict[str, str]]:
+    """A chain config of another family than the folder's train configs (PaddleSeg's dy2static
+    config fits PaddleClas's table) is kept verbatim: typed by a foreign table, it would be run by
+    a foreign script."""
+    train = [k for k in kinds.values() if k != "raw" and not is_chain_layout(k)]
+    if not train:
+        return decoded, kinds
+    main = Counter(train).most_common(1)[0][0]
+    return decoded, {
+        name: "raw" if kind != "raw" and foreign_chain(any_layout(kind), main) else kind for name, kind in kinds.items()
+    }
 
 
 def _main_layout(kinds: list[str]) -> str:
@@ -268,3 +282,18 @@ def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = 
     return GroupReport(
         directory, len(paths), exact, dict(result.layouts), failures, text_, result.spec["model"], result
     )
+
+
+def distinct_models(kept: list, layout: str = "auto") -> list:
+    """Reports of (report, its configs) from different directories never share a model name (they
+    could not be built into one tree): a repeated one is re-imported as `<parent directory>_<model>`
+    (PaddleDetection's configs/ppyoloe/ and configs/rotate/ppyoloe/ ...)."""
+    names = Counter(r.model for r, _ in kept)
+    out = []
+    for r, paths in kept:
+        if names[r.model] > 1:
+            r = import_group(
+                paths, layout, f"{os.path.basename(os.path.dirname(os.path.abspath(r.directory)))}_{r.model}"
+            )
+        out.append(r)
+    return out
