@@ -71,10 +71,16 @@ def _apply(m) -> list[str]:
     it was and remove the new ones. Returns the paths written."""
     from tipcgen.fsio import check_tree, write_atomic
     from tipcgen.inputs import read_bytes
+    from tipcgen.migrate.gitignore import TIPC_GITIGNORE, with_lines
 
-    check_tree(m.root, m.files)
+    files = dict(m.files)
+    if m.gitignore:  # the repo's .gitignore hides generated files: shown again, after the root's rules
+        own = os.path.join(m.root, *TIPC_GITIGNORE.split("/"))
+        old = read_bytes(own, 1 << 20, tree=m.root, what="a .gitignore") if os.path.lexists(own) else b""
+        files[TIPC_GITIGNORE] = with_lines(old, m.gitignore)
+    check_tree(m.root, files)
     before: dict[str, Optional[bytes]] = {}
-    for rel in m.files:
+    for rel in files:
         path = os.path.join(m.root, *rel.split("/"))
         # what --apply replaces, kept to restore it on failure (check_tree refused links, FIFOs, devices)
         before[rel] = read_bytes(path, 1 << 26, tree=m.root, what="a repo file") if os.path.lexists(path) else None
@@ -82,8 +88,8 @@ def _apply(m) -> list[str]:
     try:
         from tipcgen.project import MANIFEST
 
-        for rel in [r for r in m.files if r != MANIFEST] + [MANIFEST]:
-            write_atomic(os.path.join(m.root, *rel.split("/")), m.files[rel])
+        for rel in [r for r in files if r != MANIFEST] + [MANIFEST]:
+            write_atomic(os.path.join(m.root, *rel.split("/")), files[rel])
             written.append(rel)
     except BaseException:
         for rel in written:

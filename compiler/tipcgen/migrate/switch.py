@@ -62,6 +62,10 @@ class Migration:
     # before and after the switch; and every config of the tree not compared there, with why.
     entries: list = field(default_factory=list)  # [EntryRow]
     configs_kept: dict[str, str] = field(default_factory=dict)  # config -> why kept verbatim, not run
+    # Files of the new tree the repo's .gitignore hides (a clone would lack them: `check` fails
+    # there), and the `!/path` lines `--apply` appends to test_tipc/.gitignore to show them again.
+    gitignore_hidden: list[str] = field(default_factory=list)
+    gitignore: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> list[Row]:
@@ -209,6 +213,12 @@ def plan_migration(
     if prepare_script is not None:
         m.prepare_modes_lost = sorted(_prepare_modes(prepare_script) - set(spec_modes(loaded)))
     _account(m, loaded, [p for paths in groups.values() for p in paths], tipc)
+    from tipcgen.migrate.gitignore import ignored_files
+
+    hidden = ignored_files(root, list(m.files))
+    m.gitignore_hidden, m.gitignore = hidden.files, hidden.lines
+    for rel in hidden.stuck:  # not shown again even by the lines: named, never silently lost
+        m.not_imported[rel] = "the repo's .gitignore hides it, and no `!` line in test_tipc/.gitignore shows it"
     return m
 
 
@@ -258,12 +268,24 @@ def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
                     " nothing: no `trainer:` line it acts on?): a migration that tests nothing is not ready"
                 )
             continue
-        text = read_bytes(path, tree=m.root, what="a config").decode("utf-8", "replace")
-        section = first_section(text) or "(empty)"
-        m.not_imported[rel] = (
-            f"neither compared nor kept: its first section `{section}` is read by no script left in the new"
-            " tree (the generated runner replaces the repo's, which would run it untested)"
+        m.not_imported[rel] = _lost_why(m, path)
+
+
+def _lost_why(m: Migration, path: str) -> str:
+    from tipcgen.dialects.chains import SECTION_SCRIPTS, first_section
+
+    text = read_bytes(path, tree=m.root, what="a config").decode("utf-8", "replace")
+    section = first_section(text)
+    replaced = [s for s in SECTION_SCRIPTS.get(section, ()) if f"test_tipc/{s}" in m.files]
+    if replaced:
+        return (
+            f"neither compared nor kept: its `{section}` section is read by {replaced[0]}, which the new tree"
+            " replaces, but no layout types it (a `trainer:` line missing?): it would run untested"
         )
+    return (
+        "neither compared nor kept: no script of the repo is known to read its first section"
+        f" `{section or '(empty)'}`, and no layout types it"
+    )
 
 
 _MODE_TEST = re.compile(r"\$\{?MODE\}?\s*==?\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
