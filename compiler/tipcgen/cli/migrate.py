@@ -76,8 +76,8 @@ def _apply(m) -> list[str]:
     files = dict(m.files)
     if m.gitignore:  # the repo's .gitignore hides generated files: shown again, after the root's rules
         own = os.path.join(m.root, *TIPC_GITIGNORE.split("/"))
-        old = read_bytes(own, 1 << 20, tree=m.root, what="a .gitignore") if os.path.lexists(own) else b""
-        files[TIPC_GITIGNORE] = with_lines(old, m.gitignore)
+        kept = read_bytes(own, 1 << 20, tree=m.root, what="a .gitignore") if os.path.lexists(own) else b""
+        files[TIPC_GITIGNORE] = with_lines(kept, m.gitignore)
     check_tree(m.root, files)
     before: dict[str, Optional[bytes]] = {}
     for rel in files:
