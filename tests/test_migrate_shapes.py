@@ -1,0 +1,162 @@
+"""Repo shapes `tipcgen migrate` meets in the corpus: no prepare.sh, configs elsewhere, two folders
+of one model name, another family's chain configs, configs nothing runs, and the repo's own
+.gitignore hiding generated files. Scratch repos of the real scripts, configs and .gitignore files."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import invoke_in
+from helpers.upstream import corpus_dir, upstream_dir
+from tipcgen.migrate.gitignore import ignore_line
+
+
+def _marked(test):
+    """A test over the real scripts: corpus and sandbox (the fast tier leaves it out)."""
+    return pytest.mark.corpus(pytest.mark.sandbox(test))
+
+
+LITE = ("--mode", "lite_train_lite_infer")
+
+
+def _scratch(tmp_path: Path, repo: str, folders: tuple, prepare: bool = True) -> Path:
+    corpus, upstream = corpus_dir() / repo, upstream_dir() / repo
+    if not (upstream / "test_train_inference_python.sh").is_file():
+        pytest.skip(f"{repo}: upstream scripts absent (../shared)")
+    root = tmp_path / repo
+    (root / "test_tipc" / "configs").mkdir(parents=True)
+    for script in upstream.glob("*.sh"):
+        if prepare or script.name != "prepare.sh":
+            shutil.copy(script, root / "test_tipc" / script.name)
+    shutil.copy(upstream / "root.gitignore", root / ".gitignore")
+    for folder in folders:
+        shutil.copytree(corpus / folder, root / "test_tipc" / "configs" / folder)
+    return root
+
+
+def _plan(root: Path, **kw):
+    from tipcgen import sandbox
+    from tipcgen.migrate.switch import plan_migration
+
+    sandbox.require()
+    return plan_migration(str(root), modes=("lite_train_lite_infer",), **kw)
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-c", "core.excludesFile=", *args], cwd=root, capture_output=True, text=True)
+
+
+@_marked
+def test_another_familys_chain_configs_are_kept_with_their_script_and_gitignore_is_fixed(tmp_path):
+    root = _scratch(tmp_path, "PaddleSeg", ("deeplabv3p_resnet50",))
+    m = _plan(root)
+    folder = "test_tipc/configs/deeplabv3p_resnet50"
+    # PaddleSeg's dy2static config fits PaddleClas's table: kept verbatim, the repo's script kept
+    why = m.configs_kept[f"{folder}/train_dy2static_python.txt"]
+    assert "paddleclas_dy2static" in why and "test_train_dy2static_python.sh" in why
+    assert "test_tipc/test_train_dy2static_python.sh" not in m.files
+    assert not any(r.config.endswith("dy2static_python.txt") for r in m.chain_rows)
+    assert (
+        "test_serving_infer_cpp.sh"
+        in m.configs_kept[f"{folder}/model_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"]
+    )
+    assert m.rows and all(r.commands > 0 for r in m.rows) and m.ok, (m.not_imported, m.changed)
+    # the root's `*.manifest` hides tipcgen's ownership record: one verified line shows it
+    assert m.gitignore_hidden == ["test_tipc/.tipcgen.manifest"] and m.gitignore == ["!/.tipcgen.manifest"]
+    _git(root, "init", "-q")
+    applied = invoke_in(root, "migrate", "--apply", *LITE)
+    assert applied.exit_code == 0, applied.output
+    assert "!/.tipcgen.manifest\n" in (root / "test_tipc/.gitignore").read_text()
+    listed = _git(root, "ls-files", "--others", "--exclude-standard", "test_tipc").stdout.split()
+    assert "test_tipc/.tipcgen.manifest" in listed and "test_tipc/spec.schema.json" in listed
+    assert (root / f"{folder}/train_dy2static_python.txt").read_bytes() == (
+        corpus_dir() / "PaddleSeg/deeplabv3p_resnet50/train_dy2static_python.txt"
+    ).read_bytes()
+    check = invoke_in(root, "check", "--no-cache")
+    assert check.exit_code == 0, check.output
+
+
+@_marked
+def test_no_prepare_sh_odd_configs_and_two_folders_of_one_model(tmp_path):
+    root = _scratch(tmp_path, "PaddleDetection", ("ttfnet",), prepare=False)
+    configs = root / "test_tipc/configs"
+    source = next((configs / "ttfnet").glob("*train_infer_python.txt"))
+    text = source.read_text()
+    (configs / "odd").mkdir()
+    (configs / "odd/notrainer_train_infer_python.txt").write_text(
+        "".join(line for line in text.splitlines(True) if not line.startswith("trainer:"))
+    )
+    (configs / "odd/pre_train_infer_python.txt").write_text(text.replace("train_params", "pre_train_params", 1))
+    (configs / "rotate/ttfnet").mkdir(parents=True)
+    shutil.copy(source, configs / "rotate/ttfnet" / source.name)
+    m = _plan(root)
+    # without prepare.sh the runner alone is compared
+    assert {(r.runner, r.prepare) for r in m.rows} == {("identical", "not compared")}, m.rows
+    assert {r.prepare_detail for r in m.rows} == {"the repo has no prepare.sh"}
+    # as `tipcgen import` names them: each <parent folder>_<model>
+    assert {"test_tipc/specs/configs_ttfnet.yml", "test_tipc/specs/rotate_ttfnet.yml"} <= set(m.specs), m.specs
+    assert "test_tipc/specs/ttfnet.yml" not in m.specs
+    # nothing runs these: lost, never "ready"
+    lost = m.not_imported
+    assert (
+        "test_train_inference_python.sh, which the new tree replaces"
+        in lost["test_tipc/configs/odd/notrainer_train_infer_python.txt"]
+    )
+    assert "`pre_train_params`" in lost["test_tipc/configs/odd/pre_train_infer_python.txt"]
+    assert not m.ok
+    # PaddleDetection's `*.json` hides the spec schema
+    assert m.gitignore == ["!/spec.schema.json"]
+    result = invoke_in(root, "migrate", *LITE)
+    assert result.exit_code == 1, result.output
+
+
+@_marked
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--layout", "nosuch"), "--layout"),
+        (("--runner", "nosuch"), "--runner nosuch: layout paddledetection's runners are"),
+        (("--configs", "../elsewhere"), "--configs ../elsewhere: must be a folder inside the repo"),
+        (("--configs", "/tmp"), "must be a folder inside the repo"),
+        (("--configs", "nosuch"), "nosuch: missing"),
+        (("--configs", "lnk"), "leads outside the repo"),
+    ],
+)
+def test_bad_migrate_options_exit_2_naming_them(tmp_path, args, says):
+    root = _scratch(tmp_path, "PaddleDetection", ("ttfnet",))
+    (root / "lnk").symlink_to(tmp_path)
+    result = invoke_in(root, "migrate", *LITE, *args)
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+@_marked
+def test_configs_elsewhere_are_imported_from_there(tmp_path):
+    root = _scratch(tmp_path, "PaddleDetection", ())
+    shutil.copytree(corpus_dir() / "PaddleDetection/ttfnet", root / "tipc_configs/ttfnet")
+    m = _plan(root, configs="tipc_configs")
+    assert [r.config for r in m.rows] == [
+        f"tipc_configs/ttfnet/{p.name}" for p in sorted((root / "tipc_configs/ttfnet").glob("*.txt"))
+    ]
+
+
+HOSTILE = ["a*b.txt", "q?.txt", "[x].txt", "#hash.txt", "!bang.txt", "trail .txt", "back\\slash.txt", "a b.json"]
+
+
+def test_ignore_lines_re_include_exactly_their_file(tmp_path):
+    """Each line shows its own file again and no other, whatever gitignore reads in its name."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / ".gitignore").write_text("*\n!*/\n")
+    tipc = tmp_path / "test_tipc"
+    tipc.mkdir()
+    for name in HOSTILE:
+        (tipc / name).write_text("x")
+    (tipc / "ab.txt").write_text("x")  # what `a*b.txt` as a pattern would show too
+    (tipc / "q1.txt").write_text("x")
+    (tipc / ".gitignore").write_text("".join(ignore_line(n) + "\n" for n in HOSTILE))
+    shown = set(_git(tmp_path, "ls-files", "--others", "--exclude-standard", "-z").stdout.split("\0")) - {""}
+    assert shown == {f"test_tipc/{n}" for n in HOSTILE}
