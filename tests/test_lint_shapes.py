@@ -93,3 +93,21 @@ def test_lint_reads_a_real_repo_configs_folder(tmp_path):
         result = run_cli("lint", "test_tipc/configs", cwd=tmp_path / repo, timeout=120)
         assert result.returncode in (0, 1), result.stdout + result.stderr
         assert "config.yml" not in result.stdout
+
+
+@pytest.mark.corpus
+def test_import_accepts_no_false_bar_defect_into_a_spec(monkeypatch):
+    """PaddleSeg's panoptic_deeplab `--config` is a mode table (`mode=path|mode=path`): the spec
+    import writes (and migrate applies) carries no `allow: [TIPC021]` for it."""
+    from tipcgen.importer import import_group
+    from tipcgen.lint import effects
+
+    folder = corpus_dir() / "PaddleSeg" / "contrib" / "PanopticSeg" / "panoptic_deeplab"
+    if not folder.is_dir():
+        pytest.skip("corpus absent")
+    paths = [str(p) for p in sorted(folder.glob("*.txt"))]
+    report = import_group(paths)
+    assert not report.failures and report.yaml and "TIPC021" not in report.yaml
+    monkeypatch.setattr(effects, "with_effects", lambda findings, *a, **k: findings)
+    unchecked = import_group(paths)
+    assert unchecked.yaml and "- TIPC021  # kept from upstream" in unchecked.yaml  # what it wrote before
