@@ -75,7 +75,7 @@ def lint_spec(path: str) -> list[Finding]:
     out = []
     for name, suite in spec.suites.items():
         layout = any_layout(spec.suite_layout(name))
-        label = f"{path} [suite {name}: test_tipc/configs/{spec.model}/{suite.file}]"
+        label = f"{path} [suite {name}: {spec.config_path(suite.file)}]"
         for f in lint_text(config_text(suite, layout), layout, label):
             if f.rule in suite.allow:
                 f = Finding(f.rule, "warning", f.file, f.line, f.message + " (allowed by the suite)", f.hint, f.role)
@@ -107,7 +107,7 @@ def _chain_findings(spec, path: str) -> list[Finding]:
     for name, suite in spec.chain_suites.items():
         if suite.infer_model_url is not None:
             urls.setdefault(suite.model_name, {}).setdefault(str(suite.infer_model_url), name)
-        label = f"{path} [suite {name}: test_tipc/configs/{spec.model}/{suite.file}]"
+        label = f"{path} [suite {name}: {spec.config_path(suite.file)}]"
         for mode, folder in _unprepared(spec, name):
             out.append(
                 Finding(

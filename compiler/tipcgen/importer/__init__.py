@@ -225,11 +225,7 @@ def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[s
 
     spec = load_imported_text(yaml_text, label, config_origin(result))
     files = {k: v.encode("utf-8") for k, v in config_files(spec).items()}
-    return [
-        name
-        for name, path in result.sources.items()
-        if files.get(f"test_tipc/configs/{spec.model}/{name}") != read_config(path)
-    ]
+    return [name for name, path in result.sources.items() if files.get(spec.config_path(name)) != read_config(path)]
 
 
 # ---------------------------------------------------------------- folders and reports

@@ -141,6 +141,7 @@ class _Imported:
         for report in distinct_models(imported, layout):
             if self.failed(root, report):
                 continue
+            _keep_folder(root, report)
             report.yaml = spec_yaml(report.result, report.result.findings, SCHEMA)
             if prepare_script is not None:  # without one, the specs' prepare stays empty: nothing to trace
                 report, found = add_prepare(report, prepare_script, timeout=timeout, schema=SCHEMA)
@@ -155,6 +156,22 @@ class _Imported:
             self.reports.append((rel, report))
             self.sources.update({(str(report.model), f): p for f, p in report.result.sources.items()})
             self.loaded.append(load_imported_text(report.yaml, rel, config_origin(report.result)))
+
+
+def _keep_folder(root: str, report: Any) -> None:
+    """A folder other than test_tipc/configs/<model> (a nested one, configs/rotate/fcosr/; one
+    renamed apart; one of --configs) is named in the spec (`configs:`), so the new tree writes the
+    configs where they are, not copies beside them."""
+    folder = _rel(root, report.directory)
+    if folder == f"test_tipc/configs/{report.model}":
+        return
+    spec: dict = {}
+    for key, value in report.result.spec.items():
+        if key != "configs":
+            spec[key] = value
+        if key == "layout":
+            spec["configs"] = folder
+    report.result.spec = spec
 
 
 def _chosen_runner(
