@@ -201,15 +201,15 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
     """The script of every other chain (dialects/chains/) whose configs the specs carry (as
     chain suites, or verbatim), named as upstream's (e.g. test_tipc/test_paddle2onnx.sh); common_func.sh is the
     train runner's."""
-    from tipcgen.dialects.chains import chain_of_text, foreign_chain
+    from tipcgen.dialects.chains import chain_of_text
 
     chains = {}
     for spec in specs:
         for suite in spec.chain_suites.values():
             chains[str(suite.layout)] = get_layout(str(suite.layout))
         for file, raw in spec.other_configs.items():
-            layout = chain_of_text(raw.text(), file)
-            if layout is not None and not foreign_chain(layout, spec.layout):
+            layout = None if raw.own_script else chain_of_text(raw.text(), file)
+            if layout is not None:
                 chains[layout.name] = layout
     files = {}
     for _name, layout in sorted(chains.items()):

@@ -51,7 +51,9 @@ def import_configs(
     paths: list[str], layout: str = "auto", model: Optional[str] = None, lenient: bool = False
 ) -> ImportResult:
     """Import the configs of one model into one spec (`lenient`: see factor_defaults)."""
-    decoded, kinds = _own_family(*_read_configs(paths, layout))
+    decoded, kinds = _read_configs(paths, layout)
+    foreign = _foreign_chains(kinds)
+    kinds = {name: "raw" if name in foreign else kind for name, kind in kinds.items()}
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
     main_layout = _main_layout([k for _, k in train])
     suites: dict = {}
@@ -65,6 +67,8 @@ def import_configs(
     named = name_suites(suites, model_names)
     findings = _allowances(named, main_layout)
     other = {os.path.basename(d.path): raw_config(d) for d in decoded if kinds[os.path.basename(d.path)] == "raw"}
+    for name in foreign:
+        other[name]["own_script"] = True
     spec: dict = {"tipcgen": 1, "model": model or model_dir_name(paths, model_names), "layout": main_layout}
     defaults, named = factor_defaults(named, lenient)
     if defaults:
@@ -83,17 +87,15 @@ def import_configs(
     return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
 
 
-def _own_family(decoded: list[Decoded], kinds: dict[str, str]) -> tuple[list[Decoded], dict[str, str]]:
-    """A chain config of another family than the folder's train configs (PaddleSeg's dy2static
-    config fits PaddleClas's table) is kept verbatim: typed by a foreign table, it would be run by
-    a foreign script."""
+def _foreign_chains(kinds: dict[str, str]) -> set[str]:
+    """The chain configs of another family than the folder's train configs (PaddleSeg's dy2static
+    config fits PaddleClas's table): kept verbatim and left to the repo's own script (`own_script`);
+    typed by a foreign table, a foreign script would run them."""
     train = [k for k in kinds.values() if k != "raw" and not is_chain_layout(k)]
     if not train:
-        return decoded, kinds
+        return set()
     main = Counter(train).most_common(1)[0][0]
-    return decoded, {
-        name: "raw" if kind != "raw" and foreign_chain(any_layout(kind), main) else kind for name, kind in kinds.items()
-    }
+    return {name for name, kind in kinds.items() if is_chain_layout(kind) and foreign_chain(any_layout(kind), main)}
 
 
 def _main_layout(kinds: list[str]) -> str:

@@ -243,7 +243,7 @@ def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
     """Every config of the tree is compared (with at least one command run), kept verbatim with
     the repo's own script that reads it, or lost (`not_imported`, with why): a train config whose
     runs ran nothing is never ready, and neither is a config no script is left to read."""
-    from tipcgen.dialects.chains import SECTION_SCRIPTS, chain_family, chain_of_text, first_section, foreign_chain
+    from tipcgen.dialects.chains import SECTION_SCRIPTS, chain_family, chain_of_text, first_section
 
     ran: dict[str, int] = {}
     for row in m.rows:
@@ -263,7 +263,7 @@ def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
             readers = [s for s in readers if f"test_tipc/{s}" not in m.files]  # the repo's, kept as it is
             # serving_params: the C++ or the Python script, as the file's name says
             readers.sort(key=lambda s: s.rsplit("_", 1)[-1].removesuffix(".sh") not in file)
-            if foreign_chain(chain, m.layout) and readers:
+            if raw.own_script and chain is not None and readers:
                 assert chain is not None
                 m.configs_kept[rel] = (
                     f"kept verbatim: it fits {chain.name}'s line table, but {chain_family(chain.name)}'s runner is"
@@ -330,7 +330,7 @@ def _compare_chain_configs(
     m: Migration, specs: list, tipc: Path, prepare_script: Optional[Path], ours: Optional[Path], timeout: float
 ) -> None:
     from tipcgen.dialects import get_layout
-    from tipcgen.dialects.chains import chain_of_text, foreign_chain
+    from tipcgen.dialects.chains import chain_of_text
     from tipcgen.migrate.oracle import chain_run_options, compare, family_of, run_upstream, step_dirs
     from tipcgen.plan.planner import runner_for
 
@@ -340,11 +340,14 @@ def _compare_chain_configs(
         chained: list[tuple[str, Optional[Any]]] = [
             (s.file, get_layout(str(s.layout))) for s in spec.chain_suites.values()
         ]
-        chained += [(file, chain_of_text(raw.text(), file)) for file, raw in spec.other_configs.items()]
+        chained += [
+            (file, None if raw.own_script else chain_of_text(raw.text(), file))
+            for file, raw in spec.other_configs.items()
+        ]
         for file, layout in sorted(chained, key=lambda item: item[0]):
             source = m.sources.get((spec.model, file))
-            if layout is None or source is None or foreign_chain(layout, m.layout):
-                continue  # another family's chain: kept verbatim with its own script (_account)
+            if layout is None or source is None:
+                continue  # (another family's chain, `own_script`: kept with the repo's script, _account)
             module = runner_for(layout)
             script = layout.dialect.script
             for dev in module.DEVIATIONS:

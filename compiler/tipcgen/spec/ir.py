@@ -617,6 +617,10 @@ class RawConfig(Model):
 
     lines: list[VerbatimLine]
     final_newline: bool = True
+    # Run by the repo's own script of its chain, which the build leaves alone: the config fits a
+    # chain table of another family (PaddleSeg's dy2static config, PaddleClas's table), whose
+    # script would run it otherwise than the repo's does.
+    own_script: bool = False
 
     def text(self) -> str:
         body = "\n".join(self.lines)
