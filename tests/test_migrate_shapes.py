@@ -160,3 +160,35 @@ def test_ignore_lines_re_include_exactly_their_file(tmp_path):
     (tipc / ".gitignore").write_text("".join(ignore_line(n) + "\n" for n in HOSTILE))
     shown = set(_git(tmp_path, "ls-files", "--others", "--exclude-standard", "-z").stdout.split("\0")) - {""}
     assert shown == {f"test_tipc/{n}" for n in HOSTILE}
+
+
+@_marked
+def test_nested_config_folders_keep_their_paths(tmp_path):
+    """PaddleDetection's configs/rotate/fcosr/ and configs/ppyoloe/ppyoloe+/: the new tree writes
+    (and owns) the configs where they are, and `check` finds them there again."""
+    root = _scratch(tmp_path, "PaddleDetection", ("rotate", "ppyoloe"))
+    before = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc/configs").rglob("*.txt")}
+    assert "test_tipc/configs/rotate/fcosr/fcosr_x50_3x_spine_coco_train_infer_python.txt" in before
+    applied = invoke_in(root, "migrate", "--apply", *LITE)
+    assert applied.exit_code == 0, applied.output
+    after = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc/configs").rglob("*.txt")}
+    assert after == before  # no flattened copy beside them, every byte kept
+    owned = (root / "test_tipc/.tipcgen.manifest").read_text()
+    assert all(f"  {rel}\n" in owned for rel in before), owned
+    assert "configs: test_tipc/configs/rotate/fcosr\n" in (root / "test_tipc/specs/fcosr.yml").read_text()
+    check = invoke_in(root, "check", "--no-cache")
+    assert check.exit_code == 0, check.output
+
+
+@pytest.mark.parametrize(
+    "folder", ["../elsewhere", "/abs", "a b", "a/*/b", "a//b", "a/./b", "-x/y", "a/../b", "a/b/", "a\\b", "é/x"]
+)
+def test_a_spec_configs_folder_is_plain_names_only(tmp_path, folder):
+    from tipcgen.check.spec import load_imported_text
+    from tipcgen.errors import SpecError
+
+    text = (Path(__file__).parent.parent / "specs" / "mobilenet_v3_small.yml").read_text()
+    edited = text.replace("\nlayout:", f"\nconfigs: {folder!r}\nlayout:", 1)
+    assert edited != text
+    with pytest.raises(SpecError, match="configs"):
+        load_imported_text(edited.replace("'", '"') if "\\" in folder else edited, "spec.yml", "here")
