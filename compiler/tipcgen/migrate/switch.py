@@ -243,7 +243,7 @@ def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
     """Every config of the tree is compared (with at least one command run), kept verbatim with
     the repo's own script that reads it, or lost (`not_imported`, with why): a train config whose
     runs ran nothing is never ready, and neither is a config no script is left to read."""
-    from tipcgen.dialects.chains import SECTION_SCRIPTS, chain_family, chain_of_text, first_section
+    from tipcgen.dialects.chains import chain_of_text
 
     ran: dict[str, int] = {}
     for row in m.rows:
@@ -258,22 +258,9 @@ def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
             chain = chain_of_text(raw.text(), file)
             if rel in chained:
                 continue
-            section = first_section(raw.text())
-            readers = [s for s in SECTION_SCRIPTS.get(section, ()) if (tipc / s).is_file()]
-            readers = [s for s in readers if f"test_tipc/{s}" not in m.files]  # the repo's, kept as it is
-            # serving_params: the C++ or the Python script, as the file's name says
-            readers.sort(key=lambda s: s.rsplit("_", 1)[-1].removesuffix(".sh") not in file)
-            if raw.own_script and chain is not None and readers:
-                assert chain is not None
-                m.configs_kept[rel] = (
-                    f"kept verbatim: it fits {chain.name}'s line table, but {chain_family(chain.name)}'s runner is"
-                    f" not its family's ({m.layout}); the repo's own {readers[0]} still runs it"
-                )
-            elif readers:
-                m.configs_kept[rel] = (
-                    f"kept verbatim: no tipcgen runner types its `{section}` section; the repo's own "
-                    f"{readers[0]} (kept as it is) still reads it"
-                )
+            why = _kept_why(m, tipc, file, raw, chain)
+            if why is not None:
+                m.configs_kept[rel] = why
     for path in configs:
         rel = _rel(m.root, path)
         if rel in m.not_imported or rel in m.configs_kept or rel in chained:
@@ -286,6 +273,34 @@ def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
                 )
             continue
         m.not_imported[rel] = _lost_why(m, path)
+
+
+def _kept_why(m: Migration, tipc: Path, file: str, raw: Any, chain: Any) -> Optional[str]:
+    """Why a verbatim config no tipcgen runner runs is kept as it is (None: it is lost): the repo's
+    own script of its section still reads it, or no script of the repo ever did."""
+    from tipcgen.dialects.chains import SECTION_SCRIPTS, chain_family, first_section
+
+    section = first_section(raw.text())
+    scripts = SECTION_SCRIPTS.get(section, ())
+    readers = [s for s in scripts if (tipc / s).is_file() and f"test_tipc/{s}" not in m.files]
+    # serving_params: the C++ or the Python script, as the file's name says
+    readers.sort(key=lambda s: s.rsplit("_", 1)[-1].removesuffix(".sh") not in file)
+    if readers and raw.own_script and chain is not None:
+        return (
+            f"kept verbatim: it fits {chain.name}'s line table, but {chain_family(chain.name)}'s runner is"
+            f" not its family's ({m.layout}); the repo's own {readers[0]} still runs it"
+        )
+    if readers:
+        return (
+            f"kept verbatim: no tipcgen runner types its `{section}` section; the repo's own "
+            f"{readers[0]} (kept as it is) still reads it"
+        )
+    if scripts and not any(f"test_tipc/{s}" in m.files for s in scripts):
+        return (
+            f"kept verbatim: its `{section}` section is read by {scripts[0]}, which the repo does not have:"
+            " nothing runs it, before or after the switch"
+        )
+    return None  # its reader is replaced by the new tree, or no script is known to read it
 
 
 def _lost_why(m: Migration, path: str) -> str:
