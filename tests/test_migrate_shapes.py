@@ -122,7 +122,8 @@ def test_no_prepare_sh_odd_configs_and_two_folders_of_one_model(tmp_path):
         (("--runner", "nosuch"), "--runner nosuch: layout paddledetection's runners are"),
         (("--configs", "../elsewhere"), "--configs ../elsewhere: must be a folder inside the repo"),
         (("--configs", "/tmp"), "must be a folder inside the repo"),
-        (("--configs", "nosuch"), "nosuch: missing"),
+        (("--configs", "test_tipc/nosuch"), "nosuch: missing"),
+        (("--configs", "tipc_configs"), "must be a folder inside test_tipc/"),
         (("--configs", "lnk"), "leads outside the repo"),
     ],
 )
@@ -137,11 +138,12 @@ def test_bad_migrate_options_exit_2_naming_them(tmp_path, args, says):
 @_marked
 def test_configs_elsewhere_are_imported_from_there(tmp_path):
     root = _scratch(tmp_path, "PaddleDetection", ())
-    shutil.copytree(corpus_dir() / "PaddleDetection/ttfnet", root / "tipc_configs/ttfnet")
-    m = _plan(root, configs="tipc_configs")
-    assert [r.config for r in m.rows] == [
-        f"tipc_configs/ttfnet/{p.name}" for p in sorted((root / "tipc_configs/ttfnet").glob("*.txt"))
-    ]
+    shutil.copytree(corpus_dir() / "PaddleDetection/ttfnet", root / "test_tipc/config/ttfnet")
+    m = _plan(root, configs="test_tipc/config")
+    configs = [f"test_tipc/config/ttfnet/{p.name}" for p in sorted((root / "test_tipc/config/ttfnet").glob("*.txt"))]
+    assert [r.config for r in m.rows] == configs and m.ok
+    assert set(configs) <= set(m.files) and not [f for f in m.files if f.startswith("test_tipc/configs/")]
+    assert "configs: test_tipc/config/ttfnet\n" in m.specs["test_tipc/specs/ttfnet.yml"]
 
 
 HOSTILE = ["a*b.txt", "q?.txt", "[x].txt", "#hash.txt", "!bang.txt", "trail .txt", "back\\slash.txt", "a b.json"]
@@ -181,7 +183,9 @@ def test_nested_config_folders_keep_their_paths(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "folder", ["../elsewhere", "/abs", "a b", "a/*/b", "a//b", "a/./b", "-x/y", "a/../b", "a/b/", "a\\b", "é/x"]
+    "folder",
+    ["../elsewhere", "/abs", "a b", "a/*/b", "a//b", "a/./b", "-x/y", "a/../b", "a/b/", "a\\b", "é/x", "tipc/x"]
+    + ["test_tipc", "test_tipc/", "test_tipc/../x", "test_tipc/a b", "test_tipc/a?"],
 )
 def test_a_spec_configs_folder_is_plain_names_only(tmp_path, folder):
     from tipcgen.check.spec import load_imported_text

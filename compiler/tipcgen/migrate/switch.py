@@ -107,6 +107,11 @@ def _configs_folder(base: Path, configs: str) -> Path:
         resolve_inside(str(base / norm), str(base))
     except TipcError:
         raise UsageError(f"--configs {configs}: leads outside the repo (a symbolic link on the way)") from None
+    if not norm.startswith("test_tipc" + os.sep):
+        raise UsageError(
+            f"--configs {configs}: must be a folder inside test_tipc/ (tipcgen writes and owns files only there);"
+            " a repo inside the repo (PaddleSeg's contrib/PanopticSeg/) is migrated from its own root"
+        )
     return base / norm
 
 

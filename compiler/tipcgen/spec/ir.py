@@ -712,7 +712,7 @@ class Spec(Model):
     other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
     bench: Optional[Bench] = None
     convergence: Optional[Convergence] = None
-    configs: Optional[str] = None  # SpecFile.configs
+    configs: Optional[ConfigFolder] = None  # SpecFile.configs
 
     @property
     def config_dir(self) -> str:

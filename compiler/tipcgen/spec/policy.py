@@ -363,8 +363,14 @@ def check_config_folder(value: str) -> str:
     a glob character or a blank: the runner matches the path in a `case` pattern)."""
     parts = value.split("/")
     bad = next((p for p in parts if name_problem(p)), None)
-    if bad is not None or len(parts) > 16:
-        why = name_problem(bad) if bad is not None else "it has more than 16 parts"
+    if bad is not None or len(parts) > 16 or parts[0] != "test_tipc" or len(parts) < 2:
+        why = (
+            name_problem(bad)
+            if bad is not None
+            else "it has more than 16 parts"
+            if len(parts) > 16
+            else "tipcgen writes and owns files only inside test_tipc/"
+        )
         raise ValueError(
             f"configs {_show(value)} must be a relative folder of plain names (test_tipc/configs/a/b): "
             f"{_show(bad or value)}: {why}"
