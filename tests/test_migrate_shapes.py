@@ -196,3 +196,19 @@ def test_a_spec_configs_folder_is_plain_names_only(tmp_path, folder):
     assert edited != text
     with pytest.raises(SpecError, match="configs"):
         load_imported_text(edited.replace("'", '"') if "\\" in folder else edited, "spec.yml", "here")
+
+
+@_marked
+def test_a_train_config_whose_runs_run_nothing_is_never_ready(tmp_path):
+    """`trainer:null`: the repo's runner and ours both run no command: identical, and lost."""
+    root = _scratch(tmp_path, "PaddleDetection", ("ttfnet",))
+    config = next((root / "test_tipc/configs/ttfnet").glob("*.txt"))
+    text = config.read_text()
+    assert "\ntrainer:norm_train\n" in text
+    config.write_text(text.replace("\ntrainer:norm_train\n", "\ntrainer:null\n"))
+    m = _plan(root)
+    rel = config.relative_to(root).as_posix()
+    assert [(r.config, r.runner, r.commands) for r in m.rows] == [(rel, "identical", 0)]
+    assert "compared no command" in m.not_imported[rel] and not m.ok
+    result = invoke_in(root, "migrate", *LITE)
+    assert result.exit_code == 1 and "NOT ready" in result.output, result.output
