@@ -3,26 +3,43 @@
 from __future__ import annotations
 
 import os
+import re
 
 from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout
 from tipcgen.dialects.chains import chain_of_lines
 from tipcgen.errors import SpecError, UsageError
-from tipcgen.inputs import walk
+from tipcgen.inputs import read_bytes, walk
 from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import INFO, Finding
 from tipcgen.script.decode import decode, read_config
 
 
 def _walk(paths: list[str]) -> list[str]:
+    """The files to lint: each one named, and in a folder its TIPC configs (.txt) and its specs. A
+    folder's other YAML files are the models' own configs (PaddleDetection's and PaddleSeg's
+    test_tipc/configs/ hold them next to the TIPC configs): not specs, not linted."""
     out = []
     for path in paths:
         if os.path.isdir(path):
-            out += walk(path, (".txt", ".yml", ".yaml"))
+            out += [p for p in walk(path, (".txt", ".yml", ".yaml")) if p.endswith(".txt") or is_spec_file(p)]
         elif os.path.exists(path):
             out.append(path)
         else:
             raise UsageError(f"{path}: no such file or directory")
     return out
+
+
+_SPEC_KEY = re.compile(rb"^tipcgen[ \t]*:", re.M)
+
+
+def is_spec_file(path: str) -> bool:
+    """A YAML file that is a tipcgen spec: a top-level `tipcgen:` key (every spec starts with its
+    version) in its first 64 KiB."""
+    try:
+        head = read_bytes(path, 1 << 16, what="a YAML file")
+    except SpecError:
+        return True  # unreadable (a link out, a FIFO): lint_spec names why
+    return _SPEC_KEY.search(head) is not None
 
 
 def lint_config(path: str, layout: str = "auto") -> list[Finding]:
@@ -58,7 +75,7 @@ def lint_spec(path: str) -> list[Finding]:
     out = []
     for name, suite in spec.suites.items():
         layout = any_layout(spec.suite_layout(name))
-        label = f"{path} [suite {name}: test_tipc/configs/{spec.model}/{suite.file}]"
+        label = f"{path} [suite {name}: {spec.config_path(suite.file)}]"
         for f in lint_text(config_text(suite, layout), layout, label):
             if f.rule in suite.allow:
                 f = Finding(f.rule, "warning", f.file, f.line, f.message + " (allowed by the suite)", f.hint, f.role)
@@ -90,7 +107,7 @@ def _chain_findings(spec, path: str) -> list[Finding]:
     for name, suite in spec.chain_suites.items():
         if suite.infer_model_url is not None:
             urls.setdefault(suite.model_name, {}).setdefault(str(suite.infer_model_url), name)
-        label = f"{path} [suite {name}: test_tipc/configs/{spec.model}/{suite.file}]"
+        label = f"{path} [suite {name}: {spec.config_path(suite.file)}]"
         for mode, folder in _unprepared(spec, name):
             out.append(
                 Finding(

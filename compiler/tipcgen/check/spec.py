@@ -419,7 +419,7 @@ def _semantic_checks(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[
     problems = []
     for name, suite in spec.suites.items():
         layout = any_layout(spec.suite_layout(name))
-        config = f"test_tipc/configs/{spec.model}/{suite.file}"
+        config = spec.config_path(suite.file)
         for finding in lint_text(texts[name], layout, config):
             if finding.severity != ERROR or finding.rule in suite.allow:
                 continue

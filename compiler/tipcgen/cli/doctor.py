@@ -37,7 +37,7 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
 
     spec = load_spec(source)
     name = pick_suite(spec, suite, source)
-    text = config_files(spec)[f"test_tipc/configs/{spec.model}/{spec.suites[name].file}"]
+    text = config_files(spec)[spec.config_path(spec.suites[name].file)]
     view = ConfigView.parse(text, any_layout(spec.suite_layout(name)))
     command = f"tipcgen prepare {source} --mode {mode}" + (f" --suite {suite}" if suite else "")
     return Target(

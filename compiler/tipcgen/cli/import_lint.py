@@ -75,7 +75,7 @@ def import_(
 ):
     """Import legacy configs into specs: one spec per model directory, verified to rebuild byte for byte."""
     from tipcgen.fsio import write_atomic
-    from tipcgen.importer import config_groups, import_group
+    from tipcgen.importer import config_groups, distinct_models, import_group
 
     seconds("--timeout", timeout, most=3600)
     _check_import_options(configs, layout, out, model, report, fmt)
@@ -91,7 +91,7 @@ def import_(
     # A bad config costs only itself: its directory's other configs are imported without it.
     skipped: dict = {}
     kept = [_without_bad_files(r, paths, layout, model, skipped) for r, paths in zip(reports, groups.values())]
-    reports = _distinct_models([k for k in kept if k is not None], layout)
+    reports = distinct_models([k for k in kept if k is not None], layout)
     reports = _with_prepare(reports, prepare, schema, timeout, no_sandbox)
     paths = [_spec_file_name(r.model, out) for r in reports]  # every name checked before anything is written
     for r, path in zip(reports, paths):
@@ -192,22 +192,6 @@ def _without_bad_files(report, paths: list, layout: str, model: Optional[str], s
             skipped[os.path.join(again.directory, name)] = reason
         return None
     return again, good
-
-
-def _distinct_models(kept: list, layout: str) -> list:
-    """Specs of different directories never share a model name (they could not be built into one
-    tree): a repeated one is re-imported as `<parent directory>_<model>`."""
-    from tipcgen.importer import import_group
-
-    names = Counter(r.model for r, _ in kept)
-    out = []
-    for r, paths in kept:
-        if names[r.model] > 1:
-            r = import_group(
-                paths, layout, f"{os.path.basename(os.path.dirname(os.path.abspath(r.directory)))}_{r.model}"
-            )
-        out.append(r)
-    return out
 
 
 def _print_report(reports, fmt: str) -> None:

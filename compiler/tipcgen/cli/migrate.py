@@ -34,12 +34,20 @@ def migrate(
         DEFAULT_TIMEOUT, "--timeout", help="Seconds one run of a repo's script may take (then all it started dies)."
     ),
     no_sandbox: bool = typer.Option(False, "--no-sandbox", help=NO_SANDBOX_HELP),
+    configs: Optional[str] = typer.Option(
+        None, "--configs", help="The repo's config folder, relative to its root (default: test_tipc/configs)."
+    ),
+    layout: str = typer.Option("auto", "--layout", help="auto or a layout name (as `tipcgen import --layout`)."),
+    runner: Optional[str] = typer.Option(
+        None, "--runner", help="One of the layout's runners (default: the one that follows the repo's script best)."
+    ),
 ):
     """Import the repo's configs and prepare.sh, run its scripts and the generated ones side by side on every
     config x mode, print the report; exit 1 when a command would change unexplained or a config would be lost
     (with --apply --accept-changes: 0 once written). Workers: TIPC_JOBS (default: the cores); the verdicts
     are cached (TIPC_MIGRATE_CACHE=0: not), so --apply after a report of the same tree runs nothing again."""
-    from tipcgen.cli.common import seconds
+    from tipcgen.cli.common import choice, seconds
+    from tipcgen.dialects import LAYOUTS
     from tipcgen.fsio import write_atomic
     from tipcgen.migrate import cache
     from tipcgen.migrate.report import report_json, report_markdown
@@ -47,6 +55,7 @@ def migrate(
     from tipcgen.spec.modes import MODES
 
     seconds("--timeout", timeout, most=3600)
+    choice("--layout", layout, ("auto", *LAYOUTS))
     modes = tuple(mode) if mode else MODES
     for m_ in modes:
         if m_ not in MODES:
@@ -55,7 +64,8 @@ def migrate(
         raise UsageError(f"--format {fmt!r}: formats are markdown, json")
     jobs = migrate_jobs(os.environ)
     # every option that shapes the comparison or the new tree is part of the cache key
-    options = {"modes": modes, "timeout": timeout, "sandbox": not no_sandbox}
+    options = {"modes": modes, "timeout": timeout, "sandbox": not no_sandbox, "configs": configs, "layout": layout,
+               "runner": runner}  # fmt: skip
     key = cache.input_key(root, options) if _is_repo(root) else None
     m = cache.load(os.environ, key, root)
     if m is not None:
@@ -66,7 +76,10 @@ def migrate(
         progress = Progress(sys.stderr, jobs)
         progress.begin()
         with scripts_sandbox(no_sandbox):
-            m = plan_migration(root, modes=modes, jobs=jobs, timeout=timeout, progress=progress)
+            m = plan_migration(
+                root, modes=modes, jobs=jobs, timeout=timeout, progress=progress, configs=configs, layout=layout,
+                runner=runner,
+            )  # fmt: skip
         progress.done()
         cache.store(os.environ, key, m)
     text = report_markdown(m)
@@ -165,10 +178,16 @@ def _apply(m) -> list[str]:
     it was and remove the new ones. Returns the paths written."""
     from tipcgen.fsio import check_tree, write_atomic
     from tipcgen.inputs import read_bytes
+    from tipcgen.migrate.gitignore import TIPC_GITIGNORE, with_lines
 
-    check_tree(m.root, m.files)
+    files = dict(m.files)
+    if m.gitignore:  # the repo's .gitignore hides generated files: shown again, after the root's rules
+        own = os.path.join(m.root, *TIPC_GITIGNORE.split("/"))
+        kept = read_bytes(own, 1 << 20, tree=m.root, what="a .gitignore") if os.path.lexists(own) else b""
+        files[TIPC_GITIGNORE] = with_lines(kept, m.gitignore)
+    check_tree(m.root, files)
     before: dict[str, Optional[bytes]] = {}
-    for rel in m.files:
+    for rel in files:
         path = os.path.join(m.root, *rel.split("/"))
         # what --apply replaces, kept to restore it on failure (check_tree refused links, FIFOs, devices)
         before[rel] = read_bytes(path, 1 << 26, tree=m.root, what="a repo file") if os.path.lexists(path) else None
@@ -176,8 +195,8 @@ def _apply(m) -> list[str]:
     try:
         from tipcgen.project import MANIFEST
 
-        for rel in [r for r in m.files if r != MANIFEST] + [MANIFEST]:
-            write_atomic(os.path.join(m.root, *rel.split("/")), m.files[rel])
+        for rel in [r for r in files if r != MANIFEST] + [MANIFEST]:
+            write_atomic(os.path.join(m.root, *rel.split("/")), files[rel])
             written.append(rel)
     except BaseException:
         for rel in written:

@@ -74,7 +74,7 @@ def _context(spec: Spec, script: str, title: tuple, names: list[str], lang: str,
     for name in names:
         suite = spec.suites[name]
         layout = get_layout(str(suite.layout))
-        config = f"test_tipc/configs/{spec.model}/{suite.file}"
+        config = spec.config_path(suite.file)
         mode = runner_for(layout).MODES[0]
         plan = plan_config(config_text(suite, layout), layout, mode)
         expected = [plan.status_line(s, True).rstrip() for s in plan.steps if s.kind not in SILENT_KINDS]

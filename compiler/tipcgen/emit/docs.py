@@ -30,7 +30,7 @@ def doc_context(
     suite = spec.suites[suite_name]
     layout = any_layout(spec.suite_layout(suite_name))
     cfg_text = config_text(suite, layout)
-    config_path = f"test_tipc/configs/{spec.model}/{suite.file}"
+    config_path = spec.config_path(suite.file)
     kinds = []
     for target in suite.topology or ():
         kind = gpu_entry(target.entry())[0]

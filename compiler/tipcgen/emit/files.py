@@ -223,9 +223,9 @@ def config_files(spec: Spec) -> dict[str, str]:
     """The spec's legacy config files (suites and verbatim other configs), keyed by relative path."""
     files: dict[str, str] = {}
     for name, suite in spec.suites.items():
-        files[f"test_tipc/configs/{spec.model}/{suite.file}"] = config_text(suite, any_layout(spec.suite_layout(name)))
+        files[spec.config_path(suite.file)] = config_text(suite, any_layout(spec.suite_layout(name)))
     for file, raw in spec.other_configs.items():
-        files[f"test_tipc/configs/{spec.model}/{file}"] = raw.text()
+        files[spec.config_path(file)] = raw.text()
     return files
 
 
@@ -256,7 +256,7 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
         for suite in spec.chain_suites.values():
             chains[str(suite.layout)] = get_layout(str(suite.layout))
         for file, raw in spec.other_configs.items():
-            layout = chain_of_text(raw.text(), file)
+            layout = None if raw.own_script else chain_of_text(raw.text(), file)
             if layout is not None:
                 chains[layout.name] = layout
     files = {}
@@ -267,13 +267,19 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
     return files
 
 
+def _limits_key(spec: Spec, file: str) -> str:
+    """How the repo runner's `case "/${FILENAME}"` finds a config's limits: `<model>/<file>`, or
+    the whole path when the spec names its folder (`configs:`: nested or elsewhere)."""
+    return spec.config_path(file) if spec.configs else f"{spec.model}/{file}"
+
+
 def shared_scripts(
     specs: list[Spec], layout: Layout, runner: Optional[str], text_banner: str, keyed_by_model: bool = False
 ) -> dict[str, str]:
     """The runner, common_func.sh and (when a config has a benchmark section) benchmark_train.sh
     that serve every spec of `specs` (one model, or a whole repo's)."""
     limits = tuple(
-        (f"{spec.model}/{suite.file}" if keyed_by_model else suite.file, suite.limits)
+        (_limits_key(spec, suite.file) if keyed_by_model else suite.file, suite.limits)
         for spec in specs
         for suite in spec.train_suites.values()
     )

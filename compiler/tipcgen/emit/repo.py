@@ -66,7 +66,11 @@ def repo_files(project: Project, specs: list[Spec], lang: Optional[str] = None) 
     files.update(chain_scripts(specs, text_banner))
     files["test_tipc/prepare.sh"] = render("prepare.sh.j2", **prepare_context(specs, layout, text_banner))
     for spec in specs:
-        files.update(config_files(spec))
+        configs = config_files(spec)
+        twice = sorted(set(configs) & set(files))
+        if twice:  # two specs naming one folder (`configs:`) would overwrite each other's configs
+            raise UsageError(f"{spec_label(spec.source)} writes {twice[0]}, which another spec writes too")
+        files.update(configs)
         # named from the repo root whatever marks it (a .git or not): the same bytes everywhere
         label = f"{project.specs.rstrip('/')}/{os.path.basename(spec.source)}"
         files.update(doc_files(spec, lang, text_banner, folder=f"test_tipc/docs/{spec.model}", label=label))

@@ -170,7 +170,7 @@ def _spec_files(source: str, suite: Optional[str], root: str, prepare: bool) -> 
     spec = load_spec(source)
     name = pick_suite(spec, suite, source)
     built = build_files(spec)
-    config = f"test_tipc/configs/{spec.model}/{spec.suites[name].file}"
+    config = spec.config_path(spec.suites[name].file)
     files = [SharedFile(config, built[config], "config")]
     rel = _relative(root, source)
     if rel is not None:  # a spec kept in the model repo is compared too; one elsewhere only compiled

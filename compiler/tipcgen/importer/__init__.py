@@ -20,7 +20,7 @@ from typing import Any, Optional
 from pydantic import ValidationError
 
 from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout
-from tipcgen.dialects.chains import chain_family, chain_of_lines
+from tipcgen.dialects.chains import chain_family, chain_of_lines, foreign_chain
 from tipcgen.errors import SpecError
 from tipcgen.importer.factor import factor_defaults, factor_presets, model_dir_name, name_suites, suite_name
 from tipcgen.importer.fields import import_suite, raw_config
@@ -37,6 +37,7 @@ __all__ = [
     "GroupReport",
     "ImportResult",
     "config_groups",
+    "distinct_models",
     "import_configs",
     "import_group",
     "import_suite",
@@ -51,6 +52,8 @@ def import_configs(
 ) -> ImportResult:
     """Import the configs of one model into one spec (`lenient`: see factor_defaults)."""
     decoded, kinds = _read_configs(paths, layout)
+    foreign = _foreign_chains(kinds)
+    kinds = {name: "raw" if name in foreign else kind for name, kind in kinds.items()}
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
     main_layout = _main_layout([k for _, k in train])
     suites: dict = {}
@@ -64,6 +67,8 @@ def import_configs(
     named = name_suites(suites, model_names)
     findings = _allowances(named, main_layout)
     other = {os.path.basename(d.path): raw_config(d) for d in decoded if kinds[os.path.basename(d.path)] == "raw"}
+    for name in foreign:
+        other[name]["own_script"] = True
     spec: dict = {"tipcgen": 1, "model": model or model_dir_name(paths, model_names), "layout": main_layout}
     defaults, named = factor_defaults(named, lenient)
     if defaults:
@@ -80,6 +85,17 @@ def import_configs(
     if other:
         spec["other_configs"] = other
     return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
+
+
+def _foreign_chains(kinds: dict[str, str]) -> set[str]:
+    """The chain configs of another family than the folder's train configs (PaddleSeg's dy2static
+    config fits PaddleClas's table): kept verbatim and left to the repo's own script (`own_script`);
+    typed by a foreign table, a foreign script would run them."""
+    train = [k for k in kinds.values() if k != "raw" and not is_chain_layout(k)]
+    if not train:
+        return set()
+    main = Counter(train).most_common(1)[0][0]
+    return {name for name, kind in kinds.items() if is_chain_layout(kind) and foreign_chain(any_layout(kind), main)}
 
 
 def _main_layout(kinds: list[str]) -> str:
@@ -211,11 +227,7 @@ def verify_roundtrip(result: ImportResult, yaml_text: str, label: str) -> list[s
 
     spec = load_imported_text(yaml_text, label, config_origin(result))
     files = {k: v.encode("utf-8") for k, v in config_files(spec).items()}
-    return [
-        name
-        for name, path in result.sources.items()
-        if files.get(f"test_tipc/configs/{spec.model}/{name}") != read_config(path)
-    ]
+    return [name for name, path in result.sources.items() if files.get(spec.config_path(name)) != read_config(path)]
 
 
 # ---------------------------------------------------------------- folders and reports
@@ -268,3 +280,18 @@ def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = 
     return GroupReport(
         directory, len(paths), exact, dict(result.layouts), failures, text_, result.spec["model"], result
     )
+
+
+def distinct_models(kept: list, layout: str = "auto") -> list:
+    """Reports of (report, its configs) from different directories never share a model name (they
+    could not be built into one tree): a repeated one is re-imported as `<parent directory>_<model>`
+    (PaddleDetection's configs/ppyoloe/ and configs/rotate/ppyoloe/ ...)."""
+    names = Counter(r.model for r, _ in kept)
+    out = []
+    for r, paths in kept:
+        if names[r.model] > 1:
+            r = import_group(
+                paths, layout, f"{os.path.basename(os.path.dirname(os.path.abspath(r.directory)))}_{r.model}"
+            )
+        out.append(r)
+    return out

@@ -3,10 +3,10 @@
 A rule like "a plain value where a mode table belongs: the flag is dropped" is true of PaddleOCR's
 runner and false of PaddleClas's (which passes the value as it is). So the findings that claim an
 effect on what runs (TIPC001 bool-typo, TIPC003 missing-mode, TIPC004 not-a-mode-table, TIPC011
-device-list-short) are checked here: the config is planned as it is and with the defect fixed, in
-every mode of its runner. Where the two Plans differ the finding stands and names the runner;
-where they agree the defect changes nothing that runs: a typo is kept as a note (worth fixing,
-no effect), the others are dropped.
+device-list-short, TIPC021 a `|` the scripts `eval`) are checked here: the config is planned as it
+is and with the defect fixed, in every mode of its runner. Where the two Plans differ the finding
+stands and names the runner; where they agree the defect changes nothing that runs: a typo is
+kept as a note (worth fixing, no effect), the others are dropped.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tipcgen.lint.rules import INFO, Finding
 from tipcgen.script.lines import split_line
 from tipcgen.spec.modes import TRAIN_MODES
 
-CLAIMS = ("TIPC001", "TIPC003", "TIPC004", "TIPC011")
+CLAIMS = ("TIPC001", "TIPC003", "TIPC004", "TIPC011", "TIPC021")
 
 # How messages name a runner (plan/runners/<name>.py).
 RUNNER_NAMES = {
@@ -86,11 +86,25 @@ def claim_holds(
     if f.rule == "TIPC011":  # "runs past the list lose the device flag": some train command lacks it
         argvs = _train_argvs(plans, TRAIN_MODES)
         return any(passes_flag(a, word) for a in argvs) and not all(passes_flag(a, word) for a in argvs)
+    if f.rule == "TIPC021":  # "the scripts eval this `|`": only where a command still carries it
+        return _bar_evaluated(f, lines[i], plans)
     if f.rule == "TIPC001":  # the typo changes what runs
         fixed = _fixed(lines, i, f, by_role)
         after = None if fixed is None else _plans("\n".join(fixed) + "\n", layout, runner)
         return after is None or _comparable(after) != _comparable(plans)
     return True
+
+
+def _bar_evaluated(f: Finding, line: str, plans: dict) -> bool:
+    """A `|` of the line's value is in some planned command's text (what upstream evals), or the
+    finding is about another character. Where the runner splits the value on `|` first (a mode
+    table, a use_gpu or gpu_list loop), no command carries it: the `|` is structure, not a pipe."""
+    if "'|'" not in f.message:
+        return True
+    key, value = split_line(line)
+    pieces = [w for w in f"{key} {value}".split() if "|" in w]
+    commands = [s.command for steps in plans.values() for s in steps]
+    return any(p in c or p.split("|", 1)[0] + "|" in c for p in pieces for c in commands)
 
 
 def _fixed(lines: list[str], i: int, finding: Finding, by_role: dict) -> Optional[list[str]]:
@@ -114,7 +128,9 @@ def with_effects(
         return findings
     plans = _plans("\n".join(lines) + "\n", layout, runner)
     if plans is None:
-        return findings  # the runner refuses the config: TIPC025 says so; claims stay as they are
+        # the runner refuses the config (its own error says so): claims stay as they are, but for
+        # a `|`, which no Plan can place until the refusal is fixed (then it is decided again)
+        return [f for f in findings if not (f in claims and f.rule == "TIPC021" and "'|'" in f.message)]
     who = runner_name(layout, runner)
     out: list[Finding] = []
     for f in findings:

@@ -62,6 +62,7 @@ class Row:
     prepare_detail: str
     script: str = "test_train_inference_python.sh"  # the repo's script the runner column compares
     differences: list = field(default_factory=list)  # [RowDifference]: every one, in the oracle's order
+    commands: int = -1  # commands the repo's script ran (-1: not counted)
 
 
 def _diff_row(diff: Any, deviation: Callable[[Any], str] = lambda d: d) -> tuple[str, str, list]:
@@ -108,6 +109,10 @@ class Migration:
     # before and after the switch; and every config of the tree not compared there, with why.
     entries: list = field(default_factory=list)  # [EntryRow]
     configs_kept: dict[str, str] = field(default_factory=dict)  # config -> why kept verbatim, not run
+    # Files of the new tree the repo's .gitignore hides (a clone would lack them: `check` fails
+    # there), and the `!/path` lines `--apply` appends to test_tipc/.gitignore to show them again.
+    gitignore_hidden: list[str] = field(default_factory=list)
+    gitignore: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> list[Row]:
@@ -122,7 +127,9 @@ class Migration:
         return not self.changed and not self.not_imported and not self.prepare_modes_lost and not self.entries_changed
 
 
-def _repo_parts(root: str) -> tuple[Path, Path, Path]:
+def _repo_parts(root: str, configs: Optional[str] = None) -> tuple[Path, Path, Optional[Path], Path]:
+    """(test_tipc/, its runner, its prepare.sh or None, the configs folder), or a UsageError. A repo
+    without prepare.sh is migrated all the same: only its runner is compared (nothing to trace)."""
     base = Path(root)
     tipc = base / "test_tipc"
     runner, prepare = tipc / "test_train_inference_python.sh", tipc / "prepare.sh"
@@ -130,14 +137,111 @@ def _repo_parts(root: str) -> tuple[Path, Path, Path]:
         raise UsageError(f"{root}: no such directory")
     if not tipc.is_dir():
         raise UsageError(f"{root} is not a model repo root: it has no test_tipc/ (run migrate in the repo's root)")
-    for script in (runner, prepare):
-        if not script.is_file():
-            raise UsageError(f"{script}: missing; migrate compares the repo's own scripts with the generated ones")
-    if not (tipc / "configs").is_dir():
-        raise UsageError(f"{tipc / 'configs'}: missing; the repo's configs are what migrate imports")
+    if not runner.is_file():
+        raise UsageError(f"{runner}: missing; migrate compares the repo's own runner with the generated one")
+    folder = tipc / "configs" if configs is None else _configs_folder(base, configs)
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: missing; migrate imports the repo's configs (--configs DIR names another folder)")
     if (base / "test_tipc" / ".tipcgen.manifest").exists():
         raise UsageError(f"{root}: already switched (test_tipc/.tipcgen.manifest exists); use `tipcgen build`/`check`")
-    return tipc, runner, prepare
+    return tipc, runner, prepare if prepare.is_file() else None, folder
+
+
+def _configs_folder(base: Path, configs: str) -> Path:
+    """--configs DIR: a folder inside the repo, relative to its root (a link leading out: refused)."""
+    from tipcgen.inputs import resolve_inside
+
+    norm = os.path.normpath(configs)
+    if os.path.isabs(configs) or norm == ".." or norm.startswith(".." + os.sep):
+        raise UsageError(f"--configs {configs}: must be a folder inside the repo, relative to its root")
+    try:
+        resolve_inside(str(base / norm), str(base))
+    except TipcError:
+        raise UsageError(f"--configs {configs}: leads outside the repo (a symbolic link on the way)") from None
+    if not norm.startswith("test_tipc" + os.sep):
+        raise UsageError(
+            f"--configs {configs}: must be a folder inside test_tipc/ (tipcgen writes and owns files only there);"
+            " a repo inside the repo (PaddleSeg's contrib/PanopticSeg/) is migrated from its own root"
+        )
+    return base / norm
+
+
+@dataclass
+class _Imported:
+    """The repo's configs imported, folder by folder, each spec with its traced prepare steps."""
+
+    specs_text: dict[str, str] = field(default_factory=dict)
+    not_imported: dict[str, str] = field(default_factory=dict)
+    untyped: dict[str, list[str]] = field(default_factory=dict)
+    sources: dict[tuple[str, str], str] = field(default_factory=dict)
+    loaded: list = field(default_factory=list)
+    reports: list = field(default_factory=list)
+
+    def failed(self, root: str, report: Any) -> bool:
+        for name, why in report.failures.items():
+            self.not_imported[_rel(root, os.path.join(report.directory, name))] = why
+        return bool(report.failures) or report.yaml is None or report.result is None
+
+    def run(self, root: str, groups: dict, layout: str, prepare_script: Optional[Path], timeout: float) -> None:
+        from tipcgen.check.spec import load_imported_text
+        from tipcgen.importer import config_origin, distinct_models, import_group
+        from tipcgen.importer.prepare_import import add_prepare
+        from tipcgen.importer.yaml_out import spec_yaml
+
+        imported = []
+        for paths in groups.values():
+            report = import_group(paths, layout)
+            if not self.failed(root, report):
+                imported.append((report, paths))
+        # two folders importing as one model name: as `tipcgen import` does, `<parent folder>_<model>`
+        for report in distinct_models(imported, layout):
+            if self.failed(root, report):
+                continue
+            _keep_folder(root, report)
+            report.yaml = spec_yaml(report.result, report.result.findings, SCHEMA)
+            if prepare_script is not None:  # without one, the specs' prepare stays empty: nothing to trace
+                report, found = add_prepare(report, prepare_script, timeout=timeout, schema=SCHEMA)
+                if found.untyped:
+                    self.untyped[str(report.model)] = found.untyped
+                for failure in found.failures:
+                    self.not_imported.setdefault(f"{report.model}: prepare", failure)
+            rel = f"test_tipc/specs/{report.model}.yml"
+            if rel in self.specs_text:  # a clash even as <folder>_<model>: named, never merged
+                raise UsageError(f"two config folders import as model {report.model!r} even as <folder>_<model>")
+            self.specs_text[rel] = report.yaml
+            self.reports.append((rel, report))
+            self.sources.update({(str(report.model), f): p for f, p in report.result.sources.items()})
+            self.loaded.append(load_imported_text(report.yaml, rel, config_origin(report.result)))
+
+
+def _keep_folder(root: str, report: Any) -> None:
+    """A folder other than test_tipc/configs/<model> (a nested one, configs/rotate/fcosr/; one
+    renamed apart; one of --configs) is named in the spec (`configs:`), so the new tree writes the
+    configs where they are, not copies beside them."""
+    folder = _rel(root, report.directory)
+    if folder == f"test_tipc/configs/{report.model}":
+        return
+    spec: dict = {}
+    for key, value in report.result.spec.items():
+        if key != "configs":
+            spec[key] = value
+        if key == "layout":
+            spec["configs"] = folder
+    report.result.spec = spec
+
+
+def _chosen_runner(
+    runner: Optional[str], tipc: Path, imp: _Imported, layout: str, spec_runner: Optional[str], timeout: float
+) -> Optional[str]:
+    """--runner (checked against the layout's runners), else the one following the repo's script best."""
+    from tipcgen.dialects import get_layout
+
+    if runner is None:
+        return _which_runner(tipc, imp.loaded, imp.sources, layout, spec_runner, timeout)
+    runners = get_layout(layout).dialect.runners
+    if runner not in runners:
+        raise UsageError(f"--runner {runner}: layout {layout}'s runners are " + ", ".join(runners))
+    return None if runner == runners[0] else runner
 
 
 def plan_migration(
@@ -146,61 +250,52 @@ def plan_migration(
     jobs: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     progress: Optional[Callable[[int, int], None]] = None,
+    configs: Optional[str] = None,
+    layout: str = "auto",
+    runner: Optional[str] = None,
 ) -> Migration:
-    """`jobs`: runs compared at once (0: the cores); `progress(done, total)` after each run."""
-    from tipcgen.check.spec import load_imported_text
+    """`jobs`: runs compared at once (0: the cores); `progress(done, total)` after each run;
+    `layout`: as `tipcgen import --layout` (auto: detected per config); `runner`: one of the
+    layout's runners, instead of the one that follows the repo's script best."""
     from tipcgen.emit.repo import repo_files, repo_runner
-    from tipcgen.importer import config_groups, config_origin, import_group
-    from tipcgen.importer.prepare_import import add_prepare
-    from tipcgen.importer.yaml_out import spec_yaml
+    from tipcgen.importer import config_groups
     from tipcgen.project import Project
 
-    tipc, _runner_script, prepare_script = _repo_parts(root)
-    groups = config_groups([str(tipc / "configs")])
+    tipc, _runner_script, prepare_script, folder = _repo_parts(root, configs)
+    groups = config_groups([str(folder)])
     if not groups:
-        raise UsageError(f"{tipc / 'configs'}: no .txt configs")
-    specs_text: dict[str, str] = {}
-    not_imported: dict[str, str] = {}
-    untyped: dict[str, list[str]] = {}
-    sources: dict[tuple[str, str], str] = {}
-    loaded = []
-    reports = []
-    for paths in groups.values():
-        report = import_group(paths)
-        if report.failures or report.yaml is None or report.result is None:
-            for name, why in report.failures.items():
-                not_imported[_rel(root, os.path.join(report.directory, name))] = why
-            continue
-        report.yaml = spec_yaml(report.result, report.result.findings, SCHEMA)
-        report, found = add_prepare(report, prepare_script, timeout=timeout, schema=SCHEMA)
-        if found.untyped:
-            untyped[str(report.model)] = found.untyped
-        for failure in found.failures:
-            not_imported.setdefault(f"{report.model}: prepare", failure)
-        rel = f"test_tipc/specs/{report.model}.yml"
-        if rel in specs_text:
-            raise UsageError(f"two config folders import as model {report.model!r}; rename one")
-        specs_text[rel] = report.yaml
-        reports.append((rel, report))
-        sources.update({(str(report.model), f): p for f, p in report.result.sources.items()})
-        loaded.append(load_imported_text(report.yaml, rel, config_origin(report.result)))
-    if not loaded:
-        raise UsageError(f"{tipc / 'configs'}: no config could be imported: " + "; ".join(not_imported.values()))
-    layout, runner = repo_runner(loaded)
-    chosen = _which_runner(tipc, loaded, sources, layout, runner, timeout)
-    if chosen != runner:  # the repo's script is another version: every spec names its runner
-        loaded = _with_runner(root, reports, chosen, specs_text)
-        runner = chosen
+        raise UsageError(f"{folder}: no .txt configs")
+    imp = _Imported()
+    imp.run(root, groups, layout, prepare_script, timeout)
+    if not imp.loaded:
+        raise UsageError(f"{folder}: no config could be imported: " + "; ".join(imp.not_imported.values()))
+    loaded, specs_text = imp.loaded, imp.specs_text
+    main_layout, main_runner = repo_runner(loaded)
+    chosen = _chosen_runner(runner, tipc, imp, main_layout, main_runner, timeout)
+    if chosen != main_runner:  # the repo's script is another version: every spec names its runner
+        loaded = _with_runner(root, imp.reports, chosen, specs_text)
+        main_runner = chosen
     project = Project(root=root, specs="test_tipc/specs", lang="zh", settings=None)
     files = repo_files(project, loaded)
     files.update({rel: text.encode("utf-8") for rel, text in specs_text.items()})
-    m = Migration(root, layout, runner, specs_text, dict(sorted(files.items())), [], not_imported, sources, untyped)
+    m = Migration(
+        root, main_layout, main_runner, specs_text, dict(sorted(files.items())), [], imp.not_imported, imp.sources,
+        imp.untyped,
+    )  # fmt: skip
     _file_changes(m)
     tally = _Tally(progress, len(modes) * sum(len(s.train_suites) for s in loaded) + len(_chained(m, loaded)))
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout, tally)
     _compare_chains(m, loaded, tipc, prepare_script, timeout, jobs, tally)
-    _compare_prepare_modes(m, loaded, prepare_script, jobs, timeout)
-    m.prepare_modes_lost = sorted(repo_prepare_modes(prepare_script) - set(spec_modes(loaded)))
+    if prepare_script is not None:
+        _compare_prepare_modes(m, loaded, prepare_script, jobs, timeout)
+        m.prepare_modes_lost = sorted(repo_prepare_modes(prepare_script) - set(spec_modes(loaded)))
+    _account(m, loaded, [p for paths in groups.values() for p in paths], tipc)
+    from tipcgen.migrate.gitignore import ignored_files
+
+    hidden = ignored_files(root, list(m.files))
+    m.gitignore_hidden, m.gitignore = hidden.files, hidden.lines
+    for rel in hidden.stuck:  # not shown again even by the lines: named, never silently lost
+        m.not_imported[rel] = "the repo's .gitignore hides it, and no `!` line in test_tipc/.gitignore shows it"
     _compare_entries(m, jobs, timeout, tally)
     return m
 
@@ -228,6 +323,87 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
     m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress)
     if any(e.detail == FOREIGN[0] for e in m.entries):
         m.deviations[FOREIGN[0]] = f"{FOREIGN[1]} ({FOREIGN[2]})"
+
+
+def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
+    """Every config of the tree is compared (with at least one command run), kept verbatim with
+    the repo's own script that reads it, or lost (`not_imported`, with why): a train config whose
+    runs ran nothing is never ready, and neither is a config no script is left to read."""
+    from tipcgen.dialects.chains import chain_of_text
+
+    ran: dict[str, int] = {}
+    for row in m.rows:
+        ran[row.config] = ran.get(row.config, 0) + max(row.commands, 0)
+    chained = {row.config for row in m.chain_rows}
+    for spec in specs:
+        for file, raw in spec.other_configs.items():
+            source = m.sources.get((spec.model, file))
+            if source is None:
+                continue
+            rel = _rel(m.root, source)
+            chain = chain_of_text(raw.text(), file)
+            if rel in chained:
+                continue
+            why = _kept_why(m, tipc, file, raw, chain)
+            if why is not None:
+                m.configs_kept[rel] = why
+    for path in configs:
+        rel = _rel(m.root, path)
+        if rel in m.not_imported or rel in m.configs_kept or rel in chained:
+            continue
+        if rel in ran:
+            if ran[rel] == 0:
+                m.not_imported[rel] = (
+                    "a train config whose runs compared no command in any mode (the repo's runner and ours ran"
+                    " nothing: no `trainer:` line it acts on?): a migration that tests nothing is not ready"
+                )
+            continue
+        m.not_imported[rel] = _lost_why(m, path)
+
+
+def _kept_why(m: Migration, tipc: Path, file: str, raw: Any, chain: Any) -> Optional[str]:
+    """Why a verbatim config no tipcgen runner runs is kept as it is (None: it is lost): the repo's
+    own script of its section still reads it, or no script of the repo ever did."""
+    from tipcgen.dialects.chains import SECTION_SCRIPTS, chain_family, first_section
+
+    section = first_section(raw.text())
+    scripts = SECTION_SCRIPTS.get(section, ())
+    readers = [s for s in scripts if (tipc / s).is_file() and f"test_tipc/{s}" not in m.files]
+    # serving_params: the C++ or the Python script, as the file's name says
+    readers.sort(key=lambda s: s.rsplit("_", 1)[-1].removesuffix(".sh") not in file)
+    if readers and raw.own_script and chain is not None:
+        return (
+            f"kept verbatim: it fits {chain.name}'s line table, but {chain_family(chain.name)}'s runner is"
+            f" not its family's ({m.layout}); the repo's own {readers[0]} still runs it"
+        )
+    if readers:
+        return (
+            f"kept verbatim: no tipcgen runner types its `{section}` section; the repo's own "
+            f"{readers[0]} (kept as it is) still reads it"
+        )
+    if scripts and not any(f"test_tipc/{s}" in m.files for s in scripts):
+        return (
+            f"kept verbatim: its `{section}` section is read by {scripts[0]}, which the repo does not have:"
+            " nothing runs it, before or after the switch"
+        )
+    return None  # its reader is replaced by the new tree, or no script is known to read it
+
+
+def _lost_why(m: Migration, path: str) -> str:
+    from tipcgen.dialects.chains import SECTION_SCRIPTS, first_section
+
+    text = read_bytes(path, tree=m.root, what="a config").decode("utf-8", "replace")
+    section = first_section(text)
+    replaced = [s for s in SECTION_SCRIPTS.get(section, ()) if f"test_tipc/{s}" in m.files]
+    if replaced:
+        return (
+            f"neither compared nor kept: its `{section}` section is read by {replaced[0]}, which the new tree"
+            " replaces, but no layout types it (a `trainer:` line missing?): it would run untested"
+        )
+    return (
+        "neither compared nor kept: no script of the repo is known to read its first section"
+        f" `{section or '(empty)'}`, and no layout types it"
+    )
 
 
 def _compare_prepare_modes(m: Migration, specs: list, prepare_script: Path, jobs: int, timeout: float) -> None:
@@ -297,7 +473,10 @@ def _chained(m: Migration, specs: list) -> list:
         chained: list[tuple[str, Optional[Any]]] = [
             (s.file, get_layout(str(s.layout))) for s in spec.chain_suites.values()
         ]
-        chained += [(file, chain_of_text(raw.text(), file)) for file, raw in spec.other_configs.items()]
+        chained += [
+            (file, None if raw.own_script else chain_of_text(raw.text(), file))
+            for file, raw in spec.other_configs.items()
+        ]  # (another family's chain, `own_script`: kept with the repo's script, _account)
         for file, layout in sorted(chained, key=lambda item: item[0]):
             source = m.sources.get((spec.model, file))
             if layout is not None and source is not None:
@@ -306,7 +485,7 @@ def _chained(m: Migration, specs: list) -> list:
 
 
 def _compare_chains(
-    m: Migration, specs: list, tipc: Path, prepare_script: Path, timeout: float, jobs: int = 0, tally=None
+    m: Migration, specs: list, tipc: Path, prepare_script: Optional[Path], timeout: float, jobs: int = 0, tally=None
 ) -> None:
     """Each config of another chain that tipcgen now runs (its script is in the new tree), against
     the repo's own script for that chain; and, for a mode prepare.sh has a branch for
@@ -323,7 +502,7 @@ def _compare_chain_configs(
     m: Migration,
     specs: list,
     tipc: Path,
-    prepare_script: Path,
+    prepare_script: Optional[Path],
     ours: Optional[Path],
     timeout: float,
     jobs: int = 0,
@@ -357,7 +536,13 @@ def _run_all(fn: Callable[[Any], Row], tasks: list, jobs: int, tally: Optional[_
 
 
 def _chain_row(
-    m: Migration, tipc: Path, prepare_script: Path, ours: Optional[Path], timeout: float, layout: Any, source: str
+    m: Migration,
+    tipc: Path,
+    prepare_script: Optional[Path],
+    ours: Optional[Path],
+    timeout: float,
+    layout: Any,
+    source: str,
 ) -> Row:
     """One chain config, in its chain's first mode: the repo's script (recorded) vs our Plan."""
     from tipcgen.migrate.oracle import chain_run_options, compare, family_of, run_upstream, step_dirs
@@ -386,7 +571,13 @@ def _chain_row(
 
 
 def _chain_prepare(
-    m: Migration, prepare_script: Path, ours: Optional[Path], source: Path, mode: str, layout: Any, timeout: float
+    m: Migration,
+    prepare_script: Optional[Path],
+    ours: Optional[Path],
+    source: Path,
+    mode: str,
+    layout: Any,
+    timeout: float,
 ) -> tuple:
     """(verdict, detail) of the repo's prepare.sh against ours for a chain config's mode (its
     `layout` reads the config's python, as the chain's script does)."""
@@ -394,7 +585,7 @@ def _chain_prepare(
     from tipcgen.lower.configview import ConfigView
     from tipcgen.migrate.prepare_diff import compare_prepare
 
-    if ours is None or mode not in CHAIN_MODES or not prepare_script.is_file():
+    if ours is None or mode not in CHAIN_MODES or prepare_script is None:
         return "not compared", ""
     text = read_bytes(str(source), tree=m.root, what="a config").decode("utf-8", "replace")
     python = ConfigView.parse(text, layout).value("python") or "python"  # (a chain without the line: none)
@@ -490,7 +681,7 @@ def _rel(root: str, path: str) -> str:
 
 
 def _compare_all(
-    m: Migration, specs: list, tipc: Path, prepare_script: Path, modes, jobs: int, timeout: float, tally=None
+    m: Migration, specs: list, tipc: Path, prepare_script: Optional[Path], modes, jobs: int, timeout: float, tally=None
 ) -> None:
     import tempfile
 
@@ -526,7 +717,7 @@ class _Sides:
     family: str
     tipc: Path
     ours: Path
-    prepare_script: Path
+    prepare_script: Optional[Path]
     timeout: float
 
     def compare(self, task: tuple[Path, str, str]) -> Row:
@@ -540,6 +731,9 @@ class _Sides:
             source, self.family, mode, layout=self.m.layout, runner=self.m.runner, run=run, timeout=self.timeout
         )
         r_verdict, r_detail, found = _diff_row(diff)
+        if self.prepare_script is None:
+            no_prepare = ("not compared", "the repo has no prepare.sh")
+            return Row(rel, mode, r_verdict, r_detail, *no_prepare, differences=found, commands=len(run.commands))
         text = read_bytes(str(source), tree=self.m.root, what="a config").decode("utf-8", "replace")
         p = compare_prepare(self.prepare_script, self.ours, text, rel, mode, python, timeout=self.timeout)
         if p.error:
@@ -549,7 +743,8 @@ class _Sides:
         else:
             p_detail = ", ".join(p.diff.deviations)
         found += _prepare_differences(p.diff.verdict, p_detail)
-        return Row(rel, mode, r_verdict, r_detail, p.diff.verdict, p_detail, differences=found)
+        verdicts = (r_verdict, r_detail, p.diff.verdict, p_detail)
+        return Row(rel, mode, *verdicts, differences=found, commands=len(run.commands))
 
 
 def _prepare_differences(verdict: str, detail: str) -> list:

@@ -34,6 +34,7 @@ from tipcgen.spec.modes import PREPARE_MODES, TRAIN_MODES
 from tipcgen.spec.policy import (
     MAX_GPU_ID,
     ConfigFileName,
+    ConfigFolder,
     ConfigKey,
     ConfigText,
     DocFileName,
@@ -616,6 +617,10 @@ class RawConfig(Model):
 
     lines: list[VerbatimLine]
     final_newline: bool = True
+    # Run by the repo's own script of its chain, which the build leaves alone: the config fits a
+    # chain table of another family (PaddleSeg's dy2static config, PaddleClas's table), whose
+    # script would run it otherwise than the repo's does.
+    own_script: bool = False
 
     def text(self) -> str:
         body = "\n".join(self.lines)
@@ -631,6 +636,9 @@ class SpecFile(Model):
     # Which of the layout's runners the generated script follows (default: the dialect's first;
     # e.g. paddleocr: `ocr`, the seed-era script, or `ocr_head`, today's).
     runner: Optional[Name] = None
+    # The folder of the spec's configs, relative to the repo root (default test_tipc/configs/<model>):
+    # a repo's nested (configs/rotate/fcosr/) or other (--configs) folders keep their paths.
+    configs: Optional[ConfigFolder] = None
     docs: DocsMeta = DocsMeta()
     prepare: dict[str, list[PrepareStep]] = Field(default_factory=dict)  # keys: checked by _prepare_modes
     # Keys are checked when each merged suite is validated (unknown keys are errors there).
@@ -704,6 +712,15 @@ class Spec(Model):
     other_configs: dict[RawFileName, RawConfig] = Field(default_factory=dict)
     bench: Optional[Bench] = None
     convergence: Optional[Convergence] = None
+    configs: Optional[ConfigFolder] = None  # SpecFile.configs
+
+    @property
+    def config_dir(self) -> str:
+        """Where the spec's configs are, relative to the repo (or build output) root."""
+        return self.configs or f"test_tipc/configs/{self.model}"
+
+    def config_path(self, file: str) -> str:
+        return f"{self.config_dir}/{file}"
 
     def suite_layout(self, name: str) -> str:
         return self.suites[name].layout or self.layout

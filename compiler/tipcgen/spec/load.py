@@ -391,6 +391,7 @@ def parse_spec_text(text: str, filename: str, rule_ids: Optional[Collection[str]
         model=top.model,
         layout=top.layout,
         runner=top.runner,
+        configs=top.configs,
         docs=top.docs,
         prepare=top.prepare,
         suites=suites,

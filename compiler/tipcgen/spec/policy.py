@@ -357,6 +357,27 @@ def check_chain_key(value: str) -> str:
     return value
 
 
+@policy
+def check_config_folder(value: str) -> str:
+    """A spec's `configs:` folder: relative to the repo root, each part a plain name (never `..`,
+    a glob character or a blank: the runner matches the path in a `case` pattern)."""
+    parts = value.split("/")
+    bad = next((p for p in parts if name_problem(p)), None)
+    if bad is not None or len(parts) > 16 or parts[0] != "test_tipc" or len(parts) < 2:
+        why = (
+            name_problem(bad)
+            if bad is not None
+            else "it has more than 16 parts"
+            if len(parts) > 16
+            else "tipcgen writes and owns files only inside test_tipc/"
+        )
+        raise ValueError(
+            f"configs {_show(value)} must be a relative folder of plain names (test_tipc/configs/a/b): "
+            f"{_show(bad or value)}: {why}"
+        )
+    return value
+
+
 ConfigText = Annotated[str, AfterValidator(check_config_text)]
 ConfigKey = Annotated[str, AfterValidator(check_config_key)]
 Interpreter = Annotated[str, AfterValidator(check_interpreter)]
@@ -368,6 +389,7 @@ ConfigFileName = Annotated[str, AfterValidator(check_config_file_name)]
 RawFileName = Annotated[str, AfterValidator(check_raw_file_name)]
 DocFileName = Annotated[str, AfterValidator(check_doc_file_name)]
 Name = Annotated[str, AfterValidator(check_name)]
+ConfigFolder = Annotated[str, AfterValidator(check_config_folder)]
 SuiteName = Annotated[str, AfterValidator(check_suite_name)]
 SectionName = Annotated[str, AfterValidator(check_section_name)]
 

@@ -103,3 +103,40 @@ def chain_of_lines(lines: list[str], name: str = "") -> Optional[Layout]:
         if marker in name.rsplit("/", 1)[-1]:
             return twin
     return layout
+
+
+def foreign_chain(layout: Optional[Layout], family: str) -> bool:
+    """Whether `layout` is a chain written for another repo family than `family` (a train layout's
+    name): PaddleSeg's and PaddleVideo's dy2static configs fit PaddleClas's dy2static table, but
+    their own script runs them differently; no other family's runner may type or run them."""
+    from tipcgen.dialects import LAYOUTS
+
+    return layout is not None and family in LAYOUTS and chain_family(layout.name) != family
+
+
+# Which of a repo's own test_tipc/ scripts reads a config, by the config's first section (the
+# TIPC convention every corpus repo follows): a config no tipcgen runner types is kept verbatim
+# only where one of these scripts, kept as the repo has it, still reads it.
+SECTION_SCRIPTS: dict[str, tuple[str, ...]] = {
+    "train_params": ("test_train_inference_python.sh",),
+    "base_train": ("test_train_dy2static_python.sh",),
+    "amp_train": ("test_train_dy2static_python.sh",),
+    "cpp_infer_params": ("test_inference_cpp.sh",),
+    "#modelloadconfig": ("test_inference_cpp.sh",),
+    "paddle2onnx_params": ("test_paddle2onnx.sh",),
+    "ptq_params": ("test_ptq_inference_python.sh",),
+    "kl_quant_params": ("test_ptq_inference_python.sh",),
+    "serving_params": ("test_serving_infer_python.sh", "test_serving_infer_cpp.sh"),
+    "serving_infer_python_params": ("test_serving_infer_python.sh",),
+    "serving_infer_cpp_params": ("test_serving_infer_cpp.sh",),
+    "pipeline_infer_python_params": ("test_pipeline_infer_python.sh",),
+    "runtime_device:arm_cpu": ("test_lite_arm_cpu_cpp.sh",),
+}
+
+
+def first_section(text: str) -> str:
+    """A config's first non-empty line without its `=` rule and blanks (`train_params`), "" for none."""
+    from tipcgen.script.lines import split_lines
+
+    lines = split_lines(text)
+    return "".join(lines[0].strip().strip("=").split()) if lines else ""

@@ -1,0 +1,214 @@
+"""Repo shapes `tipcgen migrate` meets in the corpus: no prepare.sh, configs elsewhere, two folders
+of one model name, another family's chain configs, configs nothing runs, and the repo's own
+.gitignore hiding generated files. Scratch repos of the real scripts, configs and .gitignore files."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers.cli import invoke_in
+from helpers.upstream import corpus_dir, upstream_dir
+from tipcgen.migrate.gitignore import ignore_line
+
+
+def _marked(test):
+    """A test over the real scripts: corpus and sandbox (the fast tier leaves it out)."""
+    return pytest.mark.corpus(pytest.mark.sandbox(test))
+
+
+LITE = ("--mode", "lite_train_lite_infer")
+
+
+def _scratch(tmp_path: Path, repo: str, folders: tuple, prepare: bool = True) -> Path:
+    corpus, upstream = corpus_dir() / repo, upstream_dir() / repo
+    if not (upstream / "test_train_inference_python.sh").is_file():
+        pytest.skip(f"{repo}: upstream scripts absent (../shared)")
+    root = tmp_path / repo
+    (root / "test_tipc" / "configs").mkdir(parents=True)
+    for script in upstream.glob("*.sh"):
+        if prepare or script.name != "prepare.sh":
+            shutil.copy(script, root / "test_tipc" / script.name)
+    shutil.copy(upstream / "root.gitignore", root / ".gitignore")
+    for folder in folders:
+        shutil.copytree(corpus / folder, root / "test_tipc" / "configs" / folder)
+    return root
+
+
+def _plan(root: Path, **kw):
+    from tipcgen import sandbox
+    from tipcgen.migrate.switch import plan_migration
+
+    sandbox.require()
+    return plan_migration(str(root), modes=("lite_train_lite_infer",), **kw)
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-c", "core.excludesFile=", *args], cwd=root, capture_output=True, text=True)
+
+
+@_marked
+def test_another_familys_chain_configs_are_kept_with_their_script_and_gitignore_is_fixed(tmp_path):
+    root = _scratch(tmp_path, "PaddleSeg", ("deeplabv3p_resnet50",))
+    m = _plan(root)
+    folder = "test_tipc/configs/deeplabv3p_resnet50"
+    # PaddleSeg's dy2static config fits PaddleClas's table: kept verbatim, the repo's script kept
+    why = m.configs_kept[f"{folder}/train_dy2static_python.txt"]
+    assert "paddleclas_dy2static" in why and "test_train_dy2static_python.sh" in why
+    assert "test_tipc/test_train_dy2static_python.sh" not in m.files
+    assert not any(r.config.endswith("dy2static_python.txt") for r in m.chain_rows)
+    assert (
+        "test_serving_infer_cpp.sh"
+        in m.configs_kept[f"{folder}/model_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"]
+    )
+    assert m.rows and all(r.commands > 0 for r in m.rows) and m.ok, (m.not_imported, m.changed)
+    # the root's `*.manifest` hides tipcgen's ownership record: one verified line shows it
+    assert m.gitignore_hidden == ["test_tipc/.tipcgen.manifest"] and m.gitignore == ["!/.tipcgen.manifest"]
+    _git(root, "init", "-q")
+    applied = invoke_in(root, "migrate", "--apply", *LITE)
+    assert applied.exit_code == 0, applied.output
+    assert "!/.tipcgen.manifest\n" in (root / "test_tipc/.gitignore").read_text()
+    listed = _git(root, "ls-files", "--others", "--exclude-standard", "test_tipc").stdout.split()
+    assert "test_tipc/.tipcgen.manifest" in listed and "test_tipc/spec.schema.json" in listed
+    assert (root / f"{folder}/train_dy2static_python.txt").read_bytes() == (
+        corpus_dir() / "PaddleSeg/deeplabv3p_resnet50/train_dy2static_python.txt"
+    ).read_bytes()
+    check = invoke_in(root, "check", "--no-cache")
+    assert check.exit_code == 0, check.output
+
+
+@_marked
+def test_no_prepare_sh_odd_configs_and_two_folders_of_one_model(tmp_path):
+    root = _scratch(tmp_path, "PaddleDetection", ("ttfnet",), prepare=False)
+    configs = root / "test_tipc/configs"
+    source = next((configs / "ttfnet").glob("*train_infer_python.txt"))
+    text = source.read_text()
+    (configs / "odd").mkdir()
+    (configs / "odd/notrainer_train_infer_python.txt").write_text(
+        "".join(line for line in text.splitlines(True) if not line.startswith("trainer:"))
+    )
+    (configs / "odd/pre_train_infer_python.txt").write_text(text.replace("train_params", "pre_train_params", 1))
+    (configs / "rotate/ttfnet").mkdir(parents=True)
+    shutil.copy(source, configs / "rotate/ttfnet" / source.name)
+    m = _plan(root)
+    # without prepare.sh the runner alone is compared
+    assert {(r.runner, r.prepare) for r in m.rows} == {("identical", "not compared")}, m.rows
+    assert {r.prepare_detail for r in m.rows} == {"the repo has no prepare.sh"}
+    # as `tipcgen import` names them: each <parent folder>_<model>
+    assert {"test_tipc/specs/configs_ttfnet.yml", "test_tipc/specs/rotate_ttfnet.yml"} <= set(m.specs), m.specs
+    assert "test_tipc/specs/ttfnet.yml" not in m.specs
+    # nothing runs these: lost, never "ready"
+    lost = m.not_imported
+    assert (
+        "test_train_inference_python.sh, which the new tree replaces"
+        in lost["test_tipc/configs/odd/notrainer_train_infer_python.txt"]
+    )
+    assert "`pre_train_params`" in lost["test_tipc/configs/odd/pre_train_infer_python.txt"]
+    assert not m.ok
+    # PaddleDetection's `*.json` hides the spec schema
+    assert m.gitignore == ["!/spec.schema.json"]
+    result = invoke_in(root, "migrate", *LITE)
+    assert result.exit_code == 1, result.output
+
+
+@_marked
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--layout", "nosuch"), "--layout"),
+        (("--runner", "nosuch"), "--runner nosuch: layout paddledetection's runners are"),
+        (("--configs", "../elsewhere"), "--configs ../elsewhere: must be a folder inside the repo"),
+        (("--configs", "/tmp"), "must be a folder inside the repo"),
+        (("--configs", "test_tipc/nosuch"), "nosuch: missing"),
+        (("--configs", "tipc_configs"), "must be a folder inside test_tipc/"),
+        (("--configs", "lnk"), "leads outside the repo"),
+    ],
+)
+def test_bad_migrate_options_exit_2_naming_them(tmp_path, args, says):
+    root = _scratch(tmp_path, "PaddleDetection", ("ttfnet",))
+    (root / "lnk").symlink_to(tmp_path)
+    result = invoke_in(root, "migrate", *LITE, *args)
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+@_marked
+def test_configs_elsewhere_are_imported_from_there(tmp_path):
+    root = _scratch(tmp_path, "PaddleDetection", ())
+    shutil.copytree(corpus_dir() / "PaddleDetection/ttfnet", root / "test_tipc/config/ttfnet")
+    m = _plan(root, configs="test_tipc/config")
+    configs = [f"test_tipc/config/ttfnet/{p.name}" for p in sorted((root / "test_tipc/config/ttfnet").glob("*.txt"))]
+    assert [r.config for r in m.rows] == configs and m.ok
+    assert set(configs) <= set(m.files) and not [f for f in m.files if f.startswith("test_tipc/configs/")]
+    assert "configs: test_tipc/config/ttfnet\n" in m.specs["test_tipc/specs/ttfnet.yml"]
+
+
+HOSTILE = ["a*b.txt", "q?.txt", "[x].txt", "#hash.txt", "!bang.txt", "trail .txt", "back\\slash.txt", "a b.json"]
+
+
+def test_ignore_lines_re_include_exactly_their_file(tmp_path):
+    """Each line shows its own file again and no other, whatever gitignore reads in its name."""
+    _git(tmp_path, "init", "-q")
+    (tmp_path / ".gitignore").write_text("*\n!*/\n")
+    tipc = tmp_path / "test_tipc"
+    tipc.mkdir()
+    for name in HOSTILE:
+        (tipc / name).write_text("x")
+    (tipc / "ab.txt").write_text("x")  # what `a*b.txt` as a pattern would show too
+    (tipc / "q1.txt").write_text("x")
+    (tipc / ".gitignore").write_text("".join(ignore_line(n) + "\n" for n in HOSTILE))
+    shown = set(_git(tmp_path, "ls-files", "--others", "--exclude-standard", "-z").stdout.split("\0")) - {""}
+    assert shown == {f"test_tipc/{n}" for n in HOSTILE}
+
+
+@_marked
+def test_nested_config_folders_keep_their_paths(tmp_path):
+    """PaddleDetection's configs/rotate/fcosr/ and configs/ppyoloe/ppyoloe+/: the new tree writes
+    (and owns) the configs where they are, and `check` finds them there again."""
+    root = _scratch(tmp_path, "PaddleDetection", ("rotate", "ppyoloe"))
+    before = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc/configs").rglob("*.txt")}
+    assert "test_tipc/configs/rotate/fcosr/fcosr_x50_3x_spine_coco_train_infer_python.txt" in before
+    applied = invoke_in(root, "migrate", "--apply", *LITE)
+    assert applied.exit_code == 0, applied.output
+    after = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc/configs").rglob("*.txt")}
+    assert after == before  # no flattened copy beside them, every byte kept
+    owned = (root / "test_tipc/.tipcgen.manifest").read_text()
+    assert all(f"  {rel}\n" in owned for rel in before), owned
+    assert "configs: test_tipc/configs/rotate/fcosr\n" in (root / "test_tipc/specs/fcosr.yml").read_text()
+    check = invoke_in(root, "check", "--no-cache")
+    assert check.exit_code == 0, check.output
+
+
+@pytest.mark.parametrize(
+    "folder",
+    ["../elsewhere", "/abs", "a b", "a/*/b", "a//b", "a/./b", "-x/y", "a/../b", "a/b/", "a\\b", "é/x", "tipc/x"]
+    + ["test_tipc", "test_tipc/", "test_tipc/../x", "test_tipc/a b", "test_tipc/a?"],
+)
+def test_a_spec_configs_folder_is_plain_names_only(tmp_path, folder):
+    from tipcgen.check.spec import load_imported_text
+    from tipcgen.errors import SpecError
+
+    text = (Path(__file__).parent.parent / "specs" / "mobilenet_v3_small.yml").read_text()
+    edited = text.replace("\nlayout:", f"\nconfigs: {folder!r}\nlayout:", 1)
+    assert edited != text
+    with pytest.raises(SpecError, match="configs"):
+        load_imported_text(edited.replace("'", '"') if "\\" in folder else edited, "spec.yml", "here")
+
+
+@_marked
+def test_a_train_config_whose_runs_run_nothing_is_never_ready(tmp_path):
+    """`trainer:null`: the repo's runner and ours both run no command: identical, and lost."""
+    root = _scratch(tmp_path, "PaddleDetection", ("ttfnet",))
+    config = next((root / "test_tipc/configs/ttfnet").glob("*.txt"))
+    text = config.read_text()
+    assert "\ntrainer:norm_train\n" in text
+    config.write_text(text.replace("\ntrainer:norm_train\n", "\ntrainer:null\n"))
+    m = _plan(root)
+    rel = config.relative_to(root).as_posix()
+    assert [(r.config, r.runner, r.commands) for r in m.rows] == [(rel, "identical", 0)]
+    assert "compared no command" in m.not_imported[rel] and not m.ok
+    result = invoke_in(root, "migrate", *LITE)
+    assert result.exit_code == 1 and "NOT ready" in result.output, result.output
