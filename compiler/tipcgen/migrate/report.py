@@ -76,6 +76,7 @@ def report_markdown(m: Migration) -> str:
         out += ["## Not imported (would be lost)", ""]
         out += [f"- {_code(k)}: {_text(v)}" for k, v in sorted(m.not_imported.items())]
         out.append("")
+    out += _kept_and_ignored(m)
     used = {n for r in (*m.rows, *m.chain_rows) if r.runner == "faithful" for n in r.runner_detail.split(", ") if n}
     used |= {
         f"prepare: {n}"
@@ -139,6 +140,27 @@ def report_markdown(m: Migration) -> str:
     verdict = "ready" if m.ok else "NOT ready: unexplained changes or configs that would be lost (above)"
     out.append(f"Migration: {verdict}.")
     return "\n".join(out) + "\n"
+
+
+def _kept_and_ignored(m: Migration) -> list[str]:
+    """The configs kept verbatim with their reason, and the .gitignore lines the new tree needs."""
+    out: list[str] = []
+    if m.configs_kept:
+        out += ["## Kept verbatim (the repo's own script still runs them)", ""]
+        out += [f"- {_code(k)}: {_text(v)}" for k, v in sorted(m.configs_kept.items())]
+        out.append("")
+    if m.gitignore_hidden:
+        out += [
+            "## .gitignore",
+            "",
+            "The repo's .gitignore hides files the new tree needs (a fresh clone's `tipcgen check` would miss them): "
+            + ", ".join(_code(rel) for rel in m.gitignore_hidden)
+            + ". `--apply` appends these lines to `test_tipc/.gitignore` (checked with git):",
+            "",
+            *(f"- {_code(line)}" for line in m.gitignore),
+            "",
+        ]
+    return out
 
 
 def _row_verdicts(r: Row) -> str:
@@ -267,6 +289,8 @@ def report_json(m: Migration) -> dict[str, Any]:
         "edits": edits(m),
         "configs_kept": dict(m.configs_kept),
         "not_imported": dict(m.not_imported),
+        "gitignore_hidden": list(m.gitignore_hidden),
+        "gitignore": list(m.gitignore),
         "deviations": dict(m.deviations),
         "untyped": dict(m.untyped),
         "prepare_modes_lost": list(m.prepare_modes_lost),
