@@ -344,7 +344,7 @@ tipc_stop() {
     read -r -a _s_tree <<<"$(tipc_tree "$1")"
     kill -TERM -- "-$1" "${_s_tree[@]}" 2>/dev/null
     while [[ $_s_tenths -lt $(($2 * 10)) ]] && tipc_alive "${_s_tree[@]}"; do
-        sleep 0.1
+        command -p sleep 0.1
         _s_tenths=$((_s_tenths + 1))
     done
     kill -KILL -- "-$1" "${_s_tree[@]}" 2>/dev/null
@@ -367,11 +367,11 @@ tipc_log_sizes() {
 tipc_watch() {
     local _w_start=$SECONDS _w_quiet=$SECONDS _w_last _w_sizes
     if [[ $3 -eq 0 ]]; then
-        sleep "$2" && kill -USR1 "$1"
+        command -p sleep "$2" && kill -USR1 "$1"
         return
     fi
     _w_last=$(tipc_log_sizes "$4" "$5")
-    while sleep 1; do
+    while command -p sleep 1; do
         if [[ $2 -gt 0 && $((SECONDS - _w_start)) -ge $2 ]]; then
             kill -USR1 "$1"
             return
