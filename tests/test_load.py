@@ -136,7 +136,7 @@ CASES = [
         "suites.normal.inference.mkldnn",
         "no line",
     ),
-    ("bad_prepare_mode", ("suites:\n", "prepare:\n  lite_infer: []\nsuites:\n"), 5, "prepare", "unknown mode"),
+    ("bad_prepare_mode", ("suites:\n", "prepare:\n  nightly_infer: []\nsuites:\n"), 5, "prepare", "unknown mode"),
     (
         "bad_sha256",
         (

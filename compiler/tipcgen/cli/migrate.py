@@ -74,8 +74,8 @@ def migrate(
         )
     else:
         progress = Progress(sys.stderr, jobs)
-        progress.begin()
-        with scripts_sandbox(no_sandbox):
+        with scripts_sandbox(no_sandbox):  # (a sandbox that cannot be made: refused before any progress)
+            progress.begin()
             m = plan_migration(
                 root, modes=modes, jobs=jobs, timeout=timeout, progress=progress, configs=configs, layout=layout,
                 runner=runner,

@@ -57,6 +57,11 @@ def prepare(
     opts = Options.from_env(offline=True if offline else None, cache=Path(cache) if cache else None)
     if not Path(root).is_dir():
         raise UsageError(f"--root {root}: no such directory")
+    from tipcgen.emit.prepare import spec_modes
+
+    modes = spec_modes([loaded])  # the modes the generated prepare.sh takes, and no other
+    if mode not in modes:
+        raise UsageError(f"prepare: unknown MODE {mode!r}; modes are {', '.join(modes)}")
     steps = loaded.prepare_for(suite_name, mode) if suite_name else list(loaded.prepare.get(mode, []))
     run_prepare({mode: steps}, mode, opts, Path(root), label=model_name)
 

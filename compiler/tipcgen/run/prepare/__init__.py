@@ -48,7 +48,7 @@ from tipcgen.run.prepare.install import (
     stamp_ok,
 )
 from tipcgen.run.prepare.options import FetchError, Options
-from tipcgen.spec.modes import PREPARE_MODES
+from tipcgen.spec.modes import prepare_modes
 from tipcgen.spec.prepare import url_basename
 
 __all__ = [
@@ -127,8 +127,9 @@ def run_step(s: dict, root: Path, opts: Options) -> None:
 
 def run_prepare(prepare: dict, mode: str, opts: Options, root: Path = Path("."), label: str = "") -> None:
     """Run a spec's prepare steps for MODE from the model repo ROOT (raises FetchError)."""
-    if mode not in PREPARE_MODES:
-        raise UsageError(f"prepare: unknown MODE {mode!r}; modes are {', '.join(PREPARE_MODES)}")
+    modes = prepare_modes(set(prepare))  # as the generated prepare.sh: the train modes and those prepared for
+    if mode not in modes:
+        raise UsageError(f"prepare: unknown MODE {mode!r}; modes are {', '.join(modes)}")
     steps = mode_steps(prepare.get(mode, []))
     if opts.offline:
         missing = missing_artifacts(steps, root, opts)
