@@ -14,10 +14,10 @@ CHAIN_MODES = ("cpp_infer", "serving_infer", "paddle2onnx_infer")
 # Modes the repos' prepare.sh also serve, called with a train config (the repos' docs:
 # `prepare.sh <train config> benchmark_train`, `... klquant_whole_infer`).
 TRAIN_CONFIG_MODES = ("benchmark_train", "klquant_whole_infer")
-# Other modes upstream prepare.sh scripts have a branch for (PaddleVideo's `serving_infer_python`,
-# the `lite_infer` their usage lines name): a spec may carry them; import fills them when a typed
-# suite is prepared in them.
-OTHER_MODES = ("serving_infer_python", "lite_infer")
+# Other modes upstream prepare.sh scripts have a branch for (PaddleVideo's `serving_infer_python`):
+# a spec may carry them; import fills them when a typed suite is prepared in them. (`lite_infer`,
+# named only in their usage comments, has no branch anywhere: not a mode.)
+OTHER_MODES = ("serving_infer_python",)
 PREPARE_MODES = MODES + CHAIN_MODES + TRAIN_CONFIG_MODES + OTHER_MODES
 
 
