@@ -135,14 +135,17 @@ class Progress:
         self.total = 0
 
     def begin(self) -> None:
-        """The import starts (its prepare.sh traces come first: say so, they take a while)."""
-        self.stream.write("tipcgen migrate: importing the configs and tracing prepare.sh in each mode\n")
-        self.stream.flush()
+        """The import starts (its prepare.sh traces come first, and take a while): said on a
+        terminal only, on the line the bar takes over; off one, an error stays one paragraph."""
+        if self.tty:
+            self.stream.write("tipcgen migrate: importing the configs and tracing prepare.sh in each mode ...")
+            self.stream.flush()
 
     def __call__(self, done: int, total: int) -> None:
         if self.compared is None:
             self.compared = time.monotonic()
-            self.stream.write(f"tipcgen migrate: imported in {self.compared - self.start:.1f} s; comparing\n")
+            clear = "\r\x1b[K" if self.tty else ""  # the terminal's "importing" line, replaced
+            self.stream.write(f"{clear}tipcgen migrate: imported in {self.compared - self.start:.1f} s; comparing\n")
         if total <= 0:
             self.total = total
             return
