@@ -80,7 +80,7 @@ def report_markdown(m: Migration) -> str:
     used = {n for r in (*m.rows, *m.chain_rows) if r.runner == "faithful" for n in r.runner_detail.split(", ") if n}
     used |= {
         f"prepare: {n}"
-        for r in (*m.rows, *m.chain_rows)
+        for r in (*m.rows, *m.chain_rows, *m.prepare_rows)
         if r.prepare == "faithful"
         for n in r.prepare_detail.split(", ")
         if n
@@ -111,11 +111,9 @@ def report_markdown(m: Migration) -> str:
         out += [
             "## prepare.sh: modes not carried over",
             "",
-            "The repo's prepare.sh also serves these modes (the benchmark's and other chains' downloads and builds);"
-            " the generated"
-            " prepare.sh does not yet: keep what they fetch another way before applying: "
-            + ", ".join(_code(mode) for mode in sorted(m.prepare_modes_lost))
-            + ".",
+            "The repo's prepare.sh (or its scripts and docs calling it) uses these modes, which the generated"
+            " prepare.sh cannot carry yet (their configs are kept verbatim): the migration is not ready until"
+            " they are: " + ", ".join(_code(mode) for mode in sorted(m.prepare_modes_lost)) + ".",
             "",
         ]
     if m.untyped:
@@ -172,8 +170,9 @@ def _per_script(m: Migration) -> list[str]:
     """Verdict counts per script of every run (the train runner, prepare.sh, each chain's script),
     and of the whole-tree entry points when they were run."""
     tally: dict = {}
-    for r in (*m.rows, *m.chain_rows):
-        tally.setdefault(r.script, Counter())[r.runner] += 1
+    for r in (*m.rows, *m.chain_rows, *m.prepare_rows):
+        if r.runner != "not compared":  # (a prepare row of another mode: its prepare column only)
+            tally.setdefault(r.script, Counter())[r.runner] += 1
         if r.prepare != "not compared":
             tally.setdefault("prepare.sh", Counter())[r.prepare] += 1
     for e in m.entries:
@@ -195,7 +194,7 @@ def edits(m: Migration) -> list[dict]:
     the configs it touches, the deviation that explains it ("" when none), an example; unexplained
     edits first, then by count."""
     found: dict = {}
-    for n, r in enumerate((*m.rows, *m.chain_rows)):
+    for n, r in enumerate((*m.rows, *m.chain_rows, *m.prepare_rows)):
         for d in r.differences:
             script = "prepare.sh" if d.side == "prepare" else r.script
             e = found.setdefault(
