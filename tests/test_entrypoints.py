@@ -199,4 +199,14 @@ def test_a_script_that_ran_nothing_on_any_config_is_still_in_the_report(tmp_path
     (root / "test_tipc" / "idle.sh").write_text(idle)
     files = {"test_tipc/common_func.sh": LIB.encode() + b"# same functions\n"}
     rows = [r for r in compare_entries(str(root), files, Covered(), 2, 60) if r.entry.script.endswith("idle.sh")]
-    assert [(r.verdict, r.detail) for r in rows] == [("not run before", "the old script ran nothing here")]
+    assert [(r.verdict, r.detail) for r in rows] == [("not run before", "neither tree runs anything here")]
+
+
+def test_a_config_kept_verbatim_for_a_kept_script_is_foreign_to_every_generated_one(tmp_path):
+    root = _repo(tmp_path)
+    refusing = "#!/bin/bash\necho 'run.sh: not a train config' >&2\nexit 2\n"
+    covered = Covered()
+    covered.keep("test_tipc/configs/tiny/train.txt", "kept verbatim: the repo's own alone.sh still runs it")
+    rows = compare_entries(str(root), {"test_tipc/run.sh": refusing.encode()}, covered, 2, 60)
+    runner = {r.entry.mode: (r.verdict, r.detail) for r in rows if r.entry.script.endswith("/run.sh")}
+    assert runner == {m: ("faithful", "refuses-foreign-config") for m in ("lite_train_lite_infer", "benchmark_train")}

@@ -356,6 +356,10 @@ class Covered:
     verdicts: dict = field(default_factory=dict)
     _by_config: dict = field(default_factory=dict, repr=False)  # config -> its keys (an index)
 
+    def keep(self, config: str, why: str) -> None:
+        """`config` is kept verbatim for the repo's own script: no generated script's."""
+        self.verdicts[("<kept>", config, None)] = ("kept", why)
+
     def get(self, script: str, config: Optional[str], mode: Optional[str]) -> Optional[tuple]:
         return self.verdicts.get((os.path.basename(script), config, mode))
 
@@ -529,13 +533,21 @@ def _entries(scripts: list, configs: dict, generated: set, before: Stager, pool,
 
 def _verdict(entry: EntryPoint, before: Run, after: Run, generated: set, covered: Covered) -> EntryRow:
     diffs = command_differences(before.commands, after.commands)
-    if before.returncode != after.returncode:
+    # Exit statuses are compared for the scripts the switch writes (a failed step fails them now: a
+    # named fix) and wherever the commands differ; a kept script running the same commands exits as
+    # its own code decides (the serving scripts' `ps | xargs kill` status differs run to run).
+    if before.returncode != after.returncode and (entry.script in generated or diffs):
         diffs.append(f"exit status: before {before.returncode}, after {after.returncode}")
     row = EntryRow(entry, "identical", "", diffs, len(before.commands), len(after.commands),
                    before.returncode, after.returncode)  # fmt: skip
+    if not before.commands and not after.commands:
+        row.verdict = "not run before"
+        row.detail = "neither tree runs anything here" + (
+            f" (exit {before.returncode} before, {after.returncode} after)" if diffs else ""
+        )
+        return row
     if not before.commands:
-        row.verdict = "not run before" if not diffs else "CHANGED"
-        row.detail = "the old script ran nothing here" if not diffs else "the old script ran nothing; the new one does"
+        row.verdict, row.detail = "CHANGED", "the old script ran nothing; the new one does"
         return row
     if not diffs:
         return row

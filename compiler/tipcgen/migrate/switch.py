@@ -313,6 +313,8 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
             if r.prepare != "not compared"
         }
     )
+    for config, why in m.configs_kept.items():
+        covered.keep(config, why)
     changed = {rel: m.files[rel] for rel in (*m.replaced, *m.added)}
     before = (tally.done, tally.total) if tally is not None else (0, 0)
 
