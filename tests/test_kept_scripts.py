@@ -438,11 +438,11 @@ def _signature(theirs, ours_run) -> tuple:
     ca, cb = Counter(a[1]), Counter(b[1])
     sa, sb = Counter(a[2]), Counter(b[2])
     return (
-        sorted((ca - cb).items()),
-        sorted((cb - ca).items()),
-        sorted((sa - sb).items()),
-        sorted((sb - sa).items()),
-        sorted(set(a[3]) ^ set(b[3])),
+        sorted((ca - cb).items(), key=repr),  # (a command's CUDA_VISIBLE_DEVICES may be None)
+        sorted((cb - ca).items(), key=repr),
+        sorted((sa - sb).items(), key=repr),
+        sorted((sb - sa).items(), key=repr),
+        sorted(set(a[3]) ^ set(b[3]), key=repr),
     )
 
 

@@ -64,11 +64,13 @@ def test_another_familys_chain_configs_are_kept_with_their_script_and_gitignore_
         "test_serving_infer_cpp.sh"
         in m.configs_kept[f"{folder}/model_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"]
     )
-    assert m.rows and all(r.commands > 0 for r in m.rows) and m.ok, (m.not_imported, m.changed)
+    # every run compared identical or faithful; entry points that would change are named one by one
+    assert m.rows and all(r.commands > 0 for r in m.rows) and not m.changed and not m.not_imported, m.changed
+    assert all(e.differences for e in m.entries_changed)
     # the root's `*.manifest` hides tipcgen's ownership record: one verified line shows it
     assert m.gitignore_hidden == ["test_tipc/.tipcgen.manifest"] and m.gitignore == ["!/.tipcgen.manifest"]
     _git(root, "init", "-q")
-    applied = invoke_in(root, "migrate", "--apply", *LITE)
+    applied = invoke_in(root, "migrate", "--apply", "--accept-changes", *LITE)
     assert applied.exit_code == 0, applied.output
     assert "!/.tipcgen.manifest\n" in (root / "test_tipc/.gitignore").read_text()
     listed = _git(root, "ls-files", "--others", "--exclude-standard", "test_tipc").stdout.split()
@@ -141,7 +143,7 @@ def test_configs_elsewhere_are_imported_from_there(tmp_path):
     shutil.copytree(corpus_dir() / "PaddleDetection/ttfnet", root / "test_tipc/config/ttfnet")
     m = _plan(root, configs="test_tipc/config")
     configs = [f"test_tipc/config/ttfnet/{p.name}" for p in sorted((root / "test_tipc/config/ttfnet").glob("*.txt"))]
-    assert [r.config for r in m.rows] == configs and m.ok
+    assert [r.config for r in m.rows] == configs and not m.changed and not m.not_imported
     assert set(configs) <= set(m.files) and not [f for f in m.files if f.startswith("test_tipc/configs/")]
     assert "configs: test_tipc/config/ttfnet\n" in m.specs["test_tipc/specs/ttfnet.yml"]
 
@@ -171,7 +173,7 @@ def test_nested_config_folders_keep_their_paths(tmp_path):
     root = _scratch(tmp_path, "PaddleDetection", ("rotate", "ppyoloe"))
     before = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc/configs").rglob("*.txt")}
     assert "test_tipc/configs/rotate/fcosr/fcosr_x50_3x_spine_coco_train_infer_python.txt" in before
-    applied = invoke_in(root, "migrate", "--apply", *LITE)
+    applied = invoke_in(root, "migrate", "--apply", "--accept-changes", *LITE)
     assert applied.exit_code == 0, applied.output
     after = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc/configs").rglob("*.txt")}
     assert after == before  # no flattened copy beside them, every byte kept
