@@ -39,9 +39,12 @@ def shared() -> Path:
     return Path(corpus).resolve().parent if corpus else SHARED
 
 
-def build_repo(dest: Path, repo: str, base: Path) -> int:
-    """The whole scratch repo `repo` in dest/: returns the number of configs placed."""
-    upstream, corpus = base / "upstream" / repo, base / "corpus"
+def build_repo(dest: Path, repo: str, base: Path, keep=None, upstream_base=None, corpus=None) -> int:
+    """The whole scratch repo `repo` in dest/: returns the number of configs placed. `keep(row)`:
+    whether a MANIFEST.tsv row's config is placed (default: all); `upstream_base`, `corpus`: the
+    folders when they are not base/upstream and base/corpus (the tests' overrides)."""
+    upstream = (upstream_base or base / "upstream") / repo
+    corpus = corpus or base / "corpus"
     tipc = dest / "test_tipc"
     tipc.mkdir(parents=True)
     for item in upstream.iterdir():
@@ -55,6 +58,8 @@ def build_repo(dest: Path, repo: str, base: Path) -> int:
     with open(corpus / "MANIFEST.tsv", encoding="utf-8", newline="") as fh:
         for row in csv.DictReader(fh, delimiter="\t"):
             if row["corpus_path"].split("/", 1)[0] != repo or not row["repo_path"].startswith("test_tipc/configs/"):
+                continue
+            if keep is not None and not keep(row):
                 continue
             target = dest / row["repo_path"]
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -5,14 +5,15 @@ the repo at its own path in the repo (MANIFEST.tsv's repo_path, nested folders k
 from __future__ import annotations
 
 import csv
+import importlib.util
 import os
 import re
-import shutil
 from pathlib import Path
 
 from helpers.upstream import corpus_dir, upstream_dir
 
 FAMILIES = ("PaddleClas", "PaddleDetection", "PaddleSeg", "PaddleVideo")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def available(repo: str) -> bool:
@@ -41,30 +42,24 @@ def kinds(repo: str) -> set:
     return set(chosen.values()) | ({nested} if nested else set())
 
 
+def _builder():
+    """benchmarks/migrate_repo.py's build_repo: one way to lay out a whole scratch repo."""
+    spec = importlib.util.spec_from_file_location("migrate_repo", REPO / "benchmarks" / "migrate_repo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build_repo
+
+
 def whole_repo(dest: Path, repo: str, configs: int = 0, sample: bool = False) -> Path:
     """`dest` made into `repo`'s checkout (its test_tipc/ and .gitignore); `configs`: at most this
     many configs per config folder (0: all); `sample`: only one config of each kind (`kinds`)."""
     wanted = kinds(repo) if sample else None
-    upstream = upstream_dir() / repo
-    tipc = dest / "test_tipc"
-    tipc.mkdir(parents=True)
-    for path in sorted(upstream.iterdir()):
-        if path.name == "root.gitignore":
-            shutil.copyfile(path, dest / ".gitignore")
-        elif path.is_dir():
-            shutil.copytree(path, tipc / path.name)
-        else:
-            shutil.copy2(path, tipc / path.name)
     per_folder: dict = {}
-    with open(corpus_dir() / "MANIFEST.tsv", newline="") as f:
-        for row in csv.DictReader(f, delimiter="\t"):
-            if not row["corpus_path"].startswith(repo + "/") or not row["repo_path"].startswith("test_tipc/configs/"):
-                continue
-            folder = os.path.dirname(row["repo_path"])
-            per_folder[folder] = per_folder.get(folder, 0) + 1
-            if (configs and per_folder[folder] > configs) or (wanted is not None and row["repo_path"] not in wanted):
-                continue
-            target = dest / row["repo_path"]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(corpus_dir() / row["corpus_path"], target)
+
+    def keep(row: dict) -> bool:
+        folder = os.path.dirname(row["repo_path"])
+        per_folder[folder] = per_folder.get(folder, 0) + 1
+        return not (configs and per_folder[folder] > configs) and (wanted is None or row["repo_path"] in wanted)
+
+    _builder()(dest, repo, corpus_dir().parent, keep=keep, upstream_base=upstream_dir(), corpus=corpus_dir())
     return dest

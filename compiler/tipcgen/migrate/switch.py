@@ -221,13 +221,18 @@ def _keep_folder(root: str, report: Any) -> None:
     folder = _rel(root, report.directory)
     if folder == f"test_tipc/configs/{report.model}":
         return
-    spec: dict = {}
-    for key, value in report.result.spec.items():
-        if key != "configs":
-            spec[key] = value
-        if key == "layout":
-            spec["configs"] = folder
-    report.result.spec = spec
+    report.result.spec = _after_layout(report.result.spec, "configs", folder)
+
+
+def _after_layout(spec: dict, key: str, value: Any) -> dict:
+    """`spec` with `key: value` right after its `layout:` (where an imported spec names it)."""
+    out: dict = {}
+    for k, v in spec.items():
+        if k != key:
+            out[k] = v
+        if k == "layout":
+            out[key] = value
+    return out
 
 
 def _chosen_runner(
@@ -639,13 +644,7 @@ def _with_runner(root: str, reports: list, runner: Optional[str], specs_text: di
 
     loaded = []
     for rel, report in reports:
-        ordered: dict = {}
-        for key, value in report.result.spec.items():
-            if key != "runner":
-                ordered[key] = value
-            if key == "layout":
-                ordered["runner"] = runner
-        report.result.spec = ordered
+        report.result.spec = _after_layout(report.result.spec, "runner", runner)
         specs_text[rel] = spec_yaml(report.result, report.result.findings, SCHEMA)
         loaded.append(load_imported_text(specs_text[rel], rel, config_origin(report.result)))
     return loaded
