@@ -429,7 +429,7 @@ def compare_entries(
                 new_configs[rel] = data
             continue
         new_tree[rel] = data
-    pythons = {_python_of(data) for data in configs.values()}
+    pythons = {python_of(data) for data in configs.values()}
     generated = {
         rel
         for rel, data in files.items()
@@ -469,8 +469,10 @@ def compare_entries(
     return rows
 
 
-def _python_of(data: bytes) -> str:
-    for line in data.decode("utf-8", "replace").split("\n"):
+def python_of(data: bytes | str) -> str:
+    """The config's `python:` value (its first such line), or an empty string."""
+    text = data if isinstance(data, str) else data.decode("utf-8", "replace")
+    for line in text.split("\n"):
         if line.startswith("python:"):
             return line.split(":", 1)[1].strip()
     return ""

@@ -328,8 +328,50 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
             tally.progress(before[0] + done, before[1] + total)
 
     m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress)
+    if "test_tipc/prepare.sh" in changed:
+        _prepare_entries(m, jobs, timeout)
     if any(e.detail == FOREIGN[0] for e in m.entries):
         m.deviations[FOREIGN[0]] = f"{FOREIGN[1]} ({FOREIGN[2]})"
+
+
+def _prepare_entries(m: Migration, jobs: int, timeout: float) -> None:
+    """prepare.sh's entry points on configs and modes the rows above did not compare (a config
+    kept verbatim for the repo's own chain script, a mode of another kind): the commands differ by
+    construction (our fetches are cached and checked), so they are judged as every prepare.sh row
+    is, by the effects differential (prepare_diff) and its named deviations, not by command text."""
+    import tempfile
+
+    from tipcgen.importer.prepare_steps import DEVIATIONS
+    from tipcgen.migrate.entrypoints import python_of
+    from tipcgen.migrate.prepare_diff import compare_prepare
+
+    prepare_script = Path(m.root, "test_tipc", "prepare.sh")
+    todo = [
+        e
+        for e in m.entries
+        if e.entry.script == "test_tipc/prepare.sh" and e.verdict == "CHANGED" and e.entry.config and e.entry.mode
+    ]
+    if not todo:
+        return
+
+    def one(row: Any, ours: Path) -> None:
+        config, mode = row.entry.config, row.entry.mode
+        text = read_bytes(str(Path(m.root, config)), tree=m.root, what="a config").decode("utf-8", "replace")
+        p = compare_prepare(prepare_script, ours, text, config, mode, python_of(text), timeout=timeout)
+        if p.error or p.diff.verdict == "CHANGED":
+            first = f"; upstream {p.diff.first[0]}, ours {p.diff.first[1]}" if p.diff.first else ""
+            row.detail += f" (effects differential: {p.error or 'CHANGED'}{first})"
+            return
+        row.verdict = "faithful" if p.diff.verdict == "faithful" else "identical"
+        row.detail = ", ".join(p.diff.deviations) or "the same effects (downloads, extractions, files)"
+        for name in p.diff.deviations:
+            if name in DEVIATIONS:
+                m.deviations[f"prepare: {name}"] = DEVIATIONS[name]
+
+    with tempfile.TemporaryDirectory(prefix="tipcgen-migrate-") as tmp:
+        ours = _our_scripts(m, tmp)
+        with ThreadPoolExecutor(jobs or min(4, os.cpu_count() or 1)) as pool:
+            list(pool.map(lambda r: one(r, ours), todo))
 
 
 def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
