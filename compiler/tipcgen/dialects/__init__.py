@@ -125,6 +125,45 @@ CHAINS = {
 }
 
 
+# A script that runs each block of its config with another script: the dy2static scripts write
+# each `base_train`/`amp_train` block to a file and run the train runner on it.
+_RUN_THROUGH = {"test_train_dy2static_python.sh": "test_train_inference_python.sh"}
+
+
+def first_sections(layout: Layout) -> tuple[str, ...]:
+    """The first sections a config of `layout` starts with (its first row's header name, and the
+    names its header row also accepts: dy2static's `base_train` or `amp_train`); () for a table
+    whose first line is not a header (Paddle-Lite's `runtime_device:`)."""
+    row = layout.rows[0] if layout.rows else None
+    if row is None or row.kind != "header" or not row.name:
+        return ()
+    return (row.name, *row.lint_keys)
+
+
+def section_owners() -> dict[str, tuple[str, ...]]:
+    """Each first section a known kind of config starts with -> the upstream scripts that run such
+    configs (every train and chain table, and CHAINS' configs of scripts tipcgen does not type)."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+
+    owners: dict[str, set] = {}
+    for layout in (*_REGISTRY, *CHAIN_LAYOUTS.values()):
+        for name in first_sections(layout):
+            owners.setdefault(name, set()).add(layout.dialect.script)
+    for name, (_chain, script) in CHAINS.items():
+        owners.setdefault(name, set()).add(script)
+    for scripts in owners.values():
+        scripts.update(_RUN_THROUGH[s] for s in list(scripts) if s in _RUN_THROUGH)
+    return {name: tuple(sorted(scripts)) for name, scripts in sorted(owners.items())}
+
+
+def foreign_sections(script: str) -> list[tuple[str, str]]:
+    """(first section, the scripts that run it) of every known kind of config `script` does not
+    run: the generated script refuses such a config, naming its scripts, where upstream's read any
+    file by line position and ran its values as its own keys. A section no table knows is let
+    through (nothing is guessed)."""
+    return [(name, " or ".join(scripts)) for name, scripts in section_owners().items() if script not in scripts]
+
+
 def chain_of(text: str) -> Optional[tuple[str, str]]:
     """(chain, its script) for a config of another chain than train/inference, else None."""
     from tipcgen.script.lines import header_name

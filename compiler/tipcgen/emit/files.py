@@ -10,7 +10,7 @@ from typing import Optional
 
 import jinja2
 
-from tipcgen.dialects import Layout, any_layout, get_layout
+from tipcgen.dialects import Layout, any_layout, foreign_sections, get_layout
 from tipcgen.emit.chain_docs import chain_doc_files
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
@@ -176,6 +176,7 @@ def runner_script(
         runner=runner or dialect.runners[0],
         ocr_script=classic_bash(module.CLASSIC) if module.CLASSIC else None,
         modes=module.MODES,
+        foreign_sections=foreign_sections(dialect.script),
         # another chain's script takes its config alone (upstream's does): MODE defaults to its only one
         mode_default=(
             module.MODES[0]

@@ -22,6 +22,22 @@ tipc_read_lines() {
     done <"$2"
 }
 
+# tipc_first_section OUT FILE: the name in FILE's first non-empty line when that line is a
+# section header (`===== name =====`, script/lines.py's HEADER), else empty.
+tipc_first_section() {
+    local -n _fs_out=$1
+    local _fs_line=""
+    _fs_out=""
+    while IFS= read -r _fs_line || [[ -n $_fs_line ]]; do
+        if [[ -n $_fs_line ]]; then
+            break
+        fi
+    done <"$2"
+    if [[ $_fs_line =~ ^=+[[:space:]]*([A-Za-z0-9_\ ]*[A-Za-z0-9_])[[:space:]]*=+[[:space:]]*$ ]]; then
+        _fs_out=${BASH_REMATCH[1]}
+    fi
+}
+
 # tipc_key OUT LINE / tipc_value OUT LINE: split a `key:value` line on its first colon.
 tipc_key() {
     local -n _k_out=$1

@@ -37,6 +37,42 @@ lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole
 esac
 
 tipc_check_bytes "$FILENAME" || exit 2
+# A config another script runs (its first section says which) is refused, not read by position.
+tipc_section="" && tipc_first_section tipc_section "$FILENAME"
+case $tipc_section in
+"cpp_infer_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+"kl_quant_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_ptq_inference_python.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+"paddle2onnx_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+"pipeline_infer_python_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_pipeline_infer_python.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+"ptq_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_ptq_inference_python.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+"serving_infer_cpp_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+"serving_infer_python_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_python.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+"serving_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
+esac
 
 # paddle.distributed.launch (paddle >= 2.3) takes its first port from PADDLE_START_PORT or
 # --start_port, never from FLAGS_START_PORT, the variable the TIPC docs export: pass it on.
