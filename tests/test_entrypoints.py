@@ -210,3 +210,20 @@ def test_a_config_kept_verbatim_for_a_kept_script_is_foreign_to_every_generated_
     rows = compare_entries(str(root), {"test_tipc/run.sh": refusing.encode()}, covered, 2, 60)
     runner = {r.entry.mode: (r.verdict, r.detail) for r in rows if r.entry.script.endswith("/run.sh")}
     assert runner == {m: ("faithful", "refuses-foreign-config") for m in ("lite_train_lite_infer", "benchmark_train")}
+
+
+def test_a_dropped_fixed_sleep_is_faithful_only_by_the_runner_that_names_it():
+    from tipcgen.migrate.entrypoints import explained_by
+    from tipcgen.plan.benchmark_train import DEVIATIONS as BENCH
+    from tipcgen.plan.runners.paddleclas import DEVIATIONS as CLAS
+    from tipcgen.plan.runners.paddleseg import DEVIATIONS as SEG
+
+    dropped = ["- before: CUDA_VISIBLE_DEVICES=0 sleep 5", "- before: sleep 5"]
+    assert explained_by(dropped, CLAS) == ["no-fixed-sleeps"]
+    assert explained_by(dropped, SEG) == [], "PaddleSeg's runner names no such deviation"
+    assert explained_by(["- before: sleep 30"], CLAS) == [], "a wait of another length is a difference"
+    assert explained_by([*dropped, "+ after:  python3 tools/train.py"], CLAS) == [], "every line, or none"
+    assert explained_by([*dropped, "exit status: before 0, after 1"], CLAS) == []
+    analysis = "- before: python /scripts/analysis.py --filename ./train_log/x --speed_log_file ./index/x"
+    assert explained_by([analysis, *dropped], (*BENCH, *CLAS)) == ["analysis-needs-benchmark-root", "no-fixed-sleeps"]
+    assert explained_by([analysis], CLAS) == []

@@ -320,6 +320,7 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
     )
     for config, why in m.configs_kept.items():
         covered.keep(config, why)
+    covered.deviations = _script_deviations(m)
     changed = {rel: m.files[rel] for rel in (*m.replaced, *m.added)}
     before = (tally.done, tally.total) if tally is not None else (0, 0)
 
@@ -332,6 +333,25 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
         _prepare_entries(m, jobs, timeout)
     if any(e.detail == FOREIGN[0] for e in m.entries):
         m.deviations[FOREIGN[0]] = f"{FOREIGN[1]} ({FOREIGN[2]})"
+
+
+def _script_deviations(m: Migration) -> dict:
+    """Each script the switch generates (by basename) -> the Deviation records of its Plan: the
+    train runner's (the spec's runner), benchmark_train.sh's, each chain table's."""
+    from tipcgen.dialects import any_layout
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+    from tipcgen.plan.benchmark_train import DEVIATIONS as BENCH_DEVIATIONS
+    from tipcgen.plan.planner import runner_for
+
+    found: dict = {}
+    if m.layout:
+        layout = any_layout(m.layout)
+        found[layout.dialect.script] = tuple(runner_for(layout, m.runner or None).DEVIATIONS)
+    found["benchmark_train.sh"] = tuple(BENCH_DEVIATIONS)
+    for layout in CHAIN_LAYOUTS.values():
+        more = tuple(runner_for(layout).DEVIATIONS)
+        found[layout.dialect.script] = found.get(layout.dialect.script, ()) + more
+    return found
 
 
 def _prepare_entries(m: Migration, jobs: int, timeout: float) -> None:
