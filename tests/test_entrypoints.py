@@ -227,3 +227,14 @@ def test_a_dropped_fixed_sleep_is_faithful_only_by_the_runner_that_names_it():
     analysis = "- before: python /scripts/analysis.py --filename ./train_log/x --speed_log_file ./index/x"
     assert explained_by([analysis, *dropped], (*BENCH, *CLAS)) == ["analysis-needs-benchmark-root", "no-fixed-sleeps"]
     assert explained_by([analysis], CLAS) == []
+
+
+def test_a_script_run_without_a_mode_takes_the_verdict_its_config_was_compared_with():
+    from tipcgen.migrate.entrypoints import Covered
+
+    covered = Covered({("test_lite_arm_cpu_cpp.sh", "c.txt", "lite_infer"): ("faithful", "lite-config-edits")})
+    assert covered.get("test_tipc/test_lite_arm_cpu_cpp.sh", "c.txt", None) == ("faithful", "lite-config-edits")
+    assert covered.get("test_tipc/test_lite_arm_cpu_cpp.sh", "c.txt", "other_mode") is None, "a MODE given is exact"
+    assert covered.get("test_tipc/test_lite_arm_cpu_cpp.sh", "d.txt", None) is None
+    covered.verdicts[("test_lite_arm_cpu_cpp.sh", "c.txt", "lite_gpu")] = ("CHANGED", "x")
+    assert covered.get("test_tipc/test_lite_arm_cpu_cpp.sh", "c.txt", None) is None, "two verdicts: none chosen"

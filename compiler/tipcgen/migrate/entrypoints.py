@@ -365,7 +365,15 @@ class Covered:
         self.verdicts[("<kept>", config, None)] = ("kept", why)
 
     def get(self, script: str, config: Optional[str], mode: Optional[str]) -> Optional[tuple]:
-        return self.verdicts.get((os.path.basename(script), config, mode))
+        """The verdict for the script on the config in the mode; for a script run without a MODE
+        (a chain script takes its config alone: dy2static, Paddle-Lite, serving C++), the one
+        verdict its config was compared with, in whichever mode the chain's row named."""
+        name = os.path.basename(script)
+        found = self.verdicts.get((name, config, mode))
+        if found is not None or mode is not None:
+            return found
+        others = {v for k, v in self.verdicts.items() if k[0] == name and k[1] == config}
+        return others.pop() if len(others) == 1 else None
 
     def foreign(self, script: str, config: Optional[str], mode: Optional[str]) -> bool:
         """The config was compared as another script's, never as this one's; or, for a script of
