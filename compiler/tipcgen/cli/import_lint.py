@@ -75,7 +75,7 @@ def import_(
 ):
     """Import legacy configs into specs: one spec per model directory, verified to rebuild byte for byte."""
     from tipcgen.fsio import write_atomic
-    from tipcgen.importer import config_groups, distinct_models, import_group
+    from tipcgen.importer import config_groups, distinct_models, import_groups, repo_family
 
     seconds("--timeout", timeout, most=3600)
     _check_import_options(configs, layout, out, model, report, fmt)
@@ -84,14 +84,15 @@ def import_(
         raise UsageError("no .txt configs found")
     if model and len(groups) > 1:
         raise UsageError("--model names one spec; these configs are in several directories")
-    reports = [import_group(paths, layout, model) for paths in groups.values()]
+    reports = import_groups(list(groups.values()), layout, model)
     if report:
         _print_report(reports, fmt)
         raise typer.Exit(0 if all(not r.failures for r in reports) else 1)
     # A bad config costs only itself: its directory's other configs are imported without it.
     skipped: dict = {}
-    kept = [_without_bad_files(r, paths, layout, model, skipped) for r, paths in zip(reports, groups.values())]
-    reports = distinct_models([k for k in kept if k is not None], layout)
+    family = repo_family(reports)
+    kept = [_without_bad_files(r, paths, layout, model, skipped, family) for r, paths in zip(reports, groups.values())]
+    reports = distinct_models([k for k in kept if k is not None], layout, family)
     reports = _with_prepare(reports, prepare, schema, timeout, no_sandbox)
     paths = [_spec_file_name(r.model, out) for r in reports]  # every name checked before anything is written
     for r, path in zip(reports, paths):
@@ -169,7 +170,7 @@ def _one_prepare(r, script, schema: str, timeout: float):
     return r
 
 
-def _without_bad_files(report, paths: list, layout: str, model: Optional[str], skipped: dict):
+def _without_bad_files(report, paths: list, layout: str, model: Optional[str], skipped: dict, family=None):
     """(report, its configs) when it has no failures; else the directory imported without its bad
     configs (each found by importing it alone), which go to `skipped` with their reason; None when
     none is left."""
@@ -186,7 +187,7 @@ def _without_bad_files(report, paths: list, layout: str, model: Optional[str], s
             good.append(path)
     if not good:
         return None
-    again = import_group(good, layout, model)
+    again = import_group(good, layout, model, family)
     if again.failures:  # fine alone, not together: skip the directory, naming why
         for name, reason in again.failures.items():
             skipped[os.path.join(again.directory, name)] = reason

@@ -40,7 +40,9 @@ __all__ = [
     "distinct_models",
     "import_configs",
     "import_group",
+    "import_groups",
     "import_suite",
+    "repo_family",
     "spec_yaml",
     "suite_name",
     "verify_roundtrip",
@@ -48,11 +50,16 @@ __all__ = [
 
 
 def import_configs(
-    paths: list[str], layout: str = "auto", model: Optional[str] = None, lenient: bool = False
+    paths: list[str],
+    layout: str = "auto",
+    model: Optional[str] = None,
+    lenient: bool = False,
+    family: Optional[str] = None,
 ) -> ImportResult:
-    """Import the configs of one model into one spec (`lenient`: see factor_defaults)."""
+    """Import the configs of one model into one spec (`lenient`: see factor_defaults; `family`:
+    the repo's train layout, for a folder with no train config of its own: repo_family)."""
     decoded, kinds = _read_configs(paths, layout)
-    foreign = _foreign_chains(kinds)
+    foreign = _foreign_chains(kinds, family)
     kinds = {name: "raw" if name in foreign else kind for name, kind in kinds.items()}
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
     main_layout = _main_layout([k for _, k in train])
@@ -87,14 +94,15 @@ def import_configs(
     return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
 
 
-def _foreign_chains(kinds: dict[str, str]) -> set[str]:
+def _foreign_chains(kinds: dict[str, str], family: Optional[str] = None) -> set[str]:
     """The chain configs of another family than the folder's train configs (PaddleSeg's dy2static
     config fits PaddleClas's table): kept verbatim and left to the repo's own script (`own_script`);
-    typed by a foreign table, a foreign script would run them."""
+    typed by a foreign table, a foreign script would run them. A folder without train configs
+    (PaddleVideo's BMN/ holds only its dy2static config) is of the repo's `family`."""
     train = [k for k in kinds.values() if k != "raw" and not is_chain_layout(k)]
-    if not train:
+    if not train and family is None:
         return set()
-    main = Counter(train).most_common(1)[0][0]
+    main = Counter(train).most_common(1)[0][0] if train else str(family)
     return {name for name, kind in kinds.items() if is_chain_layout(kind) and foreign_chain(any_layout(kind), main)}
 
 
@@ -207,9 +215,11 @@ def _allowances(named: dict, main_layout: str) -> dict:
     return found
 
 
-def _import_verified(paths: list[str], layout: str, model: Optional[str], lenient: bool) -> tuple:
+def _import_verified(
+    paths: list[str], layout: str, model: Optional[str], lenient: bool, family: Optional[str] = None
+) -> tuple:
     """(result, YAML text, names of configs it does not rebuild exactly)."""
-    result = import_configs(paths, layout, model, lenient)
+    result = import_configs(paths, layout, model, lenient, family)
     text_ = spec_yaml(result, result.findings)
     return result, text_, verify_roundtrip(result, text_, f"{result.spec['model']}.yml")
 
@@ -259,16 +269,19 @@ class GroupReport:
     result: Optional[ImportResult] = None
 
 
-def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = None) -> GroupReport:
-    """Import one model's configs, rebuild them from the YAML text, and report what round-trips."""
+def import_group(
+    paths: list[str], layout: str = "auto", model: Optional[str] = None, family: Optional[str] = None
+) -> GroupReport:
+    """Import one model's configs, rebuild them from the YAML text, and report what round-trips
+    (`family`: the repo's train layout, repo_family)."""
     directory = os.path.dirname(paths[0]) or "."
     try:
         try:  # share what most suites share; if that cannot rebuild every config, only what all do
-            result, text_, bad = _import_verified(paths, layout, model, lenient=True)
+            result, text_, bad = _import_verified(paths, layout, model, True, family)
         except (SpecError, ValidationError):
             bad = ["lenient"]
         if bad:
-            result, text_, bad = _import_verified(paths, layout, model, lenient=False)
+            result, text_, bad = _import_verified(paths, layout, model, False, family)
     except UnreadableFile:
         raise  # the file, not its import, is at fault: an error, not a report line
     except SpecError as exc:
@@ -282,7 +295,31 @@ def import_group(paths: list[str], layout: str = "auto", model: Optional[str] = 
     )
 
 
-def distinct_models(kept: list, layout: str = "auto") -> list:
+def import_groups(groups: list, layout: str = "auto", model: Optional[str] = None) -> list:
+    """import_group over each folder's configs of one tree; a folder without train configs is then
+    imported again as the repo's family (repo_family): its chain configs of another family's table
+    (a dy2static config alone in PaddleVideo's BMN/) stay with the repo's own script."""
+    first = [import_group(paths, layout, model) for paths in groups]
+    family = repo_family(first)
+    if family is None:
+        return first
+    return [
+        import_group(paths, layout, model, family) if r.result is not None and not _has_train(r) else r
+        for r, paths in zip(first, groups)
+    ]
+
+
+def _has_train(report: GroupReport) -> bool:
+    return any(k != "raw" and not is_chain_layout(k) for k in report.layouts.values())
+
+
+def repo_family(reports: list) -> Optional[str]:
+    """The train layout most of a repo's folders' train configs have (None: none has one)."""
+    train = Counter(k for r in reports for k in r.layouts.values() if k != "raw" and not is_chain_layout(k))
+    return train.most_common(1)[0][0] if train else None
+
+
+def distinct_models(kept: list, layout: str = "auto", family: Optional[str] = None) -> list:
     """Reports of (report, its configs) from different directories never share a model name (they
     could not be built into one tree): a repeated one is re-imported as `<parent directory>_<model>`
     (PaddleDetection's configs/ppyoloe/ and configs/rotate/ppyoloe/ ...)."""
@@ -291,7 +328,7 @@ def distinct_models(kept: list, layout: str = "auto") -> list:
     for r, paths in kept:
         if names[r.model] > 1:
             r = import_group(
-                paths, layout, f"{os.path.basename(os.path.dirname(os.path.abspath(r.directory)))}_{r.model}"
+                paths, layout, f"{os.path.basename(os.path.dirname(os.path.abspath(r.directory)))}_{r.model}", family
             )
         out.append(r)
     return out

@@ -184,17 +184,15 @@ class _Imported:
 
     def run(self, root: str, groups: dict, layout: str, prepare_script: Optional[Path], timeout: float) -> None:
         from tipcgen.check.spec import load_imported_text
-        from tipcgen.importer import config_origin, distinct_models, import_group
+        from tipcgen.importer import config_origin, distinct_models, import_groups, repo_family
         from tipcgen.importer.prepare_import import add_prepare
         from tipcgen.importer.yaml_out import spec_yaml
 
-        imported = []
-        for paths in groups.values():
-            report = import_group(paths, layout)
-            if not self.failed(root, report):
-                imported.append((report, paths))
+        reports = import_groups(list(groups.values()), layout)
+        family = repo_family(reports)
+        imported = [(r, paths) for r, paths in zip(reports, groups.values()) if not self.failed(root, r)]
         # two folders importing as one model name: as `tipcgen import` does, `<parent folder>_<model>`
-        for report in distinct_models(imported, layout):
+        for report in distinct_models(imported, layout, family):
             if self.failed(root, report):
                 continue
             _keep_folder(root, report)
