@@ -214,3 +214,20 @@ def test_a_train_config_whose_runs_run_nothing_is_never_ready(tmp_path):
     assert "compared no command" in m.not_imported[rel] and not m.ok
     result = invoke_in(root, "migrate", *LITE)
     assert result.exit_code == 1 and "NOT ready" in result.output, result.output
+
+
+@_marked
+def test_a_kept_script_sourcing_the_runner_keeps_running_the_repos_own(tmp_path):
+    """PaddleClas's jeston script sources the train runner (runs it, then calls its func_inference):
+    the repo's runner is kept as test_tipc/legacy/ for it, its `source` line points there, and every
+    entry point of it runs as before."""
+    root = _scratch(tmp_path, "PaddleClas", ("AlexNet",))
+    old_runner = (root / "test_tipc" / "test_train_inference_python.sh").read_bytes()
+    m = _plan(root)
+    jeston = "test_tipc/test_inference_jeston.sh"
+    assert m.sourced_kept == {jeston: "test_tipc/legacy/test_train_inference_python.sh"}
+    assert m.files["test_tipc/legacy/test_train_inference_python.sh"] == old_runner
+    assert b"\nsource test_tipc/legacy/test_train_inference_python.sh\n" in m.files[jeston]
+    assert b"\nsource test_tipc/common_func.sh\n" in m.files[jeston], "a library's source line is left"
+    rows = [e for e in m.entries if e.entry.script == jeston]
+    assert rows and not [e for e in rows if e.verdict == "CHANGED"], [(e.entry, e.differences) for e in rows]

@@ -143,6 +143,14 @@ def report_markdown(m: Migration) -> str:
 def _kept_and_ignored(m: Migration) -> list[str]:
     """The configs kept verbatim with their reason, and the .gitignore lines the new tree needs."""
     out: list[str] = []
+    if m.sourced_kept:
+        out += ["", "## Kept scripts that source a replaced one", ""]
+        out += [
+            f"- {_code(k)} sources {_code(v)}: the repo's own script, kept there for it (the generated one exits at"
+            " its end and defines none of its functions)"
+            for k, v in sorted(m.sourced_kept.items())
+        ]
+        out.append("")
     if m.configs_kept:
         out += ["## Kept verbatim (the repo's own script still runs them)", ""]
         out += [f"- {_code(k)}: {_text(v)}" for k, v in sorted(m.configs_kept.items())]
@@ -287,6 +295,7 @@ def report_json(m: Migration) -> dict[str, Any]:
         "entries": [asdict(e) for e in m.entries],
         "edits": edits(m),
         "configs_kept": dict(m.configs_kept),
+        "sourced_kept": dict(m.sourced_kept),
         "not_imported": dict(m.not_imported),
         "gitignore_hidden": list(m.gitignore_hidden),
         "gitignore": list(m.gitignore),

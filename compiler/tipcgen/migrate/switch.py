@@ -14,6 +14,7 @@ import os
 import re
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -113,6 +114,10 @@ class Migration:
     # there), and the `!/path` lines `--apply` appends to test_tipc/.gitignore to show them again.
     gitignore_hidden: list[str] = field(default_factory=list)
     gitignore: list[str] = field(default_factory=list)
+    # A kept script that sources a script the switch replaces (PaddleClas's jeston script sources
+    # the train runner, runs it and calls its functions): the old script is kept beside it under
+    # test_tipc/legacy/ and the `source` line points there. kept script -> the copy it sources.
+    sourced_kept: dict[str, str] = field(default_factory=dict)
 
     @property
     def changed(self) -> list[Row]:
@@ -286,6 +291,7 @@ def plan_migration(
         imp.untyped,
     )  # fmt: skip
     _file_changes(m)
+    _keep_sourced(m)
     tally = _Tally(progress, len(modes) * sum(len(s.train_suites) for s in loaded) + len(_chained(m, loaded)))
     _compare_all(m, loaded, tipc, prepare_script, modes, jobs, timeout, tally)
     _compare_chains(m, loaded, tipc, prepare_script, timeout, jobs, tally)
@@ -684,6 +690,45 @@ def _repo_bytes(m: Migration, path: Path) -> Optional[bytes]:
         return read_bytes(str(path), MAX_FILE_BYTES, tree=m.root, what="a repo file")
     except TipcError:
         return None
+
+
+# `source test_tipc/X.sh` / `. ./test_tipc/X.sh` on a line of its own (arguments or not).
+_SOURCE = re.compile(rb"^([ \t]*(?:source|\.)[ \t]+(?:\./)?test_tipc/)([\w.-]+\.sh)([ \t].*)?$", re.M)
+LEGACY = "test_tipc/legacy"
+
+
+def _keep_sourced(m: Migration) -> None:
+    """A script the switch keeps that sources one it replaces (not a library: the generated
+    common_func.sh keeps upstream's functions) would run the generated one inside itself, which
+    exits at its end and defines none of the old one's functions: the old script is kept as
+    test_tipc/legacy/<name> and the kept script's `source` line points there (sourced_kept)."""
+    from tipcgen.migrate.entrypoints import old_tree
+
+    tree, _configs = old_tree(Path(m.root))
+    replaced = {rel for rel in m.replaced if rel.endswith(".sh") and not rel.endswith("/common_func.sh")}
+    for rel, data in sorted(tree.items()):
+        if not rel.endswith(".sh") or rel in m.files:
+            continue
+        names = {match.group(2).decode() for match in _SOURCE.finditer(data)}
+        hit = sorted(n for n in names if f"test_tipc/{n}" in replaced)
+        if not hit:
+            continue
+        for name in hit:
+            legacy = f"{LEGACY}/{name}"
+            m.files[legacy] = tree[f"test_tipc/{name}"]
+            if legacy not in m.added:
+                m.added.append(legacy)
+            m.sourced_kept[rel] = legacy
+        m.files[rel] = _SOURCE.sub(partial(_pointed, hit=hit), data)
+        m.replaced.append(rel)
+
+
+def _pointed(match: re.Match[bytes], hit: list) -> bytes:
+    """A `source` line of the kept script, pointing at test_tipc/legacy/ when it names a hit."""
+    name = match.group(2).decode()
+    if name not in hit:
+        return match.group(0)
+    return match.group(1).replace(b"./test_tipc/", b"test_tipc/") + f"legacy/{name}".encode() + (match.group(3) or b"")
 
 
 def _file_changes(m: Migration) -> None:
