@@ -345,3 +345,27 @@ def test_paddleclas_real_prepare_on_configs_with_an_unset_url(tmp_path, folder, 
     assert not any("wget" in line for line in listing) and any("download" in line for line in listing)
     bench = compare_prepare(script, tipc, text, rel, "benchmark_train", "python3.7")
     assert bench.error is None and bench.diff.verdict != "CHANGED", bench.diff.first
+
+
+@pytest.mark.sandbox
+def test_in_a_chain_mode_a_config_of_another_script_is_refused_by_name(tmp_path):
+    """prepare.sh CONFIG cpp_infer with a train (or serving) config: refused, naming the config's
+    scripts (dialects.section_owners, the table the runners refuse by); a C++ config is prepared."""
+    good = (REPO / "specs" / "mobilenet_v3_small.yml").read_text()
+    spec = load_spec_text(good.replace("\nprepare:\n", "\nprepare:\n  cpp_infer: []\n"), "m.yml")
+    tipc = _build(spec, tmp_path / "gen")
+    train = next((tmp_path / "gen").rglob("*.txt"))
+    text = train.read_text()
+    rel = train.relative_to(tmp_path / "gen").as_posix()
+    name_line = next(line for line in text.splitlines() if line.startswith("model_name:"))
+    with pytest.raises(
+        RuntimeError, match="a config of test_tipc/test_ptq_inference_python.sh or test_train_inference"
+    ):
+        plan_lines(tipc, text, rel, "cpp_infer")
+    serving = f"===== serving_params =====\n{name_line}\npython:python3\n"
+    with pytest.raises(RuntimeError, match="its first section is 'serving_params'.*not prepared in cpp_infer"):
+        plan_lines(tipc, serving, rel, "cpp_infer")
+    cpp = f"===== cpp_infer_params =====\n{name_line}\nuse_opencv:True\n"
+    prepared = plan_lines(tipc, cpp, rel, "cpp_infer")  # exits 0 (plan_lines raises otherwise)
+    assert not [line for line in prepared if "first section" in line], prepared
+    assert plan_lines(tipc, text, rel, "lite_train_lite_infer"), "its own modes: as before"

@@ -11,6 +11,12 @@ TRAIN_MODES = MODES[:3]
 # The modes of the other chains' scripts, each of which upstream's prepare.sh has a branch for
 # (its `cpp_infer`, `serving_infer`, `paddle2onnx_infer`); a spec's `prepare` may name them.
 CHAIN_MODES = ("cpp_infer", "serving_infer", "paddle2onnx_infer")
+# The scripts each chain mode prepares for (prepare.sh refuses there a config of another script).
+CHAIN_MODE_SCRIPTS = {
+    "cpp_infer": ("test_inference_cpp.sh",),
+    "serving_infer": ("test_serving_infer_python.sh", "test_serving_infer_cpp.sh"),
+    "paddle2onnx_infer": ("test_paddle2onnx.sh",),
+}
 # Modes the repos' prepare.sh also serve, called with a train config (the repos' docs:
 # `prepare.sh <train config> benchmark_train`, `... klquant_whole_infer`).
 TRAIN_CONFIG_MODES = ("benchmark_train", "klquant_whole_infer")
