@@ -60,8 +60,19 @@ def test_a_repo_build_writes_one_runner_one_prepare_and_every_models_configs(tmp
 def test_the_one_prepare_sh_dispatches_on_model_name_and_refuses_others(tmp_path):
     root = _repo(tmp_path)
     assert _invoke(root, "build").exit_code == 0
-    configs = sorted((root / "test_tipc/configs/tiny_rec").glob("*.txt"))
+    configs = sorted((root / "test_tipc/configs/tiny_rec").glob("*train*.txt"))
     env = dict(os.environ, TIPC_OFFLINE="1", TIPC_CACHE=str(tmp_path / "cache"))
+    onnx = "test_tipc/configs/tiny_rec/tiny_rec_paddle2onnx_python_linux_cpu.txt"
+    ran = subprocess.run(
+        ["bash", "test_tipc/prepare.sh", onnx, "lite_train_lite_infer"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # the paddle2onnx chain's config is prepared in its own mode: in a training mode, refused by name
+    assert ran.returncode == 2 and "a config of test_tipc/test_paddle2onnx.sh" in ran.stderr, ran.stderr
     ran = subprocess.run(
         ["bash", "test_tipc/prepare.sh", str(configs[0].relative_to(root)), "lite_train_lite_infer"],
         cwd=root,

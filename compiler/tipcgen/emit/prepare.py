@@ -211,17 +211,16 @@ def prepare_context(specs: list[Spec], layout: Layout, banner: str) -> dict:
 
 
 def mode_sections(modes) -> list[tuple[str, str, str]]:
-    """(chain mode, first section, the scripts that run such configs) for each known first section
-    of a config no script of that chain mode runs (dialects.section_owners): prepare.sh refuses
-    it in that mode (a train config in cpp_infer, a serving config in paddle2onnx_infer)."""
+    """(mode, first section, the scripts that run such configs) for each known first section of a
+    config no script of that mode runs (dialects.section_owners): prepare.sh refuses it in that
+    mode (a train config in cpp_infer, a serving config in paddle2onnx_infer or whole_infer)."""
     from tipcgen.dialects import section_owners
-    from tipcgen.spec.modes import CHAIN_MODE_SCRIPTS
+    from tipcgen.spec.modes import CHAIN_MODE_SCRIPTS, TRAIN_MODE_SCRIPTS
 
     owners = section_owners()
     return [
         (mode, section, " or ".join(scripts))
         for mode in modes
-        if mode in CHAIN_MODE_SCRIPTS
         for section, scripts in owners.items()
-        if not set(scripts) & set(CHAIN_MODE_SCRIPTS[mode])
+        if not set(scripts) & set(CHAIN_MODE_SCRIPTS.get(mode, TRAIN_MODE_SCRIPTS))
     ]

@@ -17,7 +17,7 @@ from typing import Any, Optional
 from tipcgen.errors import Problem, SpecError, UsageError, printable
 from tipcgen.importer.prepare_steps import Imported, steps_from_ops
 from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
-from tipcgen.spec.modes import CHAIN_MODES, MODES, PREPARE_MODES, TRAIN_CONFIG_MODES
+from tipcgen.spec.modes import MODES, PREPARE_MODES, TRAIN_CONFIG_MODES
 
 
 @dataclass
@@ -166,11 +166,13 @@ def import_prepare(
 
 
 def chain_prepare_modes(layout: str) -> tuple[str, ...]:
-    """The modes of a chain's script that prepare.sh prepares for."""
+    """The modes of a chain's script that prepare.sh prepares for: its chain modes, and the train
+    modes it runs in (PaddleClas's PTQ script runs in whole_infer, prepared as
+    `prepare.sh <its config> whole_infer`: the steps its own config's lines give)."""
     from tipcgen.dialects import get_layout
     from tipcgen.plan.planner import runner_for
 
-    return tuple(m for m in runner_for(get_layout(layout)).MODES if m in CHAIN_MODES)
+    return tuple(m for m in runner_for(get_layout(layout)).MODES if m in PREPARE_MODES)
 
 
 def with_prepare(spec: dict, found: PrepareImport) -> dict:

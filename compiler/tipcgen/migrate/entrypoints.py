@@ -342,10 +342,12 @@ FOREIGN = (
 
 
 def _kind(mode: Optional[str]) -> str:
-    """A mode's kind: a chain's own (cpp_infer, serving_infer...) or a train runner's (the rest)."""
+    """A mode's kind: each chain's own (cpp_infer, serving_infer...: a chain's config is foreign to
+    another chain's mode) or a train runner's (the rest)."""
     from tipcgen.spec.modes import CHAIN_MODES
 
-    return "chain" if mode in CHAIN_MODES or (mode or "").startswith(("serving_infer", "lite_infer")) else "train"
+    chain = mode in CHAIN_MODES or (mode or "").startswith(("serving_infer", "lite_infer"))
+    return str(mode) if chain else "train"
 
 
 @dataclass

@@ -11,12 +11,16 @@ TRAIN_MODES = MODES[:3]
 # The modes of the other chains' scripts, each of which upstream's prepare.sh has a branch for
 # (its `cpp_infer`, `serving_infer`, `paddle2onnx_infer`); a spec's `prepare` may name them.
 CHAIN_MODES = ("cpp_infer", "serving_infer", "paddle2onnx_infer")
-# The scripts each chain mode prepares for (prepare.sh refuses there a config of another script).
+# The scripts a prepare.sh mode prepares for (prepare.sh refuses there a config another script
+# runs): each chain mode's own; every other mode is the train runner's (and PTQ's, in whole_infer).
 CHAIN_MODE_SCRIPTS = {
     "cpp_infer": ("test_inference_cpp.sh",),
     "serving_infer": ("test_serving_infer_python.sh", "test_serving_infer_cpp.sh"),
+    "serving_infer_python": ("test_serving_infer_python.sh",),
+    "serving_infer_cpp": ("test_serving_infer_cpp.sh",),
     "paddle2onnx_infer": ("test_paddle2onnx.sh",),
 }
+TRAIN_MODE_SCRIPTS = ("test_train_inference_python.sh", "test_ptq_inference_python.sh")
 # Modes the repos' prepare.sh also serve, called with a train config (the repos' docs:
 # `prepare.sh <train config> benchmark_train`, `... klquant_whole_infer`).
 TRAIN_CONFIG_MODES = ("benchmark_train", "klquant_whole_infer")

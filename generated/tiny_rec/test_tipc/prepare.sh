@@ -69,6 +69,107 @@ lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole
     ;;
 esac
 
+# In a chain's mode, a config another script runs (its first section says which) is refused.
+tipc_section="" && tipc_first_section tipc_section "$FILENAME"
+case "$MODE:$tipc_section" in
+"lite_train_lite_infer:cpp_infer_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_lite_infer:paddle2onnx_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_lite_infer:pipeline_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_pipeline_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_lite_infer:serving_infer_cpp_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_lite_infer:serving_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_lite_infer:serving_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:cpp_infer_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:paddle2onnx_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:pipeline_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_pipeline_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:serving_infer_cpp_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:serving_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:serving_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_train_whole_infer:cpp_infer_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_train_whole_infer:paddle2onnx_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_train_whole_infer:pipeline_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_pipeline_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_train_whole_infer:serving_infer_cpp_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_train_whole_infer:serving_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_train_whole_infer:serving_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:cpp_infer_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:paddle2onnx_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:pipeline_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_pipeline_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:serving_infer_cpp_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:serving_infer_python_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:serving_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+esac
+
 usage_error() {
     echo "prepare: $*" >&2
     exit 2
