@@ -290,9 +290,31 @@ def _untested_repo(tmp_path: Path, prepare: str, doc: str = "") -> Path:
     return root
 
 
-def _untested_rows(root: Path) -> dict:
+def _untested_rows(root: Path, script: str = "run.sh") -> dict:
     rows = compare_entries(str(root), {"test_tipc/run.sh": REFUSING.encode()}, Covered(), 2, 60)
-    return {r.entry.mode: r for r in rows if r.entry.script.endswith("/run.sh")}
+    return {r.entry.mode: r for r in rows if r.entry.script.endswith("/" + script)}
+
+
+# A device wrapper like PaddleSeg's _xpu.sh: edits the config, passes its mode on.
+XPU = """#!/bin/bash
+FILENAME=$1
+sed -i "s/train.py/train_xpu.py/g" $FILENAME
+cmd="bash test_tipc/run.sh ${FILENAME} $2"
+eval $cmd
+"""
+
+
+def test_a_wrapper_passing_an_untested_mode_to_the_refusing_script_is_faithful_too(tmp_path):
+    root = _untested_repo(tmp_path, PREPARE)
+    (root / "test_tipc" / "xpu.sh").write_text(XPU)
+    row = _untested_rows(root, "xpu.sh")["klquant_infer"]
+    assert row.differences == ["- before: python3.7 tools/train.py", "exit status: before 0, after 2"]
+    assert (row.verdict, row.detail) == ("faithful", "the differences of run.sh it runs (refuses-untested-mode)")
+    # the wrapper in a mode the repo prepares: the change stays a change
+    prepared = PREPARE.replace('"whole_infer" ]', '"whole_infer" ] || [ ${MODE} = "klquant_infer" ]')
+    other = _untested_repo(tmp_path / "prepared", prepared)
+    (other / "test_tipc" / "xpu.sh").write_text(XPU)
+    assert _untested_rows(other, "xpu.sh")["klquant_infer"].verdict == "CHANGED"
 
 
 PREPARE = (

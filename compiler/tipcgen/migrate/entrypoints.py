@@ -684,7 +684,9 @@ def _verdict(
 def _wrappers_faithful(rows: list, tree: dict) -> None:
     """A kept script that runs a generated one (`bash test_tipc/X.sh ...`, the device wrappers):
     faithful when its differences are exactly the edits the generated script's own (faithful)
-    differences make on the same config and mode."""
+    differences make on the same config and mode; or when that script refuses the mode as
+    UNTESTED and the wrapper, passing the mode on, now runs nothing and exits as it does (what
+    the wrapper ran before was the callee's steps under its own edits of the config)."""
     by_key = {(r.entry.script, r.entry.config, r.entry.mode): r for r in rows}
     for row in rows:
         if row.verdict != "CHANGED":
@@ -696,7 +698,8 @@ def _wrappers_faithful(rows: list, tree: dict) -> None:
                 continue
             mine = edits([d for d in row.differences if d[0] in "-+"])
             theirs = edits([d for d in inner.differences if d[0] in "-+"])
-            if mine and not (mine - theirs):
+            refused = inner.detail == UNTESTED[0] and row.after_commands == 0 and row.after_exit == inner.after_exit
+            if (mine and not (mine - theirs)) or refused:
                 row.verdict = "faithful"
                 row.detail = f"the differences of {os.path.basename(callee)} it runs ({inner.detail})"
                 break
