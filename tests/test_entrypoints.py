@@ -273,7 +273,7 @@ if [ ${MODE} = "whole_infer" ]; then
     if [ ${MODE} = "klquant_infer" ]; then is_quant=True; fi
     python3.7 tools/infer.py
 else
-    python3.7 tools/train.py
+    python3.7 "$(sed -n 3p "$FILENAME" | cut -d: -f2)"
 fi
 """
 
@@ -308,7 +308,8 @@ def test_a_wrapper_passing_an_untested_mode_to_the_refusing_script_is_faithful_t
     root = _untested_repo(tmp_path, PREPARE)
     (root / "test_tipc" / "xpu.sh").write_text(XPU)
     row = _untested_rows(root, "xpu.sh")["klquant_infer"]
-    assert row.differences == ["- before: python3.7 tools/train.py", "exit status: before 0, after 2"]
+    # its own edit of the config: not the runner's differences, the refusal passed through
+    assert row.differences == ["- before: python3.7 tools/train_xpu.py", "exit status: before 0, after 2"]
     assert (row.verdict, row.detail) == ("faithful", "the differences of run.sh it runs (refuses-untested-mode)")
     # the wrapper in a mode the repo prepares: the change stays a change
     prepared = PREPARE.replace('"whole_infer" ]', '"whole_infer" ] || [ ${MODE} = "klquant_infer" ]')
