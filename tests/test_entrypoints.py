@@ -250,6 +250,10 @@ def test_code_only_strips_comments_but_not_hashes_in_quotes_or_expansions():
         "awk '{print $1} # in a program\n more'\n# real\n": "awk '{print $1} # in a program\n more'\n\n",
         'echo \\# "it\'s" # c\n': 'echo \\# "it\'s" \n',
         "#!/bin/bash\n": "\n",
+        # a here-document is data: an apostrophe in it opens no quote, a `#` in it is kept
+        "cat <<EOF >f\ndon't # keep\nEOF\nx=1 # c\n": "cat <<EOF >f\ndon't # keep\nEOF\nx=1 \n",
+        "cat <<-'X'\n\tit's\n\tX\n# c\n": "cat <<-'X'\n\tit's\n\tX\n\n",
+        "x=$((1<<y)) # c\ny=1 # d\n": "x=$((1<<y)) \ny=1 \n",  # a shift, not a here-document
     }
     for text, code in cases.items():
         assert code_only(text) == code, text
