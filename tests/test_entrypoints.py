@@ -238,3 +238,182 @@ def test_a_script_run_without_a_mode_takes_the_verdict_its_config_was_compared_w
     assert covered.get("test_tipc/test_lite_arm_cpu_cpp.sh", "d.txt", None) is None
     covered.verdicts[("test_lite_arm_cpu_cpp.sh", "c.txt", "lite_gpu")] = ("CHANGED", "x")
     assert covered.get("test_tipc/test_lite_arm_cpu_cpp.sh", "c.txt", None) is None, "two verdicts: none chosen"
+
+
+# ---- modes from code only; a refused mode that nothing of the repo runs in
+
+HOSTILE_COMMENTS = """#!/bin/bash
+# MODE be one of ['lite_train_lite_infer'] ; [ ${MODE} = "from_a_comment" ]
+FILENAME=$1
+MODE=$2
+n=${#FILENAME}; [ ${MODE} = "after_length" ]  # ${#x} starts no comment: [ ${MODE} = "comment1" ]
+if [ $# -lt 2 ]; then echo "usage # x"; [ ${MODE} = "after_quoted_hash" ]; fi  # [ ${MODE} = "comment2" ]
+echo 'a # b' x#y; [ ${MODE} = "after_single_quoted" ]
+if [ "${MODE}" = "real_mode" ]; then  # [ ${MODE} = "trailing_comment" ]
+    python3.7 tools/train.py
+fi  # end if [ ${MODE} = "infer" ]; then
+"""
+
+
+def test_modes_come_from_code_never_from_comments(tmp_path):
+    root = tmp_path / "repo"
+    (root / "test_tipc").mkdir(parents=True)
+    tree = {"test_tipc/x.sh": HOSTILE_COMMENTS.encode()}
+    (info,) = scripts_of(root, tree)
+    assert info.modes == ("after_length", "after_quoted_hash", "after_single_quoted", "real_mode")
+
+
+def test_code_only_strips_comments_but_not_hashes_in_quotes_or_expansions():
+    from tipcgen.migrate.entrypoints import code_only
+
+    cases = {
+        'fi  # end if [ ${MODE} = "infer" ]; then\nx=1': "fi  \nx=1",
+        'echo "a # b" # c\n': 'echo "a # b" \n',
+        "echo 'a # b' # c\n": "echo 'a # b' \n",
+        "n=${#ips} # length\n": "n=${#ips} \n",
+        "if [ $# -lt 2 ]; then # usage\n": "if [ $# -lt 2 ]; then \n",
+        "x=a#b;#c\n": "x=a#b;\n",
+        'y="${x:-"#"}" #c\n': 'y="${x:-"#"}" \n',
+        "z=${x#*/} ${y##*#} # strip\n": "z=${x#*/} ${y##*#} \n",
+        "awk '{print $1} # in a program\n more'\n# real\n": "awk '{print $1} # in a program\n more'\n\n",
+        'echo \\# "it\'s" # c\n': 'echo \\# "it\'s" \n',
+        "#!/bin/bash\n": "\n",
+        # a here-document is data: an apostrophe in it opens no quote, a `#` in it is kept
+        "cat <<EOF >f\ndon't # keep\nEOF\nx=1 # c\n": "cat <<EOF >f\ndon't # keep\nEOF\nx=1 \n",
+        "cat <<-'X'\n\tit's\n\tX\n# c\n": "cat <<-'X'\n\tit's\n\tX\n\n",
+        "x=$((1<<y)) # c\ny=1 # d\n": "x=$((1<<y)) \ny=1 \n",  # a shift, not a here-document
+    }
+    for text, code in cases.items():
+        assert code_only(text) == code, text
+
+
+REFUSING = """#!/bin/bash
+FILENAME=$1
+MODE=$2
+case $MODE in
+lite_train_lite_infer | whole_infer) ;;
+*) echo "tipc: unknown MODE '$MODE' (lite_train_lite_infer, whole_infer)" >&2; exit 2 ;;
+esac
+python3.7 tools/train.py
+"""
+# The old runner: klquant_infer is tested inside the whole_infer branch only, so that mode runs
+# the training branch under its name.
+OLD_RUNNER = """#!/bin/bash
+FILENAME=$1
+MODE=$2
+if [ ${MODE} = "whole_infer" ]; then
+    if [ ${MODE} = "klquant_infer" ]; then is_quant=True; fi
+    python3.7 tools/infer.py
+else
+    python3.7 "$(sed -n 3p "$FILENAME" | cut -d: -f2)"
+fi
+"""
+
+
+def _untested_repo(tmp_path: Path, prepare: str, doc: str = "") -> Path:
+    root = tmp_path / "repo"
+    (root / "test_tipc" / "configs" / "m").mkdir(parents=True)
+    (root / "test_tipc" / "run.sh").write_text(OLD_RUNNER)
+    (root / "test_tipc" / "prepare.sh").write_text(prepare)
+    (root / "test_tipc" / "configs" / "m" / "train.txt").write_text(CONFIG)
+    if doc:
+        (root / "docs").mkdir()
+        (root / "docs" / "tipc.md").write_text(doc)
+    return root
+
+
+def _untested_rows(root: Path, script: str = "run.sh") -> dict:
+    rows = compare_entries(str(root), {"test_tipc/run.sh": REFUSING.encode()}, Covered(), 2, 60)
+    return {r.entry.mode: r for r in rows if r.entry.script.endswith("/" + script)}
+
+
+# A device wrapper like PaddleSeg's _xpu.sh: edits the config, passes its mode on.
+XPU = """#!/bin/bash
+FILENAME=$1
+sed -i "s/train.py/train_xpu.py/g" $FILENAME
+cmd="bash test_tipc/run.sh ${FILENAME} $2"
+eval $cmd
+"""
+
+
+def test_a_wrapper_passing_an_untested_mode_to_the_refusing_script_is_faithful_too(tmp_path):
+    root = _untested_repo(tmp_path, PREPARE)
+    (root / "test_tipc" / "xpu.sh").write_text(XPU)
+    row = _untested_rows(root, "xpu.sh")["klquant_infer"]
+    # its own edit of the config: not the runner's differences, the refusal passed through
+    assert row.differences == ["- before: python3.7 tools/train_xpu.py", "exit status: before 0, after 2"]
+    assert (row.verdict, row.detail) == ("faithful", "the differences of run.sh it runs (refuses-untested-mode)")
+    # the wrapper in a mode the repo prepares: the change stays a change
+    prepared = PREPARE.replace('"whole_infer" ]', '"whole_infer" ] || [ ${MODE} = "klquant_infer" ]')
+    other = _untested_repo(tmp_path / "prepared", prepared)
+    (other / "test_tipc" / "xpu.sh").write_text(XPU)
+    assert _untested_rows(other, "xpu.sh")["klquant_infer"].verdict == "CHANGED"
+
+
+PREPARE = (
+    '#!/bin/bash\nMODE=$2\nif [ ${MODE} = "whole_infer" ]; then\n    wget -nc https://x/m.tar # klquant_infer too\nfi\n'
+)
+
+
+def test_a_refused_mode_nothing_of_the_repo_runs_in_is_the_named_deviation(tmp_path):
+    rows = _untested_rows(_untested_repo(tmp_path, PREPARE))
+    row = rows["klquant_infer"]
+    assert (row.verdict, row.detail) == ("faithful", "refuses-untested-mode")
+    assert row.differences == ["- before: python3.7 tools/train.py", "exit status: before 0, after 2"]
+    assert rows["whole_infer"].verdict == "CHANGED", "a mode the runner takes and runs differently is a change"
+
+
+@pytest.mark.parametrize(
+    ("prepare", "doc"),
+    [
+        (PREPARE.replace('"whole_infer" ]', '"whole_infer" ] || [ ${MODE} = "klquant_infer" ]'), ""),
+        (PREPARE.replace('if [ ${MODE} = "whole_infer" ]', 'if [[ ${MODE} =~ "klquant" ]]'), ""),
+        (PREPARE, "Run `bash test_tipc/run.sh test_tipc/configs/m/train.txt klquant_infer`.\n"),
+        (PREPARE, "Run `bash test_tipc/prepare.sh test_tipc/configs/m/train.txt 'klquant_infer'`.\n"),
+    ],
+    ids=["prepare-tests-it", "prepare-matches-it", "doc-runs-the-script", "doc-prepares-it"],
+)
+def test_a_refused_mode_the_repo_prepares_or_documents_stays_a_change(tmp_path, prepare, doc):
+    rows = _untested_rows(_untested_repo(tmp_path, prepare, doc))
+    row = rows["klquant_infer"]
+    assert (row.verdict, row.detail) == ("CHANGED", "the new tree runs nothing here")
+
+
+def test_a_doc_block_commented_out_documents_no_mode(tmp_path):
+    doc = "<!-- old:\n```\nbash test_tipc/run.sh test_tipc/configs/m/train.txt klquant_infer\n```\n-->\n"
+    rows = _untested_rows(_untested_repo(tmp_path, PREPARE, doc))
+    assert rows["klquant_infer"].detail == "refuses-untested-mode"
+
+
+def test_a_mode_is_untested_only_where_its_test_cannot_be_true():
+    from tipcgen.migrate.entrypoints import code_only, dead_modes
+
+    def dead(body: str) -> set:
+        return dead_modes(code_only(body))
+
+    inner = '    if [ ${MODE} = "klquant_infer" ]; then q=True; fi\n'
+    assert dead(f'if [ ${{MODE}} = "whole_infer" ] || [ "${{MODE}}" == "x_infer" ]; then\n{inner}fi\n') == {
+        "klquant_infer"
+    }
+    assert dead(f'if [[ ${{MODE}} = "whole_infer" ]]; then\n  for m in a b; do\n  {inner}  done\nfi\n') == {
+        "klquant_infer"
+    }
+    live = {
+        "an else branch": f'if [ ${{MODE}} = "whole_infer" ]; then\n  :\nelse\n{inner}fi\n',
+        "an elif": f'if [ ${{MODE}} = "a_b" ]; then\n  :\nelif [ ${{MODE}} = "c_d" ]; then\n{inner}fi\n',
+        "a condition of other tests": f'if [ ${{MODE}} = "whole_infer" ] || [ $x = y ]; then\n{inner}fi\n',
+        "the mode itself in the condition": f'if [ ${{MODE}} = "klquant_infer" ] || [ ${{MODE}} = "w_i" ]; then\n{inner}fi\n',
+        "a != condition": f'if [ ${{MODE}} != "whole_infer" ]; then\n{inner}fi\n',
+        "a =~ condition": f'if [[ ${{MODE}} =~ "whole" ]]; then\n{inner}fi\n',
+        "a top-level test": inner.strip() + "\n",
+        "a function body": f"f() {{\n{inner}}}\n",
+        "tested live elsewhere too": f'if [ ${{MODE}} = "whole_infer" ]; then\n{inner}fi\n{inner.strip()}\n',
+    }
+    for why, body in live.items():
+        assert "klquant_infer" not in dead(body), why
+
+
+def test_without_a_prepare_sh_nothing_is_untested(tmp_path):
+    root = _untested_repo(tmp_path, PREPARE)
+    (root / "test_tipc" / "prepare.sh").unlink()
+    assert _untested_rows(root)["klquant_infer"].verdict == "CHANGED"

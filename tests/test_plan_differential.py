@@ -16,7 +16,7 @@ from helpers.sweep import rotate
 from tipcgen.dialects import detect, get_layout
 from tipcgen.errors import UsageError
 from tipcgen.lower.text import config_text
-from tipcgen.plan.planner import plan_config
+from tipcgen.plan.planner import plan_config, runner_for
 from tipcgen.script.decode import decode
 from tipcgen.script.lines import header_name
 from tipcgen.spec.ir import Suite
@@ -73,12 +73,16 @@ def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
                     cuda="7" if n % 3 == 0 else None,
                 )
             )
+        # The runners that also take klquant_whole_infer (PaddleSeg, PaddleVideo, PaddleDetection):
+        # every 4th of their configs in it too, with a GPU id every other time.
+        if n % 4 == 0 and "klquant_whole_infer" in runner_for(get_layout(layout)).MODES:
+            cases.append(Case(path, layout, "klquant_whole_infer", gpuid="1" if n % 8 else None))
         # failing steps: every 8th config fails its training, every 8th+1 its export
         if n % 8 == 0:
             cases.append(Case(path, layout, "lite_train_lite_infer", fail="train.py"))
         elif n % 8 == 1:
             cases.append(Case(path, layout, "lite_train_lite_infer", fail="export"))
-    assert {c.mode for c in cases} >= set(MODES)
+    assert {c.mode for c in cases} >= {*MODES, "klquant_whole_infer"}
     mismatches = Harness(tmp_path).run(cases)
     assert not mismatches, f"{len(mismatches)} of {len(cases)} runs disagree; first: {mismatches[0]}"
 

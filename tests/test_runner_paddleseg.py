@@ -52,6 +52,8 @@ TRAINERS = TRAINERS.rstrip("\n") + (
 ENTRIES = _text(l3="gpu_list:-1|3|0,1", l4="--device:cpu|gpu|gpu", l5="--precision:fp32|amp")
 # Entries upstream reads by their length, and tipcgen's CPU launches.
 LENGTHS = _text(l3="gpu_list:10|0,1,2,3,4,5,6,7,8|10.0.0.1,10.0.0.2;0|1.1.1.1,2.2.2.2;0,1||cpux2|a,b;cpux2")
+# One host name longer than 15 characters: upstream's multi-machine branch, one node.
+LONG_HOST = _text(l3="gpu_list:averyveryverylonghostname;0,1")
 QUANT = _text(
     FLEET, l38="infer_quant:True|", l45="--precision:fp32|int8", l40="--device:cpu|gpu", l44="--use_trt:False|True"
 )
@@ -61,7 +63,8 @@ QUANT = _text(
 def variations(tmp_path_factory) -> dict:
     d = tmp_path_factory.mktemp("seg-configs")
     out = {}
-    for name, text in (("trainers", TRAINERS), ("entries", ENTRIES), ("quant", QUANT), ("lengths", LENGTHS)):
+    variants = (("trainers", TRAINERS), ("entries", ENTRIES), ("quant", QUANT), ("lengths", LENGTHS))
+    for name, text in (*variants, ("long_host", LONG_HOST)):
         (d / f"{name}.txt").write_text(text)
         out[name] = str(d / f"{name}.txt")
     return out
@@ -75,6 +78,7 @@ def test_bash_equals_plan_in_every_mode_and_when_steps_fail(tmp_path, variations
         cases += [Case(config, "paddleseg", mode, cuda="7" if n else None) for mode in MODES]
         cases += [Case(config, "paddleseg", "lite_train_lite_infer", fail=f) for f in ("train.py", "export")]
         cases.append(Case(config, "paddleseg", "whole_infer", gpuid="1"))
+        cases.append(Case(config, "paddleseg", "klquant_whole_infer", gpuid="1" if n else None))
     for config in variations.values():
         cases.append(Case(config, "paddleseg", "whole_train_whole_infer", cuda="5"))
         cases.append(Case(config, "paddleseg", "whole_infer", gpuid="1"))
@@ -249,3 +253,46 @@ def test_gpu_list_entries_are_read_by_their_length_as_upstream_does():
     assert empty.cuda_visible_devices == ""
     assert _argv(cpux).startswith("python3.7 -m paddle.distributed.launch --nproc_per_node=2 tools/train.py")
     assert "--ips=a,b" in cpux_nodes.argv and cpux.cuda_visible_devices is None
+
+
+def test_a_long_host_name_is_one_node_named_in_the_save_dir():
+    """Upstream: an ip list longer than 15 characters is the multi-machine branch, whose save
+    directory names its nodes, however many: one host name gives `_nodes_1`."""
+    train, *rest = _plan(LONG_HOST).steps
+    assert _argv(train).startswith(
+        "python3.7 -m paddle.distributed.launch --ips=averyveryverylonghostname --devices=0,1 tools/train.py"
+    )
+    save = "./test_tipc/output/toy_seg_a/lite_train_lite_infer/norm_train_gpus_0,1_autocast_null_nodes_1"
+    assert f"--save_dir={save}" in train.argv
+    assert train.log == f"{save}.log"
+    # an ip list of 15 characters or less: one node, no suffix on the save directory
+    short = _plan(_text(l3="gpu_list:1.1.1.1,2.2.2.2;0,1")).steps[0]
+    assert any(a.endswith("_autocast_null") for a in short.argv if a.startswith("--save_dir="))
+
+
+def test_klquant_whole_infer_runs_whole_infers_steps_in_its_own_log_dir():
+    whole, kl = (_plan(FLEET.read_text(), mode) for mode in ("whole_infer", "klquant_whole_infer"))
+    assert kl.steps and [s.kind for s in kl.steps] == [s.kind for s in whole.steps]
+    assert [_argv(s).replace("/whole_infer/", "/M/") for s in whole.steps] == [
+        _argv(s).replace("/klquant_whole_infer/", "/M/") for s in kl.steps
+    ]
+
+
+def test_the_script_refuses_a_mode_upstream_ran_another_modes_steps_under(tmp_path):
+    """`klquant_infer`: upstream tests for it only inside the whole_infer branch, so it trained
+    under that name. The generated script refuses it: exit 2, one line naming the modes it takes."""
+    from tipcgen.emit.files import runner_script
+
+    d = tmp_path / "test_tipc"
+    d.mkdir()
+    script, common = runner_script(get_layout("paddleseg"), "test", None)
+    (d / "test_train_inference_python.sh").write_text(script)
+    (d / "common_func.sh").write_text(common)
+    ran = subprocess.run(
+        ["bash", "test_tipc/test_train_inference_python.sh", str(SINGLE), "klquant_infer"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.returncode == 2 and ran.stdout == ""
+    assert ran.stderr.count("\n") == 1 and "klquant_infer" in ran.stderr
+    assert all(m in ran.stderr for m in (*MODES, "klquant_whole_infer", "benchmark_train"))
+    assert not (tmp_path / "test_tipc" / "output").exists(), "nothing written"

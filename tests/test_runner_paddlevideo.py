@@ -60,6 +60,7 @@ def test_bash_equals_plan_on_the_fixtures_and_variants(tmp_path):
         cases.append(Case(str(config), "paddlevideo", "whole_infer", gpuid="1"))
         cases.append(Case(str(config), "paddlevideo", "lite_train_lite_infer", fail=("main.py", "export")[n % 2]))
     cases.append(Case(str(configs[0]), "paddlevideo", "whole_infer", fail="export"))
+    cases.append(Case(str(configs[1]), "paddlevideo", "klquant_whole_infer", gpuid="1"))
     cases.append(Case(str(configs[2]), "paddlevideo", "lite_train_lite_infer", node_ip="192.168.0.2"))
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, f"{len(mismatches)} of {len(cases)} disagree; first: {mismatches[0]}"
@@ -210,3 +211,23 @@ def test_whole_infer_without_export_infers_from_the_model_path(tmp_path):
     # a quantized model: GPU needs TensorRT (off here), CPU needs mkldnn (off): nothing runs
     quant = _plan(_variant(tmp_path, A, "quant", infer_export="null", infer_quant="True"), "whole_infer")
     assert quant.steps == ()
+
+
+def test_klquant_whole_infer_runs_nothing_as_upstreams_script_reads_no_line_in_it(tmp_path):
+    """Upstream re-reads the config with `awk 'NR==1 NR==17{print}'`, which prints no line: its
+    whole_infer branch then has no model. The Plan has no step; the script says so and exits 0."""
+    from tipcgen.emit.files import runner_script
+
+    assert not _plan(B, "klquant_whole_infer").steps
+    d = tmp_path / "test_tipc"
+    d.mkdir()
+    script, common = runner_script(LAYOUT, "test", None)
+    (d / "test_train_inference_python.sh").write_text(script)
+    (d / "common_func.sh").write_text(common)
+    ran = subprocess.run(
+        ["bash", "test_tipc/test_train_inference_python.sh", str(B), "klquant_whole_infer"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "klquant_whole_infer runs nothing with this script" in ran.stderr
+    assert "0 steps run" in ran.stdout

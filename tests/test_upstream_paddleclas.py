@@ -16,7 +16,8 @@ from test_upstream_oracle import upstream  # noqa: F401 (the oracle tests' fixtu
 pytestmark = [pytest.mark.corpus, pytest.mark.usefixtures("upstream"), pytest.mark.sandbox]
 
 REPO = "PaddleClas"
-RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1")]
+# klquant_whole_infer: the repo's docs run it; upstream runs the training branch under it.
+RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1"), ("klquant_whole_infer", None)]
 
 
 def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):

@@ -1,6 +1,6 @@
 """The paddleseg runner against PaddleSeg's REAL test_train_inference_python.sh (upstream oracle,
 tests/helpers/upstream.py): every train-type corpus config in the four modes and whole_infer with a
-GPU id, with a failing export, and hypothesis-mutated configs. Every run must be faithful: each
+GPU id and klquant_whole_infer, with a failing export, and hypothesis-mutated configs. Every run must be faithful: each
 difference explained by one of the runner's deliberate deviations."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from helpers.upstream import MODES, compare, train_configs, upstream_dir
 pytestmark = [pytest.mark.corpus, pytest.mark.sandbox]
 
 REPO = "PaddleSeg"
-RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1")]
+# klquant_whole_infer: upstream runs whole_infer's branch under that name (with its GPU id).
+RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1"), ("klquant_whole_infer", "1")]
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,25 @@ def test_a_failing_export_is_faithful(corpus, upstream):
     assert exporting and len(failed) == len(exporting), "every config that exports failed its export upstream"
 
 
+def test_a_long_host_name_is_one_node_named_in_the_save_dir(corpus, upstream, tmp_path):
+    """`averyveryverylonghostname;0,1`: upstream reads an ip list longer than 15 characters as
+    several machines (a launch with --ips) and names the nodes in the save directory, here one:
+    `..._nodes_1`. The Plan and the generated bash do the same."""
+    from helpers.difftest import Case, Harness
+
+    config = next(c for c in train_configs(corpus, REPO) if c.parent.name == "pp_liteseg_stdc1")
+    path = tmp_path / "pp_liteseg_stdc1" / config.name
+    path.parent.mkdir()
+    path.write_text(_set_value(config.read_text(encoding="utf-8"), 3, "averyveryverylonghostname;0,1"))
+    diff = compare(path, REPO, "lite_train_lite_infer", upstream=upstream)
+    assert diff.faithful, diff.describe()
+    trains = [s for s in diff.plan.steps if s.kind == "train"]
+    assert trains and all("--ips=averyveryverylonghostname" in s.command for s in trains)
+    assert all("_autocast_" in s.command and "_nodes_1 " in s.command + " " for s in trains), trains[0].command
+    mismatches = Harness(tmp_path / "bash").run([Case(str(path), "paddleseg", "lite_train_lite_infer")])
+    assert not mismatches, mismatches[0]
+
+
 # ---- mutated configs
 
 
@@ -90,10 +110,10 @@ def _set_value(text: str, index: int, value: str) -> str:
 
 
 # gpu_list entries, with those upstream reads by their length in its own way (two-digit ids, 9 ids,
-# one id per node, an ip list of 15 characters, an empty entry).
+# one id per node, an ip list of 15 characters, an empty entry, one host name of more than 15).
 ENTRY = st.sampled_from(
     ["-1", "0", "3", "0,1", "0,1,2,3", "10.0.0.1,10.0.0.2;0,1", "10", "0,1,2,3,4,5,6,7,8", "10.0.0.1,10.0.0.2;0"]
-    + ["1.1.1.1,2.2.2.2;0,1", ""]
+    + ["1.1.1.1,2.2.2.2;0,1", "", "averyveryverylonghostname;0,1"]
 )
 LISTS = {
     3: st.lists(ENTRY, min_size=1, max_size=3).map("|".join),  # gpu_list

@@ -6,7 +6,7 @@ the switched one under the recorder, compared command by command.
 An entry point is a script of test_tipc/ (not one only sourced by others), with each config it
 reads and each mode it takes:
 
-- modes: the ones the script tests `MODE` for, the ones the repo's docs run it with
+- modes: the ones the script's code (not its comments) tests `MODE` for, the ones the repo's docs run it with
   (`bash test_tipc/X.sh CONFIG MODE` in test_tipc/ and docs/ markdown), the ones of a script it
   passes its mode to, and the four train modes for the train runner; a script that never reads
   its second argument runs without one.
@@ -22,7 +22,8 @@ its argument): nothing is downloaded, trained or installed, and a wrapper is par
 
 Verdicts (entries.ENTRY_VERDICTS): identical (same commands, same exit status); faithful (the
 differences are the named deviations of a generated script, as the runner/chain oracle found them
-for that config and mode; or, for a kept script that runs a generated one, exactly that script's);
+for that config and mode; the two this oracle names itself, FOREIGN and UNTESTED; or, for a kept
+script that runs a generated one, exactly that script's);
 CHANGED (every differing command listed); "not run before" (the old script ran nothing on it).
 """
 
@@ -137,7 +138,83 @@ _MODE_TEST = re.compile(r"\$\{?MODE\}?\"?\s*(?:==?|!=)\s*[\"']([A-Za-z_][A-Za-z0
 _SOURCED = re.compile(r"(?:^|[;&|]\s*|\s)(?:source|\.)\s+[\"']?(?:\$\{?\w+\}?/)?([\w./-]+\.sh)")
 _DOC_RUN = re.compile(r"bash\s+(?:\./)?test_tipc/([\w./-]+\.sh)((?:[ \t]+[^\s`|)<>;&]+)*)")
 _MODE_WORD = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_MODE_MATCH = re.compile(r"\$\{?MODE\}?\"?\s*=~\s*[\"']?([A-Za-z_][A-Za-z0-9_]*)")
 _NESTED = re.compile(r"bash\s+(?:\./)?test_tipc/([\w./-]+\.sh)\b[^\n]*\$\{?2\}?")
+
+
+_HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_]\w*)\2")
+
+
+def _heredoc_end(text: str, line_end: int, word: str, tabs: bool) -> int:
+    """Where the here-document whose operator line ends at `line_end` ends (after its closing
+    `word` line; `<<-`: tabs before it allowed); the end of the text when it never closes."""
+    if line_end < 0:
+        return len(text)
+    pos = line_end + 1
+    while pos < len(text):
+        nl = text.find("\n", pos)
+        line = text[pos : len(text) if nl < 0 else nl]
+        if (line.lstrip("\t") if tabs else line) == word:
+            return len(text) if nl < 0 else nl
+        if nl < 0:
+            break
+        pos = nl + 1
+    return len(text)
+
+
+def _in_arithmetic(text: str, i: int) -> bool:
+    """Whether position `i` is inside a `((...))` opened on its line (`$((1<<n))` is a shift)."""
+    line = text[text.rfind("\n", 0, i) + 1 : i]
+    return line.count("((") > line.count("))")
+
+
+def code_only(text: str) -> str:
+    """`text` (bash) without its comments, lines kept: a `#` starting a word outside quotes and
+    `${...}` begins one (`$#`, `${#x}`, `a#b` and a quoted `#` do not)."""
+    out: list = []
+    stack: list = []  # the open quotes and ${ (', ", {), innermost last
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        top = stack[-1] if stack else ""
+        if top == "'":
+            if c == "'":
+                stack.pop()
+        elif c == "\\" and i + 1 < n:
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        elif text.startswith("${", i):
+            stack.append("{")
+            out.append("${")
+            i += 2
+            continue
+        elif c == "}" and top == "{":
+            stack.pop()
+        elif c == '"':
+            if top == '"':
+                stack.pop()
+            else:
+                stack.append('"')
+        elif c == "'" and top != '"':
+            stack.append("'")
+        elif (
+            not stack and text.startswith("<<", i) and not _in_arithmetic(text, i) and (doc := _HEREDOC.match(text, i))
+        ):
+            # a here-document's body is data, kept as it is (an apostrophe in it opens no quote)
+            line_end = text.find("\n", doc.end())
+            body = _heredoc_end(text, line_end, doc.group(3), bool(doc.group(1)))
+            out.append(text[i:body])
+            i = body
+            continue
+        elif c == "#" and not stack and (i == 0 or text[i - 1] in " \t\n;&|()"):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _top_level(text: str) -> str:
@@ -176,6 +253,7 @@ def _docs_runs(root: Path) -> dict:
                 text = read_bytes(str(path), MAX_FILE_BYTES, tree=str(root), what="a doc").decode("utf-8", "replace")
             except TipcError:  # a doc that cannot be read (a FIFO, too big) names no mode
                 continue
+            text = _HTML_COMMENT.sub("", text)  # a commented-out block runs nothing
             for m in _DOC_RUN.finditer(text):
                 words = m.group(2).split()
                 found.setdefault(m.group(1), set())
@@ -189,7 +267,8 @@ def _docs_runs(root: Path) -> dict:
 def scripts_of(root: Path, tree: dict) -> list[ScriptInfo]:
     """The entry scripts of the old tree `tree` (repo-relative path -> bytes): each .sh of
     test_tipc/ that no other script sources, with the arguments it reads and its modes."""
-    texts = {rel: data.decode("utf-8", "replace") for rel, data in tree.items() if rel.endswith(".sh")}
+    # Modes, arguments and callees come from code only (`fi  # end if [ ${MODE} = "infer" ]` names none).
+    texts = {rel: code_only(data.decode("utf-8", "replace")) for rel, data in tree.items() if rel.endswith(".sh")}
     sourced = {os.path.basename(name) for text in texts.values() for name in _SOURCED.findall(text)}
     docs = _docs_runs(root)
     tests = {rel: set(_MODE_TEST.findall(text)) for rel, text in texts.items()}
@@ -341,6 +420,70 @@ FOREIGN = (
 )
 
 
+# The other: a generated script refuses a mode the old script named only in a test that cannot be
+# true where it stands (PaddleSeg's `klquant_infer`, tested inside the whole_infer branch), so the
+# old script ran another mode's steps under that name. Named only when nothing of the repo runs
+# in that mode (untested_modes): otherwise the refusal is a change.
+UNTESTED = (
+    "refuses-untested-mode",
+    "a generated script refuses (exit 2, naming the modes it takes) a mode its old script ran "
+    "another mode's steps under",
+    "the repo's prepare.sh prepares nothing for that mode and no doc of the repo runs a script in it",
+)
+
+
+def untested_modes(root: Path, tree: dict) -> dict:
+    """script -> the modes its code tests for only where they cannot be true (dead_modes), that
+    the old tree's prepare.sh (there must be one) tests for neither by equality nor by a `=~`
+    substring, and that no doc of the repo runs a script with."""
+    if "test_tipc/prepare.sh" not in tree:
+        return {}  # nothing says what the repo prepares
+    prepare = code_only(tree["test_tipc/prepare.sh"].decode("utf-8", "replace"))
+    equal = set(_MODE_TEST.findall(prepare))
+    parts = set(_MODE_MATCH.findall(prepare))
+    documented = {m for found in _docs_runs(root).values() for m in found}
+    out = {}
+    for rel, data in tree.items():
+        if rel.endswith(".sh") and rel != "test_tipc/prepare.sh":
+            dead = dead_modes(code_only(data.decode("utf-8", "replace")))
+            out[rel] = frozenset(m for m in dead - equal - documented if not any(p in m for p in parts))
+    return out
+
+
+_MODE_COND = re.compile(r"\[\[?\s*\"?\$\{?MODE\}?\"?\s*(==?|!=|=~)\s*[\"']?([A-Za-z_]\w*)[\"']?\s*\]\]?")
+_ONLY_JOINS = re.compile(r"^(?:if|elif)\s*(?:(?:\|\||&&)?\s*@\s*)+;?\s*(?:then)?$")
+
+
+def dead_modes(code: str) -> set:
+    """The modes `code` (comments removed) tests MODE for only inside the then-branch of an `if`
+    whose condition is nothing but MODE equal to other modes (read by indentation; anything else,
+    an `else` on the way, a condition of other tests: not dead)."""
+    lines = code.split("\n")
+    dead: dict = {}
+    for n, line in enumerate(lines):
+        for mode in _MODE_TEST.findall(line):
+            dead[mode] = dead.get(mode, True) and _under_other_modes(lines, n, mode)
+    return {m for m, d in dead.items() if d}
+
+
+def _under_other_modes(lines: list, n: int, mode: str) -> bool:
+    indent = len(lines[n]) - len(lines[n].lstrip())
+    for text in reversed(lines[:n]):
+        stripped = text.strip()
+        depth = len(text) - len(text.lstrip())
+        if not stripped or depth >= indent:
+            continue
+        indent = depth
+        if stripped.startswith(("else", "elif")) or _FUNC_HEAD.match(text):
+            return False
+        if stripped.startswith("if ") or stripped.startswith("if["):
+            tests = _MODE_COND.findall(stripped)
+            only_modes = bool(_ONLY_JOINS.match(_MODE_COND.sub("@", stripped)))
+            if tests and only_modes and all(op in ("=", "==") and m != mode for op, m in tests):
+                return True
+    return False
+
+
 def _kind(mode: Optional[str]) -> str:
     """A mode's kind: each chain's own (cpp_infer, serving_infer...: a chain's config is foreign to
     another chain's mode) or a train runner's (the rest)."""
@@ -480,7 +623,8 @@ def compare_entries(
     covered.texts = {
         os.path.basename(rel): new_tree[rel].decode("utf-8", "replace") for rel in generated if rel in new_tree
     }
-    rows = [_verdict(e, b, a, generated, covered) for e, (b, a) in zip(entries, runs)]
+    untested = untested_modes(base, tree)
+    rows = [_verdict(e, b, a, generated, covered, untested) for e, (b, a) in zip(entries, runs)]
     rows += [EntryRow(e, "identical", "uses no file the switch changes: not run") for e in kept]
     _wrappers_faithful(rows, tree)
     return rows
@@ -550,7 +694,9 @@ def _entries(scripts: list, configs: dict, generated: set, before: Stager, pool,
     return out
 
 
-def _verdict(entry: EntryPoint, before: Run, after: Run, generated: set, covered: Covered) -> EntryRow:
+def _verdict(
+    entry: EntryPoint, before: Run, after: Run, generated: set, covered: Covered, untested: Optional[dict] = None
+) -> EntryRow:
     diffs = command_differences(before.commands, after.commands)
     # Exit statuses are compared for the scripts the switch writes (a failed step fails them now: a
     # named fix) and wherever the commands differ; a kept script running the same commands exits as
@@ -581,6 +727,10 @@ def _verdict(entry: EntryPoint, before: Run, after: Run, generated: set, covered
     nothing = not after.commands
     if entry.script in generated and nothing and covered.foreign(entry.script, entry.config, entry.mode):
         row.verdict, row.detail = "faithful", FOREIGN[0]
+        return row
+    refused = nothing and after.returncode == 2
+    if entry.script in generated and refused and entry.mode in (untested or {}).get(entry.script, ()):
+        row.verdict, row.detail = "faithful", UNTESTED[0]
         return row
     row.verdict = "CHANGED"
     row.detail = f"{sum(1 for d in diffs if d[0] in '-+')} differing command line(s)"
@@ -630,19 +780,22 @@ def _deviations_of(script: str, covered: Covered, generated: set) -> tuple:
 def _wrappers_faithful(rows: list, tree: dict) -> None:
     """A kept script that runs a generated one (`bash test_tipc/X.sh ...`, the device wrappers):
     faithful when its differences are exactly the edits the generated script's own (faithful)
-    differences make on the same config and mode."""
+    differences make on the same config and mode; or when that script refuses the mode as
+    UNTESTED and the wrapper, passing the mode on, now runs nothing and exits as it does (what
+    the wrapper ran before was the callee's steps under its own edits of the config)."""
     by_key = {(r.entry.script, r.entry.config, r.entry.mode): r for r in rows}
     for row in rows:
         if row.verdict != "CHANGED":
             continue
-        text = tree.get(row.entry.script, b"").decode("utf-8", "replace")
+        text = code_only(tree.get(row.entry.script, b"").decode("utf-8", "replace"))
         for callee in sorted({f"test_tipc/{n}" for n in _NESTED.findall(text)}):
             inner = by_key.get((callee, row.entry.config, row.entry.mode))
             if inner is None or inner.verdict != "faithful":
                 continue
             mine = edits([d for d in row.differences if d[0] in "-+"])
             theirs = edits([d for d in inner.differences if d[0] in "-+"])
-            if mine and not (mine - theirs):
+            refused = inner.detail == UNTESTED[0] and row.after_commands == 0 and row.after_exit == inner.after_exit
+            if (mine and not (mine - theirs)) or refused:
                 row.verdict = "faithful"
                 row.detail = f"the differences of {os.path.basename(callee)} it runs ({inner.detail})"
                 break

@@ -312,7 +312,7 @@ def plan_migration(
 def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_Tally] = None) -> None:
     """The whole-tree oracle (entrypoints.py): every entry point of the old test_tipc/ before and
     after the switch; generated scripts' differences held to the verdicts found above."""
-    from tipcgen.migrate.entrypoints import FOREIGN, Covered, compare_entries
+    from tipcgen.migrate.entrypoints import FOREIGN, UNTESTED, Covered, compare_entries
 
     covered = Covered({(r.script, r.config, r.mode): (r.runner, r.runner_detail) for r in (*m.rows, *m.chain_rows)})
     covered.verdicts.update(
@@ -335,8 +335,9 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
     m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress)
     if "test_tipc/prepare.sh" in changed:
         _prepare_entries(m, jobs, timeout)
-    if any(e.detail == FOREIGN[0] for e in m.entries):
-        m.deviations[FOREIGN[0]] = f"{FOREIGN[1]} ({FOREIGN[2]})"
+    for name, what, why in (FOREIGN, UNTESTED):  # the deviations the whole-tree oracle names itself
+        if any(e.detail == name for e in m.entries):
+            m.deviations[name] = f"{what} ({why})"
 
 
 def _script_deviations(m: Migration) -> dict:

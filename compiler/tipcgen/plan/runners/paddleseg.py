@@ -42,7 +42,8 @@ from tipcgen.script.shellwords import (
 )
 from tipcgen.spec.modes import MODES as BASE_MODES
 
-MODES = (*BASE_MODES, "benchmark_train")
+# klquant_whole_infer: upstream takes it in whole_infer's branch (the same steps, its own log dir).
+MODES = (*BASE_MODES, "klquant_whole_infer", "benchmark_train")
 TEMPLATE = "runner_paddleseg.sh.j2"
 # common_func.sh's status_check: `... - ${run_command} - ${log_path}  ` (two blanks).
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
@@ -101,7 +102,7 @@ DEVIATIONS = (
 
 def plan(b: Builder) -> None:
     b.preamble.append(f"------------------------ {b.mode} ------------------------")
-    if b.mode == "whole_infer":
+    if b.mode in ("whole_infer", "klquant_whole_infer"):
         _whole_infer(b)
     else:
         _train_modes(b)
@@ -313,7 +314,10 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, state: _State, autocast: 
     if unquoted_test(run_train, "=", "null"):
         return
     stem = f"{trainer}_gpus_{e.gpu}_autocast_{autocast}"
-    save_log = f"{log_dir}/{stem}" + (f"_nodes_{e.nodes}" if e.nodes > 1 else "")
+    # Upstream names the nodes in save_log when the ip list is longer than 15 characters (one
+    # long host name: `_nodes_1`); tipcgen's CPU launches when they span several nodes.
+    multinode = e.nodes > 1 if e.kind in ("cpu_procs", "cpu_nodes") else len(e.ips) > 15
+    save_log = f"{log_dir}/{stem}" + (f"_nodes_{e.nodes}" if multinode else "")
     step_log = f"{log_dir}/{stem}_nodes_{e.nodes}"
     set_pretrain = t.set_pretrain
     if e.nodes <= 1 and any(unquoted_test(trainer, "=", v.key(f"trainer.{s}.train")) for s in ("pact", "fpgm")):
@@ -331,7 +335,7 @@ def _run_trainer(b: Builder, t: TrainParams, e: Entry, state: _State, autocast: 
     }
     if e.kind in ("cpu_procs", "cpu_nodes"):
         b.apply_env(e.env)  # tipcgen's CPU launches: a set CUDA_VISIBLE_DEVICES makes the launcher look for GPUs
-    group = stem + (f"_nodes_{e.nodes}" if e.nodes > 1 else "")
+    group = stem + (f"_nodes_{e.nodes}" if multinode else "")
     cmd = _train_command(t, e, run_train, fields)
     if b.mode == "benchmark_train":
         extra = extra_args(script_lines(b.text, len(b.text) + 1))
