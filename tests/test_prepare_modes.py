@@ -369,3 +369,55 @@ def test_in_a_chain_mode_a_config_of_another_script_is_refused_by_name(tmp_path)
     prepared = plan_lines(tipc, cpp, rel, "cpp_infer")  # exits 0 (plan_lines raises otherwise)
     assert not [line for line in prepared if "first section" in line], prepared
     assert plan_lines(tipc, text, rel, "lite_train_lite_infer"), "its own modes: as before"
+
+
+# ---- a verbatim config's own modes (another chain's config, kept for the repo's script)
+
+SERVING_PREPARE = r"""#!/bin/bash
+FILENAME=$1
+MODE=$2
+dataline=$(cat ${FILENAME})
+IFS=$'\n'
+lines=(${dataline})
+model_name=$(echo "${lines[1]}" | cut -d: -f2)
+if [ ${MODE} = "lite_train_lite_infer" ]; then
+    wget -nc -P ./dataset https://example.invalid/data/little_train.tar
+elif [ ${MODE} = "serving_infer" ]; then
+    wget -nc -P ./deploy https://example.invalid/models/${model_name}_serving.tar
+fi
+"""
+SERVING = "===========================serving_params===========================\nmodel_name:{name}\npython:python3.7\n"
+
+
+@pytest.mark.sandbox
+def test_a_verbatim_configs_own_mode_is_carried_and_prepared_as_upstream(tmp_path):
+    root = _repo(tmp_path, SERVING_PREPARE)
+    configs = root / "test_tipc/configs/toy"
+    (configs / "toy_serving_python.txt").write_text(SERVING.format(name="toy_cls_KL"))
+    result = _import(root, tmp_path / "specs")
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "specs/toy.yml").read_text()
+    spec = load_spec(str(tmp_path / "specs/toy.yml"))
+    raw = spec.other_configs["toy_serving_python.txt"]
+    assert set(raw.prepare) == {"serving_infer"}, text
+    assert "toy_cls_KL" in spec.model_names(), "prepare.sh dispatches on the verbatim config's own name"
+    tipc = _build(spec, tmp_path / "gen")
+    rel = "test_tipc/configs/toy/toy_serving_python.txt"
+    row = compare_prepare(root / "test_tipc/prepare.sh", tipc, (configs / "toy_serving_python.txt").read_text(), rel,
+                          "serving_infer", "python3.7")  # fmt: skip
+    assert row.error is None and row.diff.verdict != "CHANGED", (row.error, row.diff.first)
+    assert any("toy_cls_KL_serving.tar" in line for line in plan_lines(tipc, SERVING.format(name="toy_cls_KL"), rel,
+                                                                          "serving_infer"))  # fmt: skip
+
+
+def test_a_prepared_verbatim_config_must_name_a_plain_model(tmp_path):
+    good = (REPO / "specs" / "mobilenet_v3_small.yml").read_text()
+    raw = (
+        "\nother_configs:\n  s.txt:\n    lines:\n    - '=====serving_params====='\n    - 'model_name:{name}'\n"
+        "    prepare:\n      serving_infer: []\n"
+    )
+    assert load_spec_text(good + raw.format(name="ok_name"), "m.yml").other_configs["s.txt"].prepare
+    for bad in ("a b", "x|y", "../up", "$(id)"):
+        with pytest.raises(SpecError) as err:
+            load_spec_text(good + raw.format(name=bad), "m.yml")
+        assert "m.yml:" in str(err.value) and "other_configs" in str(err.value), str(err.value)

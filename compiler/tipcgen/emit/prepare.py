@@ -151,6 +151,10 @@ def mode_variants(spec: Spec, mode: str) -> list[tuple[list[str], Optional[list[
         if mode in suite.prepare:
             ops = mode_steps(suite.prepare[mode])
             own.setdefault(repr(ops), ([], ops))[0].append("*/" + shlex.quote(suite.file))
+    for file, raw in spec.other_configs.items():  # a verbatim config prepared in its chain's mode
+        if mode in raw.prepare:
+            ops = mode_steps(raw.prepare[mode])
+            own.setdefault(repr(ops), ([], ops))[0].append("*/" + shlex.quote(file))
     return [*own.values(), ([], mode_steps(spec.prepare.get(mode, [])))]
 
 
@@ -165,6 +169,11 @@ def _shared_name_variants(owners: list[Spec], name: str, mode: str) -> list[tupl
                 ops = mode_steps(spec.prepare_for(suite_name, mode))
                 pattern = f"*/{shlex.quote(spec.model)}/{shlex.quote(suite.file)}"
                 own.setdefault(repr(ops), ([], ops))[0].append(pattern)
+        for file, raw in spec.other_configs.items():
+            if raw.prepare and raw.model_name() == name:
+                ops = mode_steps(raw.prepare.get(mode, []))
+                pattern = f"*/{shlex.quote(spec.model)}/{shlex.quote(file)}"
+                own.setdefault(repr(ops), ([], ops))[0].append(pattern)
     return [*own.values(), ([], None)]
 
 
@@ -172,6 +181,7 @@ def spec_modes(specs: list[Spec]) -> tuple[str, ...]:
     """The modes prepare.sh takes: the train chain's, and the other chains' the specs prepare for."""
     used = {mode for spec in specs for mode in spec.prepare}
     used |= {mode for spec in specs for suite in spec.suites.values() for mode in suite.prepare}
+    used |= {mode for spec in specs for raw in spec.other_configs.values() for mode in raw.prepare}
     return prepare_modes(used)
 
 

@@ -165,6 +165,44 @@ def import_prepare(
     return result
 
 
+def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict[str, dict[str, list[dict]]]:
+    """Each verbatim config (another chain's, kept for the repo's own script) -> {each mode of its
+    script (spec/modes.py: a chain's own, the train modes for PTQ) the repo's prepare.sh is in use
+    for: the steps it takes for that config}, traced as a suite's are; a config whose model_name
+    line is no plain name (prepare.sh dispatches on it) is left out."""
+    from tipcgen.dialects import section_owners
+    from tipcgen.script.lines import header_name, split_lines
+    from tipcgen.spec.modes import CHAIN_MODE_SCRIPTS, TRAIN_MODE_SCRIPTS
+    from tipcgen.spec.policy import name_problem
+
+    in_use = repo_prepare_modes(script)
+    owners = section_owners()
+    out: dict[str, dict[str, list[dict]]] = {}
+    for file, raw in spec.other_configs.items():
+        text = raw.text()
+        lines = split_lines(text)
+        scripts = set(owners.get(header_name(lines[0]) or "", ())) if lines else set()
+        modes = tuple(
+            m
+            for m in (*PREPARE_MODES, *CHAIN_MODE_SCRIPTS)
+            if m in in_use and scripts & set(CHAIN_MODE_SCRIPTS.get(m, TRAIN_MODE_SCRIPTS))
+        )
+        modes = tuple(dict.fromkeys(modes))
+        if not modes or file not in sources or name_problem(raw.model_name()):
+            continue
+        python = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("python:")), "python")
+        try:
+            found = import_prepare(
+                script, spec.model, {file: (sources[file], text, python)}, modes=modes, timeout=timeout
+            )
+        except UsageError:  # the script ran nothing for it in any of these modes: nothing to carry
+            continue
+        steps = {mode: found.spec_steps[mode] for mode in modes if mode in found.spec_steps}
+        if steps:
+            out[file] = steps
+    return out
+
+
 def chain_prepare_modes(layout: str) -> tuple[str, ...]:
     """The modes of a chain's script that prepare.sh prepares for: its chain modes, and the train
     modes it runs in (PaddleClas's PTQ script runs in whole_infer, prepared as
@@ -213,9 +251,13 @@ def add_prepare(
             chain_modes[name] = chain_prepare_modes(str(suite.layout))
     modes = train_config_modes(script)
     found = import_prepare(script, spec.model, suites, modes=modes, timeout=timeout, suite_modes=chain_modes)
-    if not found.spec_steps and not found.suite_steps:
+    raw = _raw_prepare(script, spec, result.sources, timeout)
+    if not found.spec_steps and not found.suite_steps and not raw:
         return report, found
-    new = dataclasses.replace(result, spec=with_prepare(result.spec, found))
+    data = with_prepare(result.spec, found)
+    for file, steps in raw.items():
+        data["other_configs"][file] = {**data["other_configs"][file], "prepare": steps}
+    new = dataclasses.replace(result, spec=data)
     text = spec_yaml(new, new.findings, schema)
     bad = verify_roundtrip(new, text, f"{report.model}.yml")
     if bad:  # cannot happen unless prepare touched the configs: say so rather than write it

@@ -503,6 +503,7 @@ class Covered:
     # that may explain an entry point's differing lines (explained_by)
     deviations: dict = field(default_factory=dict)
     texts: dict = field(default_factory=dict)  # generated script basename -> its text (what it runs)
+    sections: dict = field(default_factory=dict)  # config -> its first section's name (or None)
     _by_config: dict = field(default_factory=dict, repr=False)  # config -> its keys (an index)
 
     def keep(self, config: str, why: str) -> None:
@@ -525,6 +526,13 @@ class Covered:
         several chains (prepare.sh), only in modes of another kind (a chain's config in a train
         mode, a train config in a chain's mode)."""
         name = os.path.basename(script)
+        section = self.sections.get(config) if config is not None else None
+        if name == "prepare.sh" and section:
+            # by the table the generated prepare.sh refuses by: a config prepared in its own
+            # script's mode (a C++ config in cpp_infer) is never foreign, kept verbatim or not
+            from tipcgen.emit.prepare import mode_sections
+
+            return any(s == section for _m, s, _w in mode_sections([mode]))
         if self._by_config.get(None, [None])[0] != len(self.verdicts):  # (re)index after a change
             self._by_config = {None: [len(self.verdicts)]}
             for key in self.verdicts:
@@ -587,6 +595,7 @@ def compare_entries(
             continue
         new_tree[rel] = data
     pythons = {python_of(data) for data in configs.values()}
+    covered.sections = {rel: first_section(data) for rel, data in configs.items()}
     generated = {
         rel
         for rel, data in files.items()
@@ -628,6 +637,14 @@ def compare_entries(
     rows += [EntryRow(e, "identical", "uses no file the switch changes: not run") for e in kept]
     _wrappers_faithful(rows, tree)
     return rows
+
+
+def first_section(data: bytes) -> Optional[str]:
+    """The name of a config's first line when that is a section header, else None."""
+    from tipcgen.script.lines import header_name, split_lines
+
+    lines = split_lines(data.decode("utf-8", "replace"))
+    return header_name(lines[0]) if lines else None
 
 
 def python_of(data: bytes | str) -> str:

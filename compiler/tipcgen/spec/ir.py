@@ -48,6 +48,7 @@ from tipcgen.spec.policy import (
     SectionScalar,
     SuiteName,
     VerbatimLine,
+    check_name,
     name_problem,
     policy,
     refuse_control,
@@ -621,10 +622,26 @@ class RawConfig(Model):
     # chain table of another family (PaddleSeg's dy2static config, PaddleClas's table), whose
     # script would run it otherwise than the repo's does.
     own_script: bool = False
+    # What the generated prepare.sh does for this config in a mode (its chain's: `cpp_infer`,
+    # `serving_infer`, ...): the steps the repo's prepare.sh takes for it, as a suite's `prepare`.
+    prepare: dict[ModeName, list[PrepareStep]] = Field(default_factory=dict)
 
     def text(self) -> str:
         body = "\n".join(self.lines)
         return body + "\n" if self.final_newline else body
+
+    def model_name(self) -> str:
+        """The value prepare.sh dispatches on: its second non-empty line's text after the first
+        colon (tipc_value), as every layout's `model_name` line."""
+        lines = [line for line in self.lines if line != ""]
+        return lines[1].split(":", 1)[1] if len(lines) > 1 and ":" in lines[1] else ""
+
+    @model_validator(mode="after")
+    def _prepared_name(self) -> RawConfig:
+        # prepare.sh dispatches on this value in a `case`: a config it prepares must give a plain name
+        if self.prepare:
+            check_name(self.model_name())
+        return self
 
 
 class SpecFile(Model):
@@ -744,8 +761,13 @@ class Spec(Model):
         return next((name for name, s in self.suites.items() if s.file == file), None)
 
     def model_names(self) -> list[str]:
+        """The model names prepare.sh dispatches on: the suites', then those of the verbatim configs
+        it prepares (a serving config's own name, e.g. PaddleDetection's `..._KL`)."""
         seen: list[str] = []
         for s in self.suites.values():
             if s.model_name not in seen:
                 seen.append(s.model_name)
+        for raw in self.other_configs.values():
+            if raw.prepare and raw.model_name() not in seen:
+                seen.append(raw.model_name())
         return seen
