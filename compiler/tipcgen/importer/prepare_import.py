@@ -184,10 +184,9 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
         scripts = set(owners.get(header_name(lines[0]) or "", ())) if lines else set()
         modes = tuple(
             m
-            for m in (*PREPARE_MODES, *CHAIN_MODE_SCRIPTS)
+            for m in PREPARE_MODES
             if m in in_use and scripts & set(CHAIN_MODE_SCRIPTS.get(m, TRAIN_MODE_SCRIPTS))
         )
-        modes = tuple(dict.fromkeys(modes))
         if not modes or file not in sources or name_problem(raw.model_name()):
             continue
         python = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("python:")), "python")

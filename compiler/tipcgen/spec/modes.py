@@ -24,10 +24,11 @@ TRAIN_MODE_SCRIPTS = ("test_train_inference_python.sh", "test_ptq_inference_pyth
 # Modes the repos' prepare.sh also serve, called with a train config (the repos' docs:
 # `prepare.sh <train config> benchmark_train`, `... klquant_whole_infer`).
 TRAIN_CONFIG_MODES = ("benchmark_train", "klquant_whole_infer")
-# Other modes upstream prepare.sh scripts have a branch for (PaddleVideo's `serving_infer_python`):
+# Other modes upstream prepare.sh scripts have a branch for (PaddleVideo's `serving_infer_python`,
+# `serving_infer_cpp`):
 # a spec may carry them; import fills them when a typed suite is prepared in them. (`lite_infer`,
 # named only in their usage comments, has no branch anywhere: not a mode.)
-OTHER_MODES = ("serving_infer_python",)
+OTHER_MODES = ("serving_infer_python", "serving_infer_cpp")
 PREPARE_MODES = MODES + CHAIN_MODES + TRAIN_CONFIG_MODES + OTHER_MODES
 
 
