@@ -373,12 +373,15 @@ def test_in_a_chain_mode_a_config_of_another_script_is_refused_by_name(tmp_path)
 
 # ---- a verbatim config's own modes (another chain's config, kept for the repo's script)
 
-SERVING_PREPARE = PREPARE.split("pretrained=")[0] + r"""if [ ${MODE} = "lite_train_lite_infer" ]; then
+SERVING_PREPARE = (
+    PREPARE.split("pretrained=")[0]
+    + r"""if [ ${MODE} = "lite_train_lite_infer" ]; then
     wget -nc -P ./dataset https://example.invalid/data/little_train.tar
 elif [ ${MODE} = "serving_infer" ]; then
     wget -nc -P ./deploy https://example.invalid/models/${model_name}_serving.tar
 fi
 """
+)
 SERVING = "===========================serving_params===========================\nmodel_name:{name}\npython:python3.7\n"
 
 

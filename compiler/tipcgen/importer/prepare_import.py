@@ -183,9 +183,7 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
         lines = split_lines(text)
         scripts = set(owners.get(header_name(lines[0]) or "", ())) if lines else set()
         modes = tuple(
-            m
-            for m in PREPARE_MODES
-            if m in in_use and scripts & set(CHAIN_MODE_SCRIPTS.get(m, TRAIN_MODE_SCRIPTS))
+            m for m in PREPARE_MODES if m in in_use and scripts & set(CHAIN_MODE_SCRIPTS.get(m, TRAIN_MODE_SCRIPTS))
         )
         if not modes or file not in sources or name_problem(raw.model_name()):
             continue
