@@ -142,15 +142,18 @@ def first_sections(layout: Layout) -> tuple[str, ...]:
 
 def section_owners() -> dict[str, tuple[str, ...]]:
     """Each first section a known kind of config starts with -> the upstream scripts that run such
-    configs (every train and chain table, and CHAINS' configs of scripts tipcgen does not type)."""
-    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+    configs: every train and chain table's, and chains.SECTION_SCRIPTS (the repos' own scripts,
+    for configs tipcgen does not type; its keys that are no section header, e.g. Lite's
+    `runtime_device:`, are left out: the scripts read headers only)."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS, SECTION_SCRIPTS
 
     owners: dict[str, set] = {}
     for layout in (*_REGISTRY, *CHAIN_LAYOUTS.values()):
         for name in first_sections(layout):
             owners.setdefault(name, set()).add(layout.dialect.script)
-    for name, (_chain, script) in CHAINS.items():
-        owners.setdefault(name, set()).add(script)
+    for name, readers in SECTION_SCRIPTS.items():
+        if header_name(f"== {name} ==") == name:
+            owners.setdefault(name, set()).update(readers)
     for scripts in owners.values():
         scripts.update(_RUN_THROUGH[s] for s in list(scripts) if s in _RUN_THROUGH)
     return {name: tuple(sorted(scripts)) for name, scripts in sorted(owners.items())}

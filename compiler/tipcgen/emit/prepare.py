@@ -225,12 +225,12 @@ def mode_sections(modes) -> list[tuple[str, str, str]]:
     config no script of that mode runs (dialects.section_owners): prepare.sh refuses it in that
     mode (a train config in cpp_infer, a serving config in paddle2onnx_infer or whole_infer)."""
     from tipcgen.dialects import section_owners
-    from tipcgen.spec.modes import CHAIN_MODE_SCRIPTS, TRAIN_MODE_SCRIPTS
+    from tipcgen.spec.modes import mode_scripts
 
     owners = section_owners()
     return [
         (mode, section, " or ".join(scripts))
         for mode in modes
         for section, scripts in owners.items()
-        if not set(scripts) & set(CHAIN_MODE_SCRIPTS.get(mode, TRAIN_MODE_SCRIPTS))
+        if not set(scripts) & set(mode_scripts(mode))
     ]

@@ -171,8 +171,8 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
     for: the steps it takes for that config}, traced as a suite's are; a config whose model_name
     line is no plain name (prepare.sh dispatches on it) is left out."""
     from tipcgen.dialects import section_owners
-    from tipcgen.script.lines import header_name, split_lines
-    from tipcgen.spec.modes import CHAIN_MODE_SCRIPTS, TRAIN_MODE_SCRIPTS
+    from tipcgen.script.lines import config_python, first_header
+    from tipcgen.spec.modes import mode_scripts
     from tipcgen.spec.policy import name_problem
 
     in_use = repo_prepare_modes(script)
@@ -180,14 +180,11 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
     out: dict[str, dict[str, list[dict]]] = {}
     for file, raw in spec.other_configs.items():
         text = raw.text()
-        lines = split_lines(text)
-        scripts = set(owners.get(header_name(lines[0]) or "", ())) if lines else set()
-        modes = tuple(
-            m for m in PREPARE_MODES if m in in_use and scripts & set(CHAIN_MODE_SCRIPTS.get(m, TRAIN_MODE_SCRIPTS))
-        )
+        scripts = set(owners.get(first_header(text) or "", ()))
+        modes = tuple(m for m in PREPARE_MODES if m in in_use and scripts & set(mode_scripts(m)))
         if not modes or file not in sources or name_problem(raw.model_name()):
             continue
-        python = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("python:")), "python")
+        python = config_python(text) or "python"
         try:
             found = import_prepare(
                 script, spec.model, {file: (sources[file], text, python)}, modes=modes, timeout=timeout

@@ -56,6 +56,7 @@ from tipcgen.migrate.oracle import (
     _write_exe,
 )
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
+from tipcgen.script.lines import config_python, first_header
 
 TRAIN_RUNNER = "test_train_inference_python.sh"
 TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
@@ -594,8 +595,8 @@ def compare_entries(
                 new_configs[rel] = data
             continue
         new_tree[rel] = data
-    pythons = {python_of(data) for data in configs.values()}
-    covered.sections = {rel: first_section(data) for rel, data in configs.items()}
+    pythons = {config_python(data.decode("utf-8", "replace")) or "" for data in configs.values()}
+    covered.sections = {rel: first_header(data.decode("utf-8", "replace")) for rel, data in configs.items()}
     generated = {
         rel
         for rel, data in files.items()
@@ -637,23 +638,6 @@ def compare_entries(
     rows += [EntryRow(e, "identical", "uses no file the switch changes: not run") for e in kept]
     _wrappers_faithful(rows, tree)
     return rows
-
-
-def first_section(data: bytes) -> Optional[str]:
-    """The name of a config's first line when that is a section header, else None."""
-    from tipcgen.script.lines import header_name, split_lines
-
-    lines = split_lines(data.decode("utf-8", "replace"))
-    return header_name(lines[0]) if lines else None
-
-
-def python_of(data: bytes | str) -> str:
-    """The config's `python:` value (its first such line), or an empty string."""
-    text = data if isinstance(data, str) else data.decode("utf-8", "replace")
-    for line in text.split("\n"):
-        if line.startswith("python:"):
-            return line.split(":", 1)[1].strip()
-    return ""
 
 
 def uses(tree: dict, script: str, changed: set) -> bool:

@@ -61,6 +61,7 @@ from tipcgen.errors import TipcError
 from tipcgen.fsio import write_atomic, write_text
 from tipcgen.inputs import read_bytes
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
+from tipcgen.script.lines import config_python
 
 # Upstream folder (relative to ../shared/upstream) -> our dialect for it (None: no dialect yet).
 REPOS: dict[str, Optional[str]] = {
@@ -245,14 +246,6 @@ class UpstreamRun:
         return self.returncode is None
 
 
-def _config_python(text: str) -> Optional[str]:
-    for line in text.split("\n"):
-        if line.startswith("python:"):
-            name = line.split(":", 1)[1].strip()
-            return name or None
-    return None
-
-
 def _config_value(text: str, index: int) -> str:
     """lines[index] of a config as the scripts read it (empty lines dropped), its value up to
     the next colon (func_parser_value)."""
@@ -312,7 +305,7 @@ def _stage(
     (repo root, the config argument of the script)."""
     data = read_bytes(str(config), what="a config")
     text = data.decode("utf-8", "replace")
-    python = _config_python(text)
+    python = config_python(text)
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
     names = set(PYTHONS) | set(TOOLS) | set(tools)

@@ -367,8 +367,8 @@ def _prepare_entries(m: Migration, jobs: int, timeout: float) -> None:
     import tempfile
 
     from tipcgen.importer.prepare_steps import DEVIATIONS
-    from tipcgen.migrate.entrypoints import python_of
     from tipcgen.migrate.prepare_diff import compare_prepare
+    from tipcgen.script.lines import config_python
 
     prepare_script = Path(m.root, "test_tipc", "prepare.sh")
     todo = [
@@ -382,7 +382,7 @@ def _prepare_entries(m: Migration, jobs: int, timeout: float) -> None:
     def one(row: Any, ours: Path) -> None:
         config, mode = row.entry.config, row.entry.mode
         text = read_bytes(str(Path(m.root, config)), tree=m.root, what="a config").decode("utf-8", "replace")
-        p = compare_prepare(prepare_script, ours, text, config, mode, python_of(text), timeout=timeout)
+        p = compare_prepare(prepare_script, ours, text, config, mode, config_python(text) or "", timeout=timeout)
         if p.error or p.diff.verdict == "CHANGED":
             first = f"; upstream {p.diff.first[0]}, ours {p.diff.first[1]}" if p.diff.first else ""
             row.detail += f" (effects differential: {p.error or 'CHANGED'}{first})"

@@ -34,3 +34,18 @@ def split_line(line: str) -> tuple[str, str]:
 def header_name(line: str) -> Optional[str]:
     m = HEADER.match(line)
     return m.group(1).strip() if m and m.group(1).strip() else None
+
+
+def first_header(text: str) -> Optional[str]:
+    """The name of a config's first line when that is a section header, as the generated scripts
+    read it (tipc_first_section; which script runs it: dialects.section_owners), else None."""
+    lines = split_lines(text)
+    return header_name(lines[0]) if lines else None
+
+
+def config_python(text: str) -> Optional[str]:
+    """The value of a config's first `python:` line (stripped), or None."""
+    for line in text.split("\n"):
+        if line.startswith("python:"):
+            return line.split(":", 1)[1].strip() or None
+    return None

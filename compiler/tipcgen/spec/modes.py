@@ -21,6 +21,13 @@ CHAIN_MODE_SCRIPTS = {
     "paddle2onnx_infer": ("test_paddle2onnx.sh",),
 }
 TRAIN_MODE_SCRIPTS = ("test_train_inference_python.sh", "test_ptq_inference_python.sh")
+
+
+def mode_scripts(mode: str) -> tuple[str, ...]:
+    """The scripts whose configs prepare.sh prepares in `mode`."""
+    return CHAIN_MODE_SCRIPTS.get(mode, TRAIN_MODE_SCRIPTS)
+
+
 # Modes the repos' prepare.sh also serve, called with a train config (the repos' docs:
 # `prepare.sh <train config> benchmark_train`, `... klquant_whole_infer`).
 TRAIN_CONFIG_MODES = ("benchmark_train", "klquant_whole_infer")
