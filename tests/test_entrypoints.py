@@ -417,3 +417,70 @@ def test_without_a_prepare_sh_nothing_is_untested(tmp_path):
     root = _untested_repo(tmp_path, PREPARE)
     (root / "test_tipc" / "prepare.sh").unlink()
     assert _untested_rows(root)["klquant_infer"].verdict == "CHANGED"
+
+
+# A kept script like PaddleSeg's dy2static one: it runs the train runner on a copy of its config.
+DY2STATIC = """#!/bin/bash
+FILENAME=$1
+mkdir -p test_tipc/output
+cp "$FILENAME" test_tipc/output/block.txt
+bash test_tipc/test_train_inference_python.sh test_tipc/output/block.txt lite_train_lite_infer
+python3.7 tools/compare_loss.py
+"""
+OLD_TRAIN = """#!/bin/bash
+python3.7 "$(sed -n 3p "$1" | cut -d: -f2)" --mode="$2"
+"""
+NEW_TRAIN = """#!/bin/bash
+case $(head -n 1 "$1") in
+*serving_params*) echo "refusing it" >&2; exit 2 ;;
+esac
+python3.7 "$(sed -n 3p "$1" | cut -d: -f2)" --mode="$2"
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "new", "verdict"),
+    [
+        ("===== serving_params =====", NEW_TRAIN, "faithful"),  # the runner refuses another script's config
+        ("===== base_train =====", NEW_TRAIN.replace("serving_params", "base_train"), "CHANGED"),  # its own
+        ("===== serving_params =====", OLD_TRAIN.replace('--mode="$2"', ""), "CHANGED"),  # an edit, no refusal
+    ],
+)
+def test_a_kept_script_handing_a_foreign_config_to_the_refusing_runner_is_the_named_deviation(
+    tmp_path, first, new, verdict
+):
+    root = tmp_path / "repo"
+    tipc = root / "test_tipc"
+    (tipc / "configs" / "m").mkdir(parents=True)
+    (tipc / "test_train_dy2static_python.sh").write_text(DY2STATIC)
+    (tipc / "test_train_inference_python.sh").write_text(OLD_TRAIN)
+    (tipc / "configs" / "m" / "c.txt").write_text(f"{first}\nmodel_name:m\ntrain:tools/train.py\n")
+    files = {"test_tipc/test_train_inference_python.sh": new.encode()}
+    rows = compare_entries(str(root), files, Covered(), 2, 60)
+    row = next(r for r in rows if r.entry.script.endswith("dy2static_python.sh"))
+    assert row.verdict == verdict, (row.detail, row.differences)
+    if verdict == "faithful":
+        assert row.detail.startswith("refuses-foreign-config (by test_train_inference_python.sh")
+        assert row.differences == ["- before: python3.7 tools/train.py --mode=lite_train_lite_infer"]
+
+
+def test_a_config_read_only_in_its_own_scripts_mode_is_probed_there(tmp_path):
+    """prepare.sh stops early on a C++ config in a train mode (PaddleSeg's under `nounset`) and
+    prepares it in cpp_infer: the config is probed in the modes that serve its own script too, so
+    its cpp_infer entry is run, never missing from the report."""
+    root = tmp_path / "repo"
+    tipc = root / "test_tipc"
+    (tipc / "configs" / "m").mkdir(parents=True)
+    prepare = (
+        '#!/bin/bash\nMODE=$2\nif [ "$MODE" = "lite_train_lite_infer" ]; then\n'
+        '    if [[ $(head -n 1 "$1") == "#"* ]]; then exit 1; fi\n    pip install x\nfi\n'
+        'if [ "$MODE" = "cpp_infer" ]; then wget https://x/"$(sed -n 2p "$1" | cut -d" " -f2)".tgz; fi\n'
+    )
+    (tipc / "prepare.sh").write_text(prepare)
+    (tipc / "configs" / "m" / "cpp.txt").write_text("# model load config\nmodel_name m\nuse_gpu 0\n")
+    (tipc / "configs" / "m" / "train.txt").write_text("===== train_params =====\nmodel_name:m\n")
+    files = {"test_tipc/prepare.sh": prepare.replace("wget", "wget -q").encode()}
+    rows = {r.entry.mode: r for r in compare_entries(str(root), files, Covered(), 2, 60) if "cpp" in r.entry.config}
+    assert rows["cpp_infer"].entry.config == "test_tipc/configs/m/cpp.txt"
+    assert rows["cpp_infer"].verdict == "CHANGED"
+    assert rows["cpp_infer"].differences == ["- before: wget https://x/m.tgz", "+ after:  wget -q https://x/m.tgz"]

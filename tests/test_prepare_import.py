@@ -144,3 +144,21 @@ def test_import_without_a_prepare_sh_warns_that_prepare_is_empty(tmp_path):
     result = runner.invoke(app, ["import", str(configs), "--out", str(tmp_path / "specs")])
     assert result.exit_code == 0, result.output
     assert "no test_tipc/prepare.sh" in result.output and "--prepare" in result.output
+
+
+def test_unzip_of_a_name_without_zip_opens_the_downloaded_zip():
+    """`unzip d/x` opens d/x.zip when there is no d/x (PaddleSeg's cpp_infer branch for
+    pphumanseg_lite): the download is extracted, never an `extract` of a file nothing made."""
+    from tipcgen.importer.prepare_steps import steps_from_ops
+    from tipcgen.importer.prepare_trace import Op
+
+    ops = [
+        Op(".", ("wget", "-P", "models", "https://example.invalid/m/x_export.zip")),
+        Op(".", ("unzip", "models/x_export", "-d", "models/")),
+    ]
+    steps = steps_from_ops(ops).steps
+    assert len(steps) == 1 and steps[0]["url"] == "https://example.invalid/m/x_export.zip"
+    assert steps[0]["extract"] is True and steps[0]["to"] == "models"
+    # an archive given with its own name stays as it is
+    plain = steps_from_ops([Op(".", ("unzip", "other/y", "-d", "other"))]).steps
+    assert plain[0]["extract"] == "other/y" and plain[0]["format"] == "zip"

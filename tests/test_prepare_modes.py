@@ -417,3 +417,53 @@ def test_a_prepared_verbatim_config_must_name_a_plain_model(tmp_path):
         with pytest.raises(SpecError) as err:
             load_spec_text(good + raw.format(name=bad), "m.yml")
         assert "m.yml:" in str(err.value) and "other_configs" in str(err.value), str(err.value)
+
+
+@pytest.mark.sandbox
+def test_a_cpp_config_named_by_words_is_prepared_in_cpp_infer_as_paddleseg_does(tmp_path):
+    """PaddleSeg's prepare.sh reads a C++ config's `model_name NAME` line by words in cpp_infer
+    (func_parser_value_cpp): the dialect's prepare_word_modes. The config keeps that mode, the
+    generated prepare.sh reads the name the same way there and fetches what upstream's does; a
+    folder holding only a C++ config is of the repo's family (its prepare.sh reads so too)."""
+    from tipcgen.importer import import_group
+    from tipcgen.importer.prepare_import import add_prepare
+
+    script = upstream_dir() / "PaddleSeg" / "prepare.sh"
+    train = _config("PaddleSeg", "stdc_stdc1/train_infer_python.txt")
+    cpp = _config("PaddleSeg", "stdc_stdc1/inference_cpp.txt")
+    if not script.is_file():
+        pytest.skip("PaddleSeg's prepare.sh absent (../shared)")
+    folder = tmp_path / "stdc_stdc1"
+    folder.mkdir()
+    for src in (train, cpp):
+        shutil.copy(src, folder / src.name)
+    report, found = add_prepare(import_group(sorted(str(p) for p in folder.glob("*.txt"))), script)
+    spec = load_spec_text(report.yaml, "stdc_stdc1.yml")
+    assert spec.layout == "paddleseg" and set(spec.other_configs["inference_cpp.txt"].prepare) == {"cpp_infer"}
+    assert "stdc_stdc1" in spec.model_names()
+    tipc = _build(spec, tmp_path / "gen")
+    text, rel = cpp.read_text(), "test_tipc/configs/stdc_stdc1/inference_cpp.txt"
+    row = compare_prepare(script, tipc, text, rel, "cpp_infer", "python")
+    assert row.error is None and row.diff.verdict != "CHANGED", (row.error, row.diff.first)
+    assert any("stdc1seg_infer_model.tar.gz" in line for line in plan_lines(tipc, text, rel, "cpp_infer"))
+    # the C++ config alone: imported as the repo's family, not as the chain tables' default
+    alone = tmp_path / "only_cpp"
+    alone.mkdir()
+    shutil.copy(cpp, alone / cpp.name)
+    assert import_group([str(alone / cpp.name)], family="paddleseg").result.spec["layout"] == "paddleseg"
+
+
+def test_a_cpp_configs_word_name_is_checked_as_the_generated_prepare_reads_it():
+    spec = (
+        "tipcgen: 1\nmodel: m\nlayout: {layout}\nother_configs:\n  c.txt:\n    lines:\n"
+        "    - '# model load config'\n    - 'model_name {name}'\n    prepare:\n      cpp_infer: []\n"
+    )
+    seg = load_spec_text(spec.format(layout="paddleseg", name="ok_name"), "m.yml")
+    assert seg.model_names() == ["ok_name"]
+    # paddleocr's prepare.sh reads the name after a colon: this line gives none
+    with pytest.raises(SpecError) as err:
+        load_spec_text(spec.format(layout="paddleocr", name="ok_name"), "m.yml")
+    assert "m.yml:" in str(err.value) and "c.txt" in str(err.value), str(err.value)
+    for bad in ("$(id)", "../up", "x|y"):
+        with pytest.raises(SpecError):
+            load_spec_text(spec.format(layout="paddleseg", name=bad), "m.yml")

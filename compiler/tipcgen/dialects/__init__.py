@@ -43,7 +43,7 @@ from tipcgen.dialects.paddleocr import PADDLEOCR
 from tipcgen.dialects.paddleseg import PADDLESEG
 from tipcgen.dialects.paddlevideo import PADDLEVIDEO
 from tipcgen.errors import UsageError
-from tipcgen.script.lines import header_name, split_line, split_lines
+from tipcgen.script.lines import first_header, header_name, split_line, split_lines
 
 _REGISTRY: tuple[Layout, ...] = (PADDLEOCR, PADDLECLAS, PADDLESEG, PADDLEVIDEO, PADDLEDETECTION, MODELS)
 
@@ -157,6 +157,17 @@ def section_owners() -> dict[str, tuple[str, ...]]:
     for scripts in owners.values():
         scripts.update(_RUN_THROUGH[s] for s in list(scripts) if s in _RUN_THROUGH)
     return {name: tuple(sorted(scripts)) for name, scripts in sorted(owners.items())}
+
+
+def config_readers(text: str) -> frozenset:
+    """The upstream scripts that run a config like `text`: by its first section (section_owners),
+    or by a first line that is no header (chains.SECTION_SCRIPTS: PaddleSeg's C++ `# model load
+    config`); empty when no table knows it."""
+    from tipcgen.dialects.chains import SECTION_SCRIPTS, first_section
+
+    return frozenset(
+        {*section_owners().get(first_header(text) or "", ()), *SECTION_SCRIPTS.get(first_section(text), ())}
+    )
 
 
 def foreign_sections(script: str) -> list[tuple[str, str]]:

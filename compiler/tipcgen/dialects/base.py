@@ -112,6 +112,10 @@ class Dialect:
     # Another chain's script that, like the train runner, takes MODE as its second argument
     # (False: it takes the config alone and MODE defaults to the runner's only one).
     mode_required: bool = False
+    # The prepare.sh modes whose configs give model_name as a `key value` line (a C++ config:
+    # PaddleSeg's prepare.sh reads it with func_parser_value_cpp in cpp_infer): the generated
+    # prepare.sh reads the name as its second word there (tipc_word), and so do the specs' checks.
+    prepare_word_modes: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ PADDLESEG = variant(
         OCR_RUNNER,
         launch_device_flag="--devices",
         runners=("paddleseg",),
+        prepare_word_modes=("cpp_infer",),
         # PaddleSeg's script also reads the second extra inference flag and the norm trainer's name;
         # it never uses the save_log key nor the first extra flag's value (it writes its own).
         reads=(

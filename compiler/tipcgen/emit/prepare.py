@@ -25,7 +25,7 @@ from typing import Optional
 
 from tipcgen.dialects import Layout
 from tipcgen.emit.docs_lang import PREPARE_WORDS
-from tipcgen.spec.ir import Spec
+from tipcgen.spec.ir import Spec, prepare_word_modes
 from tipcgen.spec.modes import prepare_modes
 from tipcgen.spec.prepare import Download, Extract, Link, Pip, Remove, Run, url_basename
 
@@ -170,7 +170,7 @@ def _shared_name_variants(owners: list[Spec], name: str, mode: str) -> list[tupl
                 pattern = f"*/{shlex.quote(spec.model)}/{shlex.quote(suite.file)}"
                 own.setdefault(repr(ops), ([], ops))[0].append(pattern)
         for file, raw in spec.other_configs.items():
-            if raw.prepare and raw.model_name() == name:
+            if name in raw.prepared_names(prepare_word_modes(spec.layout)):
                 ops = mode_steps(raw.prepare.get(mode, []))
                 pattern = f"*/{shlex.quote(spec.model)}/{shlex.quote(file)}"
                 own.setdefault(repr(ops), ([], ops))[0].append(pattern)
@@ -212,6 +212,7 @@ def prepare_context(specs: list[Spec], layout: Layout, banner: str) -> dict:
         layout=layout,
         model_names=[n for names, _ in groups for n in names],
         model_name_index=layout.index("model_name"),
+        word_modes=[m for m in layout.dialect.prepare_word_modes if m in spec_modes(specs)],
         python_index=layout.index("python"),
         read_lines=layout.read_lines,
         groups=groups,

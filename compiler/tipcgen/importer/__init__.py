@@ -62,7 +62,7 @@ def import_configs(
     foreign = _foreign_chains(kinds, family)
     kinds = {name: "raw" if name in foreign else kind for name, kind in kinds.items()}
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
-    main_layout = _main_layout([k for _, k in train])
+    main_layout = _main_layout([k for _, k in train], family)
     suites: dict = {}
     model_names = []
     for dec, kind in train:
@@ -106,11 +106,14 @@ def _foreign_chains(kinds: dict[str, str], family: Optional[str] = None) -> set[
     return {name for name, kind in kinds.items() if is_chain_layout(kind) and foreign_chain(any_layout(kind), main)}
 
 
-def _main_layout(kinds: list[str]) -> str:
-    """The spec's `layout`: the most common train layout; with chain configs only, their family's."""
+def _main_layout(kinds: list[str], family: Optional[str] = None) -> str:
+    """The spec's `layout`: the most common train layout; without train configs, the repo's
+    (`family`: its prepare.sh reads names as that family's does), else the chain configs' family's."""
     train = [k for k in kinds if not is_chain_layout(k)]
     if train:
         return Counter(train).most_common(1)[0][0]
+    if family is not None:
+        return family
     if kinds:
         return chain_family(Counter(kinds).most_common(1)[0][0])
     return "paddleocr"

@@ -170,19 +170,24 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
     script (spec/modes.py: a chain's own, the train modes for PTQ) the repo's prepare.sh is in use
     for: the steps it takes for that config}, traced as a suite's are; a config whose model_name
     line is no plain name (prepare.sh dispatches on it) is left out."""
-    from tipcgen.dialects import section_owners
-    from tipcgen.script.lines import config_python, first_header
+    from tipcgen.dialects import config_readers
+    from tipcgen.script.lines import config_python
+    from tipcgen.spec.ir import prepare_word_modes
     from tipcgen.spec.modes import mode_scripts
     from tipcgen.spec.policy import name_problem
 
     in_use = repo_prepare_modes(script)
-    owners = section_owners()
+    words = prepare_word_modes(spec.layout)
     out: dict[str, dict[str, list[dict]]] = {}
     for file, raw in spec.other_configs.items():
         text = raw.text()
-        scripts = set(owners.get(first_header(text) or "", ()))
-        modes = tuple(m for m in PREPARE_MODES if m in in_use and scripts & set(mode_scripts(m)))
-        if not modes or file not in sources or name_problem(raw.model_name()):
+        scripts = config_readers(text)
+        modes = tuple(
+            m
+            for m in PREPARE_MODES
+            if m in in_use and scripts & set(mode_scripts(m)) and not name_problem(raw.model_name(m in words))
+        )
+        if not modes or file not in sources:
             continue
         python = config_python(text) or "python"
         try:

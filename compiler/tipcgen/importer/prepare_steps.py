@@ -283,6 +283,8 @@ class _Typer:
         if not _inside(archive) or not _inside(directory):
             return False
         fmt = "zip" if unzip else "tar"
+        if unzip and archive not in self.pending and archive + ".zip" in self.pending:
+            archive += ".zip"  # unzip's own rule: `unzip X` opens X.zip when there is no X
         index = self.pending.pop(archive, None)
         if index is None:
             own: dict = {"extract": archive, "to": directory, "_ops": [op]}

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from tipcgen.dialects import config_readers, section_owners
 from tipcgen.errors import TipcError
 from tipcgen.fsio import write_atomic
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
@@ -57,6 +58,7 @@ from tipcgen.migrate.oracle import (
 )
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
 from tipcgen.script.lines import config_python, first_header
+from tipcgen.spec.modes import mode_scripts
 
 TRAIN_RUNNER = "test_train_inference_python.sh"
 TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
@@ -505,6 +507,7 @@ class Covered:
     deviations: dict = field(default_factory=dict)
     texts: dict = field(default_factory=dict)  # generated script basename -> its text (what it runs)
     sections: dict = field(default_factory=dict)  # config -> its first section's name (or None)
+    readers: dict = field(default_factory=dict)  # config -> the scripts that run such configs
     _by_config: dict = field(default_factory=dict, repr=False)  # config -> its keys (an index)
 
     def keep(self, config: str, why: str) -> None:
@@ -527,13 +530,11 @@ class Covered:
         several chains (prepare.sh), only in modes of another kind (a chain's config in a train
         mode, a train config in a chain's mode)."""
         name = os.path.basename(script)
-        section = self.sections.get(config) if config is not None else None
-        if name == "prepare.sh" and section:
-            # by the table the generated prepare.sh refuses by: a config prepared in its own
-            # script's mode (a C++ config in cpp_infer) is never foreign, kept verbatim or not
-            from tipcgen.emit.prepare import mode_sections
-
-            return any(s == section for _m, s, _w in mode_sections([mode]))
+        readers = self.readers.get(config) if config is not None else None
+        if name == "prepare.sh" and readers:
+            # by the tables the generated prepare.sh refuses by: a config prepared in a mode of
+            # its own script (a C++ config in cpp_infer) is never foreign, kept verbatim or not
+            return not (readers & set(mode_scripts(mode or "")))
         if self._by_config.get(None, [None])[0] != len(self.verdicts):  # (re)index after a change
             self._by_config = {None: [len(self.verdicts)]}
             for key in self.verdicts:
@@ -597,6 +598,7 @@ def compare_entries(
         new_tree[rel] = data
     pythons = {config_python(data.decode("utf-8", "replace")) or "" for data in configs.values()}
     covered.sections = {rel: first_header(data.decode("utf-8", "replace")) for rel, data in configs.items()}
+    covered.readers = {rel: config_readers(data.decode("utf-8", "replace")) for rel, data in configs.items()}
     generated = {
         rel
         for rel, data in files.items()
@@ -637,6 +639,7 @@ def compare_entries(
     rows = [_verdict(e, b, a, generated, covered, untested) for e, (b, a) in zip(entries, runs)]
     rows += [EntryRow(e, "identical", "uses no file the switch changes: not run") for e in kept]
     _wrappers_faithful(rows, tree)
+    _foreign_through(rows, tree, covered, generated)
     return rows
 
 
@@ -674,7 +677,11 @@ def _entries(scripts: list, configs: dict, generated: set, before: Stager, pool,
             continue
         first = info.modes[0] if info.modes else None
         for shape, rels in shapes.items():
-            probes.append((info, shape, EntryPoint(info.script, rels[0], first)))
+            # in its first mode, and in the modes that serve the config's own scripts (prepare.sh
+            # stops early on a C++ config in a train mode, and prepares it in cpp_infer)
+            readers = config_readers(configs[rels[0]].decode("utf-8", "replace"))
+            own = [m for m in info.modes[1:] if readers & set(mode_scripts(m))]
+            probes += [(info, shape, EntryPoint(info.script, rels[0], m)) for m in (first, *own)]
     results = list(pool.map(lambda p: before.run(p[2], timeout), probes))
     # A script reads a config when it ran commands on it (a positional reader runs something on
     # nearly any config: those of another script are told apart by Covered.foreign, not here).
@@ -800,3 +807,29 @@ def _wrappers_faithful(rows: list, tree: dict) -> None:
                 row.verdict = "faithful"
                 row.detail = f"the differences of {os.path.basename(callee)} it runs ({inner.detail})"
                 break
+
+
+def _foreign_through(rows: list, tree: dict, covered: Covered, generated: set) -> None:
+    """A kept script given a config of another script's (by its first section, the table the
+    generated scripts refuse by) that only passes it on to a generated script which refuses it
+    (PaddleSeg's dy2static script on a serving config, running the train runner on its blocks):
+    the commands it no longer runs are the callee's refusal, FOREIGN. Only dropped commands, and
+    only when neither the kept script nor that callee runs such configs."""
+    owners = section_owners()
+    for row in rows:
+        if row.verdict != "CHANGED" or row.entry.script in generated or row.entry.config is None:
+            continue
+        section = covered.sections.get(row.entry.config)
+        if not section or section not in owners or os.path.basename(row.entry.script) in owners[section]:
+            continue
+        if not row.differences or any(not d.startswith("- before: ") for d in row.differences):
+            continue
+        text = code_only(tree.get(row.entry.script, b"").decode("utf-8", "replace"))
+        callees = sorted(
+            g
+            for g in generated
+            if os.path.basename(g) not in owners[section] and re.search(rf"\bbash\s+(?:\./)?{re.escape(g)}\b", text)
+        )
+        if callees:
+            row.verdict = "faithful"
+            row.detail = f"{FOREIGN[0]} (by {os.path.basename(callees[0])}, which it hands the config to)"

@@ -31,6 +31,13 @@ def split_line(line: str) -> tuple[str, str]:
     return key, value
 
 
+def second_word(line: str) -> str:
+    """A `key value` line's value as a C++ config is read (PaddleSeg's func_parser_value_cpp,
+    the generated tipc_word): its second blank-separated word, else empty."""
+    words = [w for w in line.split(" ") if w]
+    return words[1] if len(words) > 1 else ""
+
+
 def header_name(line: str) -> Optional[str]:
     m = HEADER.match(line)
     return m.group(1).strip() if m and m.group(1).strip() else None

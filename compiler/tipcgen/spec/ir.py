@@ -28,6 +28,7 @@ from pydantic import (
 
 from tipcgen.dialects import NAMES as DIALECT_NAMES
 from tipcgen.dialects.chains import CHAIN_LAYOUTS
+from tipcgen.script.lines import second_word
 from tipcgen.spec.bench_section import Bench, Convergence
 from tipcgen.spec.chain_fields import chain_sections
 from tipcgen.spec.modes import PREPARE_MODES, TRAIN_MODES
@@ -48,7 +49,6 @@ from tipcgen.spec.policy import (
     SectionScalar,
     SuiteName,
     VerbatimLine,
-    check_name,
     name_problem,
     policy,
     refuse_control,
@@ -630,18 +630,29 @@ class RawConfig(Model):
         body = "\n".join(self.lines)
         return body + "\n" if self.final_newline else body
 
-    def model_name(self) -> str:
+    def model_name(self, words: bool = False) -> str:
         """The value prepare.sh dispatches on: its second non-empty line's text after the first
-        colon (tipc_value), as every layout's `model_name` line."""
+        colon (tipc_value), as every layout's `model_name` line; `words`: that line's second word
+        (tipc_word), as a C++ config gives it in its dialect's prepare_word_modes."""
         lines = [line for line in self.lines if line != ""]
-        return lines[1].split(":", 1)[1] if len(lines) > 1 and ":" in lines[1] else ""
+        if len(lines) < 2:
+            return ""
+        if words:
+            return second_word(lines[1])
+        return lines[1].split(":", 1)[1] if ":" in lines[1] else ""
 
-    @model_validator(mode="after")
-    def _prepared_name(self) -> RawConfig:
-        # prepare.sh dispatches on this value in a `case`: a config it prepares must give a plain name
-        if self.prepare:
-            check_name(self.model_name())
-        return self
+    def prepared_names(self, word_modes: tuple = ()) -> list[str]:
+        """The names the generated prepare.sh dispatches this config on, in each mode it prepares
+        it in (read by words in `word_modes`)."""
+        return list(dict.fromkeys(self.model_name(mode in word_modes) for mode in self.prepare))
+
+
+def prepare_word_modes(layout: Optional[str]) -> tuple:
+    """The modes a layout's prepare.sh reads model_name by words in (Dialect.prepare_word_modes)."""
+    from tipcgen.dialects import LAYOUTS
+
+    found = LAYOUTS.get(layout) if isinstance(layout, str) else None
+    return found.dialect.prepare_word_modes if found is not None else ()
 
 
 class SpecFile(Model):
@@ -691,6 +702,19 @@ class SpecFile(Model):
         if runner not in runners:
             raise ValueError(f"runner {runner!r} is not one of layout {layout}'s runners: " + ", ".join(runners))
         return runner
+
+    @field_validator("other_configs")
+    @classmethod
+    def _prepared_names(cls, configs, info):
+        # prepare.sh dispatches on the name in a `case`: a config it prepares must give a plain
+        # name, read as the generated prepare.sh reads it in each mode (`layout` is declared first)
+        words = prepare_word_modes(info.data.get("layout"))
+        for file, raw in configs.items():
+            for name in raw.prepared_names(words):
+                why = name_problem(name)
+                if why:
+                    raise ValueError(f"{file}: its model_name {name!r}, which prepare.sh dispatches on: {why}")
+        return configs
 
     @model_validator(mode="after")
     def _has_configs(self):
@@ -768,6 +792,5 @@ class Spec(Model):
             if s.model_name not in seen:
                 seen.append(s.model_name)
         for raw in self.other_configs.values():
-            if raw.prepare and raw.model_name() not in seen:
-                seen.append(raw.model_name())
+            seen += [n for n in raw.prepared_names(prepare_word_modes(self.layout)) if n not in seen]
         return seen

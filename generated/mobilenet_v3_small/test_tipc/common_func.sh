@@ -53,6 +53,15 @@ tipc_value() {
     fi
 }
 
+# tipc_word OUT LINE: LINE's second blank-separated word, as a C++ config's `key value` line is read
+# (PaddleSeg's prepare.sh in cpp_infer), else empty; script/lines.second_word is its twin.
+tipc_word() {
+    local -n _w_out=$1
+    local -a _w_words=()
+    IFS=" " read -r -a _w_words <<<"$2"
+    _w_out=${_w_words[1]:-}
+}
+
 # tipc_split OUT SEP STRING: word splitting with IFS=SEP (`a||b|` -> a, "", b).
 tipc_split() {
     local -n _sl_out=$1
