@@ -147,12 +147,79 @@ def test_hostile_records_are_reported_skipped_and_escaped(tmp_path):
     (rec / "deep.json").write_text("[" * 100000)
     ctx, html = _page(tmp_path)
     skipped = {Path(p.split(":")[0]).name for p in ctx["problems"]}
-    assert skipped == {"trunc.json", "future.json", "nan.json", "types.json", "list.json", "other.json",
+    # other.json is JSON but no tipcgen record: passed over without a word
+    assert skipped == {"trunc.json", "future.json", "nan.json", "types.json", "list.json",
                        "huge.json", "bytes.json", "deep.json"}  # fmt: skip
     assert any("future.json: skipped: record.schema 99: written by a newer tipcgen" in p for p in ctx["problems"])
     assert "<script>" not in html and "<img" not in html and '"><b>' not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;|x" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert re.search(r'data-state="timed out"', html)
+
+
+def _backup_env(path: Path) -> None:
+    """What paddle.distributed.launch leaves beside bench's records: an environment dump."""
+    write(path, {"PADDLE_TRAINER_ID": "0", "PADDLE_TRAINERS_NUM": "2", "PATH": "/usr/bin", "nested": {"a": [1]}})
+
+
+def test_json_that_is_no_tipcgen_record_is_passed_over_silently(tmp_path):
+    """Paddle's backup_env.*.json in bench's folder: not counted, not listed, not on stderr; a
+    claimed record that is broken (a `record` block of an unknown kind, not an object) is still
+    reported, and a cut-short file still is (its writer may have died)."""
+    regression_history(tmp_path / "rec", runs=3)
+    for i in range(12):
+        _backup_env(tmp_path / f"rec/bench_00{i % 3}/backup_env.{i}.json")
+    write(tmp_path / "rec/claims.json", {"record": {"schema": 2, "kind": "nightly"}, "model_name": "m"})
+    write(tmp_path / "rec/block.json", {"record": [1], "model_name": "m"})
+    (tmp_path / "rec/cut.json").write_text('{"record": {"schema": 2, "kind": "run"}, "steps": [')
+    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--out", str(tmp_path / "site")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "6 runs, 3 records skipped" in done.stdout
+    assert "backup_env" not in done.stderr + done.stdout
+    said = sorted(line.split(": skipped: ")[0].rsplit("/", 1)[-1] for line in done.stderr.splitlines())
+    assert said == ["block.json", "claims.json", "cut.json"], done.stderr
+    assert "record.kind: one of run, fleet, bench is wanted" in done.stderr
+    assert "backup_env" not in (tmp_path / "site/index.en.html").read_text()
+
+
+def test_bench_report_passes_over_other_json_in_its_folder_and_checks_named_files(tmp_path):
+    """`tipcgen report DIR` reads only bench records in DIR (the same rule as the page); a file
+    named on the command line is checked whatever it holds; a folder with no bench record is
+    refused, saying so."""
+    session = regression_history(tmp_path / "rec", runs=1) / "bench_000"
+    _backup_env(session / "backup_env.0.json")
+    write(session / "run.json", run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0)))
+    done = subprocess.run([*TIPCGEN, "report", str(session), "--out", str(tmp_path / "rep"), "--no-plots"],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "N1C2" in done.stdout and "backup_env" not in done.stdout
+    named = subprocess.run([*TIPCGEN, "report", str(session / "backup_env.0.json"), "--no-plots", "--out",
+                            str(tmp_path / "rep2")], capture_output=True, text=True)  # fmt: skip
+    assert named.returncode == 2 and "backup_env.0.json: error: run record without model" in named.stderr
+    _backup_env(tmp_path / "only/backup_env.0.json")
+    empty = subprocess.run([*TIPCGEN, "report", str(tmp_path / "only"), "--no-plots", "--out", str(tmp_path / "r3")],
+                           capture_output=True, text=True)  # fmt: skip
+    assert empty.returncode == 2 and "no run records of `tipcgen bench` in this directory" in empty.stderr
+    assert "Traceback" not in named.stderr + empty.stderr and not (tmp_path / "r3").exists()
+
+
+def test_one_reader_of_records(tmp_path):
+    """status and report read a record file through run.provenance.read_record alone: the same
+    bounds give the same refusal whichever command reads it."""
+    from tipcgen.bench import records
+    from tipcgen.results import history
+
+    big = tmp_path / "rec/big.json"
+    big.parent.mkdir(parents=True)
+    big.write_text('{"record": {"schema": 2, "kind": "bench"}, "a": [' + "{}," * 20_000 + "{}]}")
+    _, problems = load_history([str(tmp_path / "rec")])
+    assert problems == [f"{big}: skipped: not a JSON run record: more than 20000 JSON objects"]
+    done = subprocess.run([*TIPCGEN, "report", str(big), "--no-plots", "--out", str(tmp_path / "rep")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and "more than 20000 JSON objects" in done.stderr
+    for module in (records, history):  # neither parses JSON nor opens files itself
+        source = Path(module.__file__).read_text()
+        assert "parse_json" not in source and "read_bytes" not in source and "open(" not in source
 
 
 def test_status_command_writes_both_languages(tmp_path):
