@@ -125,6 +125,47 @@ def test_grid_changes_and_links(tmp_path):
     assert change["meta"] == ["commit aaaaaaaaaa → bbbbbbbbbb", "paddle 2.6.1 → 3.0.0"]
 
 
+def test_two_suites_of_one_model_stay_two_rows_never_compared(tmp_path):
+    """A `--suite multiproc` run beside the normal suite's, and a legacy config of the same model:
+    three rows; each suite's change list compares it with its own previous run only."""
+    rec, spec = tmp_path / "rec", "specs/tiny_rec.yml"
+    legacy = "test_tipc/configs/tiny_rec/train_infer_python.txt"
+    write(rec / "n1.json", run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0), suite="normal", config=spec))
+    write(rec / "m1.json", run_report("tiny_rec", MODE, ["passed"] * 5, stamp(1), suite="multiproc", config=spec))
+    write(rec / "n2.json", run_report("tiny_rec", MODE, ["passed"] * 5, stamp(2), suite="normal", config=spec))
+    timed_out = ["timed out"] + ["skipped"] * 4
+    write(rec / "m2.json", run_report("tiny_rec", MODE, timed_out, stamp(3), suite="multiproc", config=spec,
+                                      reasons={i: "train failed" for i in range(1, 5)}))  # fmt: skip
+    write(rec / "l1.json", run_report("tiny_rec", MODE, FAILED_EXPORT, stamp(4), config=legacy))
+    ctx, html = _page(tmp_path)
+    rows = [(r["suite"], r["config"], [c["state"] for c in r["cells"]]) for r in ctx["rows"]]
+    assert rows == [
+        ("train_infer_python.txt", legacy, FAILED_EXPORT),
+        ("multiproc", spec, timed_out),
+        ("normal", spec, ["passed"] * 5),
+    ]
+    recent = [[h["state"] for h in r["recent"]] for r in ctx["rows"]]
+    assert recent == [["failed"], ["passed", "timed out"], ["passed", "passed"]]
+    (change,) = ctx["changes"]  # only multiproc changed, against its own earlier run
+    assert change["key"] == f"tiny_rec · train_inference_python · {MODE} · multiproc"
+    assert change["failing"] == ["1 train norm_train (passed → timed out)"]
+    assert 'data-suite="normal"' in html and f'title="{legacy}"' in html
+
+
+def test_records_name_the_suite_and_config_that_ran(tmp_path):
+    """What `run`, `fleet` and `bench` put in the record: the suite a spec ran (`--suite`, else
+    its first) and the file, relative to the repo root."""
+    from tipcgen.check.source import what_ran
+    from tipcgen.check.spec import load_spec
+
+    spec = Path(__file__).resolve().parents[1] / "specs" / "tiny_rec.yml"
+    first = next(iter(load_spec(str(spec)).suites))
+    assert what_ran(str(spec), None, str(spec.parents[1])) == {"suite": first, "config": "specs/tiny_rec.yml"}
+    assert what_ran(str(spec), first, "/elsewhere")["config"] == str(spec)  # outside the root: as given
+    assert what_ran("test_tipc/configs/m/train_infer_python.txt", None) == {
+        "suite": None, "config": "test_tipc/configs/m/train_infer_python.txt"}  # fmt: skip
+
+
 def test_old_unversioned_records_are_read(tmp_path):
     write(tmp_path / "rec/old.json", run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0), versioned=False))
     runs, problems = load_history([str(tmp_path / "rec")])

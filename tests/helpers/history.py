@@ -28,6 +28,8 @@ def run_report(
     layout: str = "paddleocr",
     versioned: bool = True,
     reasons: Optional[dict] = None,
+    suite: Optional[str] = None,
+    config: Optional[str] = None,
 ) -> dict:
     log_dir = f"test_tipc/output/{model}/{mode}"
     steps = []
@@ -74,6 +76,8 @@ def run_report(
                 "model_commit": commit,
                 "machine": {"host": "ci-1", "system": "Linux", "arch": "x86_64", "cpus": 2, "python": "3.11"},
                 "paddle": paddle,
+                **({"suite": suite} if suite else {}),
+                **({"config": config} if config else {}),
             },
             **data,
         }

@@ -104,7 +104,12 @@ _JOB_ENV = ("model_branch", "model_commit", "frame_commit", "frame_version")
 
 
 def make_record(
-    run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Optional[str] = None, root: str = "."
+    run: BenchRun,
+    outcome: Outcome,
+    log: TrainLog,
+    finished_at: Optional[str] = None,
+    root: str = ".",
+    ran: Optional[dict] = None,
 ) -> dict:
     from tipcgen.run.provenance import now, provenance
 
@@ -159,7 +164,7 @@ def make_record(
         "log_file": run.main_log,
         "commands": [list(n.argv) for n in run.nodes],
         "finished_at": finished_at,
-        "record": provenance("bench", root, finished_at),
+        "record": provenance("bench", root, finished_at, ran),
     }
     return record
 

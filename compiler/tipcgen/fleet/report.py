@@ -128,7 +128,7 @@ def report_data(
     from tipcgen.run.provenance import provenance
 
     return {
-        "record": provenance("fleet"),  # fleet runs from the repo root
+        "record": provenance("fleet", ran=fleet.ran),  # fleet runs from the repo root
         "tipcgen": __version__,
         "source": fleet.source,
         "config": fleet.config,

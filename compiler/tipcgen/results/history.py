@@ -65,10 +65,16 @@ class Run:
     bench: Optional[dict] = None  # a bench record's fields (speed-up and trends read them)
     # the records' tree (records_tree): the page links only to logs inside it
     tree: str = ""
+    suite: str = ""  # the spec's suite that ran ("": a legacy config, or a record before suites were named)
+    config: str = ""  # the spec or config file it was planned from
+    why: str = ""  # a run that never started (refused) or a node that was lost: the record's reason
+    cause: bool = False  # the node whose failure stopped a fleet run (the record's first_failure)
 
     @property
     def key(self) -> tuple:
-        return (self.model, self.chain, self.mode, self.node)
+        """What ran: two suites of one model (`--suite multiproc` beside the normal one), or two
+        config files, are two rows, never one run compared with the other."""
+        return (self.model, self.chain, self.mode, self.suite, self.config, self.node)
 
 
 class BadRecord(Exception):
@@ -222,6 +228,8 @@ def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
     mode = _text(data.get("mode"), "mode")
     chain = chain_name(_text(data.get("layout"), "layout", required=False)) or "fleet"
     log_dir = _text(data.get("log_dir"), "log_dir", required=False)
+    first = data.get("first_failure")
+    cause = first.get("node") if isinstance(first, dict) else None
     runs = []
     for i, n in enumerate(nodes):
         if not isinstance(n, dict):
@@ -230,6 +238,10 @@ def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
         base.pop("node", None)
         run = Run(**base, model=model, chain=chain, mode=mode, node=ip, nodes=len(nodes), log_dir=log_dir)
         run.steps = _steps(n.get("steps"), f"nodes[{i}].steps", full=False)
+        state = _text(n.get("state"), f"nodes[{i}].state", required=False)
+        if state in ("lost", "refused"):  # the whole node's reason: the page shows it beside the row
+            run.why = _text(n.get("reason"), f"nodes[{i}].reason", required=False) or state
+        run.cause = ip == cause
         runs.append(run)
     return runs
 
@@ -303,6 +315,9 @@ def read_json(path: str) -> Any:
         raise BadRecord(f"{where}{field}{problem.message}") from None
 
 
+_CONFIG_FIELD = {"run": "source", "fleet": "config", "bench": "config"}
+
+
 def read_run(path: str) -> list[Run]:
     """The runs a record file holds (a fleet report: one per node; JSON that is no tipcgen
     record: none), or BadRecord."""
@@ -322,6 +337,9 @@ def read_run(path: str) -> list[Run]:
         "meta": _meta(block),
         "root": block.get("root") if isinstance(block.get("root"), str) else "",
         "node": block.get("node") if isinstance(block.get("node"), str) and kind == "run" else "",
+        "suite": _text(block.get("suite"), "record.suite", required=False),
+        # records before `record.config`: the run's own `source` (the spec or config given)
+        "config": _text(block.get("config", data.get(_CONFIG_FIELD[kind])), "record.config", required=False),
     }
     return _READERS[kind](data, path, base)
 

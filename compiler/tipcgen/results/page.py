@@ -47,6 +47,7 @@ WORDS: dict[str, dict[str, str]] = {
         "model": "模型",
         "chain": "链路",
         "mode": "模式",
+        "suite": "套件",
         "node": "节点",
         "when": "时间",
         "steps": "步骤",
@@ -102,6 +103,7 @@ WORDS: dict[str, dict[str, str]] = {
         "model": "model",
         "chain": "chain",
         "mode": "mode",
+        "suite": "suite",
         "node": "node",
         "when": "when",
         "steps": "steps",
@@ -281,6 +283,19 @@ def _recent(hist: list[Run], site: str, w: dict) -> list[dict]:
     return out
 
 
+def suite_label(run: Run) -> str:
+    """The suite column: a spec's suite, else the config file's name (a legacy config is its own
+    suite); the full path is the cell's title."""
+    return run.suite or os.path.basename(run.config) or "-"
+
+
+def _order(key: tuple, hist: list[Run]) -> tuple:
+    """Rows of one suite stay together; among a fleet run's nodes the node that caused its
+    failure comes first, the bystanders after."""
+    *what, node = key
+    return (*(str(p) for p in what), not hist[-1].cause, str(node))
+
+
 def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
     rows = []
     for hist in latest:
@@ -290,6 +305,8 @@ def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
                 "model": run.model,
                 "chain": run.chain,
                 "mode": run.mode,
+                "suite": suite_label(run),
+                "config": run.config or "-",
                 "node": run.node or "-",
                 "when": when(run.finished_at),
                 "record": _rel(run.path, site),
@@ -492,7 +509,7 @@ def _shared(runs: list[Run], problems: list[str], threshold: float, site: str) -
     by_key: dict[tuple, list[Run]] = {}
     for r in runs:  # oldest first (load_history sorts)
         by_key.setdefault(r.key, []).append(r)
-    keys = sorted(by_key, key=lambda k: tuple(str(p) for p in k))
+    keys = sorted(by_key, key=lambda k: _order(k, by_key[k]))
     changed = []
     for k in keys:
         hist = by_key[k]
@@ -500,7 +517,9 @@ def _shared(runs: list[Run], problems: list[str], threshold: float, site: str) -
             continue
         diff = changes(hist[-2], hist[-1])
         if diff["failing"] or diff["passing"] or diff["meta"]:
-            changed.append({"key": " · ".join(p for p in k if p), "from": when(hist[-2].finished_at),
+            model, chain, mode, _, _, node = k
+            shown = (model, chain, mode, suite_label(hist[-1]), node)
+            changed.append({"key": " · ".join(p for p in shown if p and p != "-"), "from": when(hist[-2].finished_at),
                             "to": when(hist[-1].finished_at), **diff})  # fmt: skip
     blocks, flagged = trends(runs, threshold)
     for b in blocks:  # the record links of the marks, relative to the site

@@ -74,13 +74,17 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def provenance(kind: str, root: str = ".", finished_at: Optional[str] = None) -> dict:
+def provenance(kind: str, root: str = ".", finished_at: Optional[str] = None, ran: Optional[dict] = None) -> dict:
     """The `record` block of a `kind` (run | fleet | bench) record made from the repo at `root`;
-    what is unknown (no git checkout, no paddle, not a node of a multi-node run) is left out."""
+    `ran`: what ran (check.source.what_ran: the suite and the config file). What is unknown (no
+    git checkout, no paddle, not a node of a multi-node run) is left out."""
+    ran = ran or {}
     return _known(
         {
             "schema": SCHEMA,
             "kind": kind,
+            "suite": ran.get("suite"),  # a spec's suite (a legacy config: none, the file is the suite)
+            "config": ran.get("config"),  # the spec or config file the run was planned from
             "tipcgen": __version__,
             "finished_at": finished_at or now(),
             "root": os.path.abspath(root),  # where the logs' relative paths start
