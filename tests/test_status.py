@@ -10,7 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers.history import REGRESSED, regression_history, run_report, stamp, with_logs, write
+import pytest
+
+from helpers.history import REGRESSED, STEPS, regression_history, run_report, stamp, with_logs, write
 from tipcgen.escape import for_markdown
 from tipcgen.results.history import load_history
 from tipcgen.results.page import flags, page_context, render_page
@@ -19,6 +21,7 @@ from tipcgen.results.summary import bench_summary, fleet_summary, run_summary
 TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 MODE = "lite_train_lite_infer"
 FAILED_EXPORT = ["passed", "passed", "failed", "skipped", "skipped"]
+STEPS5 = STEPS
 
 
 def _page(tmp_path: Path, lang: str = "en", threshold: float = 0.05, tree: str = "rec") -> tuple[dict, str]:
@@ -101,6 +104,81 @@ def test_band_reference_is_the_median_of_the_previous_runs():
     assert judged[5][0] == 100 and round(judged[5][1], 3) == 0.9
 
 
+def test_a_regression_needs_three_earlier_runs():
+    """The issue's case: a run flagged against a median of 1 or 2 earlier runs. The 2nd and 3rd
+    values are not judged however far off; the 4th is, against the median of three."""
+    judged = flags([100, 50, 150, 60], 0.10)
+    assert [j[0] for j in judged] == [None, None, None, 100]
+    assert [j[2] for j in judged] == ["", "", "", "regressed"]
+    assert flags([100, 150, 100, 106], 0.10)[3][2] == ""  # 6 % off: within the default band
+
+
+def test_status_default_threshold_and_minimum_are_on_the_page(tmp_path):
+    """`tipcgen status` with no --threshold: 10 %, and the page says both numbers, in both languages."""
+    from tipcgen.results.page import DEFAULT_THRESHOLD, MIN_HISTORY
+
+    assert (DEFAULT_THRESHOLD, MIN_HISTORY) == (0.10, 3)
+    regression_history(tmp_path / "rec")
+    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--out", str(tmp_path / "site")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0 and "40 runs, 0 records skipped, 6 regressed" in done.stdout, done.stdout
+    en = (tmp_path / "site/index.en.html").read_text()
+    assert "by more than 10 % is flagged" in en and "only after at least 3 earlier runs" in en
+    zh = (tmp_path / "site/index.zh.html").read_text()
+    assert "超过 10 % 即记为回退" in zh and "之前至少有 3 次运行才做判断" in zh
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "move"),
+    [
+        ("skipped", "passed", "passing"),
+        ("passed", "skipped", "failing"),  # the mirror of the line above: one rule, both directions
+        ("failed", "passed", "passing"),
+        ("passed", "failed", "failing"),
+        ("skipped", "timed out", "failing"),
+        ("timed out", "skipped", "passing"),  # no longer fails
+        (None, "failed", "failing"),  # a new step that fails
+        (None, "passed", "passing"),
+        ("skipped", "not run", ""),  # a node never trainer 0, stopped: no verdict either way
+        ("not run", "skipped", ""),
+        ("passed", "passed", ""),
+        ("failed", "stalled", ""),  # failing both times
+        ("lost", "passed", "passing"),
+        ("passed", "refused", "failing"),
+    ],
+)
+def test_one_change_rule_both_directions(old, new, move):
+    from tipcgen.results.page import step_change
+
+    assert step_change(old, new) == move
+    # the reverse change is in the other list (a step gone: no verdict, as "not run")
+    assert step_change(new, old or "not run") == {"passing": "failing", "failing": "passing", "": ""}[move]
+
+
+def test_bystander_node_skipped_to_not_run_is_no_change_but_its_stop_is(tmp_path):
+    """A two-node fleet twice: passing, then node 1 fails its train and node 2 (never trainer 0:
+    its eval/export are skipped) is stopped. Node 2 lists only its stopped train as newly failing,
+    not its `skipped -> not run` steps; node 1 its failed train and the steps it no longer passes."""
+    rec = tmp_path / "rec"
+
+    def fleet(when, a, b, first):
+        nodes = [{"ip": ip, "state": "failed" if "failed" in st or "stopped" in st else "passed",
+                  "steps": [{"index": i, "kind": k, "group": g, "status": s, "log": None}
+                            for i, ((k, g), s) in enumerate(zip(STEPS5, st))]}
+                 for ip, st in (("10.0.0.1", a), ("10.0.0.2", b))]  # fmt: skip
+        return {"record": {"schema": 2, "kind": "fleet", "finished_at": stamp(when), "suite": "fleet"},
+                "model_name": "m", "mode": MODE, "layout": "paddleocr", "log_dir": "o", "exit_code": 1 if first else 0,
+                "first_failure": {"node": first} if first else None, "nodes": nodes}  # fmt: skip
+
+    write(rec / "f1.json", fleet(0, ["passed"] * 5, ["passed"] + ["skipped"] * 4, None))
+    write(rec / "f2.json", fleet(1, ["failed"] + ["skipped"] * 4, ["stopped"] + ["not run"] * 4, "10.0.0.1"))
+    ctx, _ = _page(tmp_path)
+    by_node = {c["key"].rsplit(" · ", 1)[-1]: c for c in ctx["changes"]}
+    assert by_node["10.0.0.2"]["failing"] == ["1 train norm_train (passed → stopped)"]
+    assert by_node["10.0.0.1"]["failing"][0] == "1 train norm_train (passed → failed)"
+    assert len(by_node["10.0.0.1"]["failing"]) == 5 and by_node["10.0.0.2"]["passing"] == []
+
+
 def test_grid_changes_and_links(tmp_path):
     rec = tmp_path / "rec"
     first = run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0), paddle="2.6.1")
@@ -121,7 +199,9 @@ def test_grid_changes_and_links(tmp_path):
         if c["href"]:
             assert (site / c["href"]).resolve().is_file()
     (change,) = ctx["changes"]
-    assert change["failing"] == ["3 export export (passed → failed)"]
+    # the export failed; the inferences after it no longer pass (the one change rule: passed -> skipped)
+    assert change["failing"] == ["3 export export (passed → failed)", "4 infer cpu bs1 (passed → skipped)",
+                                 "5 infer cpu bs6 (passed → skipped)"]  # fmt: skip
     assert change["meta"] == ["commit aaaaaaaaaa → bbbbbbbbbb", "paddle 2.6.1 → 3.0.0"]
 
 
@@ -148,7 +228,8 @@ def test_two_suites_of_one_model_stay_two_rows_never_compared(tmp_path):
     assert recent == [["failed"], ["passed", "timed out"], ["passed", "passed"]]
     (change,) = ctx["changes"]  # only multiproc changed, against its own earlier run
     assert change["key"] == f"tiny_rec · train_inference_python · {MODE} · multiproc"
-    assert change["failing"] == ["1 train norm_train (passed → timed out)"]
+    assert change["failing"][0] == "1 train norm_train (passed → timed out)"
+    assert len(change["failing"]) == 5 and change["passing"] == []
     assert 'data-suite="normal"' in html and f'title="{legacy}"' in html
 
 

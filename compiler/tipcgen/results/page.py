@@ -3,12 +3,26 @@ script, no CDN), in Chinese or English.
 
 - the grid: the latest run of each model x chain x mode (x node) with a cell per step (passed,
   failed, skipped with its reason, timed out, stalled...), each linking to its log;
-- what changed since the previous run of the same model, chain and mode: steps that newly fail
-  or newly pass, and what the records say changed (tipcgen, the model repo's commit, paddle,
-  the machine);
+- what changed since the previous run of the same model, chain, mode, suite (and node): steps
+  that newly fail or newly pass, and what the records say changed (tipcgen, the model repo's
+  commit, paddle, the machine);
 - per benchmark a trend chart of throughput, speed-up and efficiency over the runs, with the
   regression band: a run whose value is below the median of the previous BASE_RUNS runs by more
   than the threshold is flagged regressed (above by as much: improved).
+
+One change rule, both directions. A step's state has a level: passed (2), no verdict (1:
+skipped, not run, absent from the earlier run, a state this tipcgen does not know), failing (0:
+failed, timed out, stalled, stopped, lost, refused). A step whose level rose since the previous
+run of its row is newly passing (skipped -> passed, failed -> passed, failed -> skipped: it no
+longer fails); one whose level fell is newly failing (passed -> skipped, passed -> failed,
+skipped -> timed out). A step whose level stayed is no change, so `skipped -> not run` on a node
+that is never trainer 0 (its eval and export are skipped when it runs, not run when the fleet
+stopped it) is listed in neither; the step that stopped it is.
+
+A regression needs a history: a value is judged only against at least MIN_HISTORY earlier runs
+(the median of up to BASE_RUNS of them), so the second and third runs of a new benchmark are
+never flagged against one or two noisy values. DEFAULT_THRESHOLD is 10 %: on a machine shared
+with other jobs, run-to-run noise of a few percent is common and 5 % flagged most comparisons.
 
 Every value the template prints reaches the HTML through the one HTML escaper
 (tipcgen.escape.for_html, as the environment's finalize; autoescape behind it), in text and in
@@ -31,7 +45,8 @@ from typing import Any, Optional
 from tipcgen.results.history import FAILING, Run, StepCell
 
 BASE_RUNS = 5  # the reference: median of this many previous runs (one noisy run cannot move it)
-DEFAULT_THRESHOLD = 0.05
+MIN_HISTORY = 3  # earlier runs a value needs before it is judged (asv-like: no verdict on 1 or 2)
+DEFAULT_THRESHOLD = 0.10
 MARKERS_UP_TO = 60  # a chart with more points marks only flagged ones and the last (page size)
 _W, _H, _PAD_L, _PAD_R, _PAD_T, _PAD_B = 640, 170, 62, 12, 14, 30
 
@@ -60,8 +75,8 @@ WORDS: dict[str, dict[str, str]] = {
         "no_changes": "最近两次运行之间没有状态变化。",
         "regressions": "性能回退",
         "regressions_note": (
-            "某次运行的值低于其前 {base} 次运行中位数超过 {pct} 即记为回退（高出同样幅度记为提升）。"
-            "灰带为中位数 ±{pct}。"
+            "某次运行的值低于其前 {base} 次运行中位数超过 {pct} 即记为回退（高出同样幅度记为提升）；"
+            "之前至少有 {min} 次运行才做判断。灰带为中位数 ±{pct}。"
         ),
         "no_regressions": "没有超出阈值的运行。",
         "benchmark": "基准",
@@ -117,7 +132,8 @@ WORDS: dict[str, dict[str, str]] = {
         "regressions": "Regressions",
         "regressions_note": (
             "A run whose value is below the median of its {base} previous runs by more than {pct} is flagged"
-            " regressed (above by as much: improved). The grey band is that median ±{pct}."
+            " regressed (above by as much: improved); a run is judged only after at least {min} earlier runs."
+            " The grey band is that median ±{pct}."
         ),
         "no_regressions": "No run beyond the threshold.",
         "benchmark": "benchmark",
@@ -325,17 +341,36 @@ def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
 _META = (("tipcgen", "tipcgen"), ("model_commit", "commit"), ("paddle", "paddle"), ("host", "machine"))
 
 
-def changes(prev: Run, last: Run) -> dict:
-    """What differs between two runs of one key: steps newly failing / passing, provenance."""
+STEP_FAILING = tuple(s for s in FAILING if s != "not run")  # not run: no verdict on the step
+
+
+def level(status: Optional[str]) -> int:
+    """The change rule's level of a step state (module docstring): 2 passed, 0 failing, 1 else."""
+    return 2 if status == "passed" else 0 if status in STEP_FAILING else 1
+
+
+def step_change(old: Optional[str], new: str) -> str:
+    """ "failing", "passing" or "" for a step that was `old` (None: absent) and is `new`: the one
+    rule of both lists."""
+    before, after = level(old), level(new)
+    return "" if before == after else "passing" if after > before else "failing"
+
+
+def changes(prev: Run, last: Run, w: Optional[dict] = None) -> dict:
+    """What differs between two runs of one key: steps newly failing / passing (step_change),
+    provenance; states in the page's words `w` (default: the record's)."""
+    w = w or {}
     before = {c.key: c.status for c in prev.steps}
     fails, passes = [], []
     for c in last.steps:
         old = before.get(c.key)
         label = f"{c.index + 1} {c.kind} {c.group}".rstrip()
-        if c.status in FAILING and old not in FAILING:
-            fails.append(f"{label} ({old or 'new'} → {c.status})")
-        elif c.status == "passed" and old in FAILING:
-            passes.append(f"{label} ({old} → passed)")
+        move = step_change(old, c.status)
+        text = f"{label} ({w.get(old or 'new', old or 'new')} → {w.get(c.status, c.status)})"
+        if move == "failing":
+            fails.append(text)
+        elif move == "passing":
+            passes.append(text)
     meta = []
     for key, name in _META:
         a, b = prev.meta.get(key), last.meta.get(key)
@@ -388,11 +423,12 @@ def _bench_series(runs: list[Run]) -> list[Series]:
 
 def flags(values: list[Optional[float]], threshold: float) -> list[tuple[Optional[float], Optional[float], str]]:
     """(reference, ratio, flag) per value: the reference is the median of up to BASE_RUNS
-    previous values; flag is "regressed" below 1 - threshold, "improved" above 1 + threshold."""
+    previous values, once there are MIN_HISTORY of them (else None: not judged); flag is
+    "regressed" below 1 - threshold, "improved" above 1 + threshold."""
     out: list[tuple[Optional[float], Optional[float], str]] = []
     seen: list[float] = []
     for v in values:
-        ref = statistics.median(seen[-BASE_RUNS:]) if seen else None
+        ref = statistics.median(seen[-BASE_RUNS:]) if len(seen) >= MIN_HISTORY else None
         flag, ratio = "", None
         if v is not None and ref:
             ratio = v / ref
@@ -510,17 +546,6 @@ def _shared(runs: list[Run], problems: list[str], threshold: float, site: str) -
     for r in runs:  # oldest first (load_history sorts)
         by_key.setdefault(r.key, []).append(r)
     keys = sorted(by_key, key=lambda k: _order(k, by_key[k]))
-    changed = []
-    for k in keys:
-        hist = by_key[k]
-        if len(hist) < 2:
-            continue
-        diff = changes(hist[-2], hist[-1])
-        if diff["failing"] or diff["passing"] or diff["meta"]:
-            model, chain, mode, _, _, node = k
-            shown = (model, chain, mode, suite_label(hist[-1]), node)
-            changed.append({"key": " · ".join(p for p in shown if p and p != "-"), "from": when(hist[-2].finished_at),
-                            "to": when(hist[-1].finished_at), **diff})  # fmt: skip
     blocks, flagged = trends(runs, threshold)
     for b in blocks:  # the record links of the marks, relative to the site
         for c in b["charts"]:
@@ -535,13 +560,28 @@ def _shared(runs: list[Run], problems: list[str], threshold: float, site: str) -
         "runs": len(runs),
         "states": list(SYMBOL),
         "symbols": SYMBOL,
-        "changes": changed,
         "blocks": blocks,
         "flagged": flagged,
         "problems": problems,
         "threshold_pct": f"{threshold * 100:g} %",
         "base_runs": BASE_RUNS,
+        "min_history": MIN_HISTORY,
     }
+
+
+def change_list(latest: list[list[Run]], w: dict) -> list[dict]:
+    """The rows whose two latest runs differ (changes), in the grid's order, in the words `w`."""
+    changed = []
+    for hist in latest:
+        if len(hist) < 2:
+            continue
+        diff = changes(hist[-2], hist[-1], w)
+        if diff["failing"] or diff["passing"] or diff["meta"]:
+            last = hist[-1]
+            shown = (last.model, last.chain, last.mode, suite_label(last), last.node)
+            changed.append({"key": " · ".join(p for p in shown if p and p != "-"), "from": when(hist[-2].finished_at),
+                            "to": when(last.finished_at), **diff})  # fmt: skip
+    return changed
 
 
 def page_contexts(runs: list[Run], problems: list[str], threshold: float, site: str) -> dict[str, dict]:
@@ -551,7 +591,7 @@ def page_contexts(runs: list[Run], problems: list[str], threshold: float, site: 
     out = {}
     for lang, w in WORDS.items():
         out[lang] = {**shared, "lang": lang, "w": w, "other": "en" if lang == "zh" else "zh",
-                     "rows": grid_rows(latest, site, w)}  # fmt: skip
+                     "rows": grid_rows(latest, site, w), "changes": change_list(latest, w)}  # fmt: skip
     return out
 
 
