@@ -8,6 +8,7 @@ import math
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -438,3 +439,93 @@ def test_mutated_records_never_crash_the_page_nor_inject_markup(tmp_path):
     assert "<i>" not in html and "<b>" not in html
     numbers = re.findall(r' (?:points|cx|cy|x|y|x1|x2|y1|y2)="([^"]*)"', html)
     assert numbers and all(math.isfinite(float(v)) for n in numbers for v in re.split(r"[ ,]", n) if v)
+
+
+class _Visible(HTMLParser):
+    """The text a reader sees: text nodes (not CSS) and the hover titles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self._style = False
+
+    def handle_starttag(self, tag, attrs):
+        self._style = tag == "style"
+        self.parts += [v for k, v in attrs if k == "title" and v]
+
+    def handle_endtag(self, tag):
+        self._style = False
+
+    def handle_data(self, data):
+        if not self._style:
+            self.parts.append(data)
+
+
+def visible(html: str) -> str:
+    parser = _Visible()
+    parser.feed(html)
+    return "\n".join(parser.parts)
+
+
+def english_labels(text: str, record_text: list[str]) -> list[str]:
+    """The English page's labels (those the Chinese page words differently) found in `text`, after
+    the record's own text (a node's ssh error, paths) is taken out."""
+    from tipcgen.results.page import WORDS
+
+    for own in record_text:
+        text = text.replace(own, " ")
+    text = re.sub(r"\S*/\S*", " ", text)  # paths: config files, logs
+    found = []
+    for key, en in WORDS["en"].items():
+        if en == WORDS["zh"][key] or "{" in en or len(en) < 3:
+            continue
+        if re.search(r"(?<![\w-])" + re.escape(en) + r"(?![\w-])", text):
+            found.append(en)
+    return found
+
+
+def test_zh_page_is_chinese_throughout_with_refused_and_lost_runs(tmp_path):
+    """Two suites of one model, a lost node, a refused run: every label of the zh page (states,
+    step kinds, tipcgen's own reasons, `commit`, the change lists) is Chinese; the causing node
+    comes first; refused and lost rows say so with the reason, in full on hover."""
+    from helpers.history import status_scenario
+
+    names = status_scenario(tmp_path, str(Path(__file__).resolve().parents[1] / "specs" / "tiny_rec.yml"))
+    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "records"), "--out", str(tmp_path / "site")],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr  # backup_env.*.json: not a word
+    assert "10 runs, 0 records skipped" in done.stdout
+    zh = (tmp_path / "site/index.zh.html").read_text()
+    text = visible(zh)
+    lost = names["lost_why"].removeprefix("lost: ")
+    # the record's own text: a node's ssh error, why the bystander stopped, the config's group names
+    own = [lost, names["refused_why"], f"node {names['two']} was lost", "评估 eval", "导出 export"]
+    assert english_labels(text, own) == []
+    assert english_labels(visible((tmp_path / "site/index.en.html").read_text()), []) != []  # the check finds them
+    for phrase in ("通过 → 超时", "未运行", "训练失败", "提交", "运行 600 秒后超时", "新失败", "节点失联", "被拒绝运行",
+                   "因其他节点的问题未运行"):  # fmt: skip
+        assert phrase in text, phrase
+    rows = re.findall(r'<tr class="row[^"]*" data-model="tiny_rec" data-chain="[^"]*" data-mode="([^"]*)" '
+                      r'data-suite="([^"]*)" data-config="[^"]*" data-node="([^"]*)"', zh)  # fmt: skip
+    mode, two, one = names["mode"], names["two"], names["one"]
+    assert rows == [(mode, "fleet", two), (mode, "fleet", one), (mode, "multiproc", "-"), (mode, "normal", "-"),
+                    ("whole_train_whole_infer", "fleet", two), ("whole_train_whole_infer", "fleet", one)]  # fmt: skip
+    assert zh.count('class="badge cause">最先失败<') == 2  # the lost node, the node that refused
+    assert f"⚠ 节点失联：{lost}" in text and f'title="{lost}"' in zh
+    assert f"⊘ 被拒绝运行：{names['refused_why']}" in text
+    changes = text[text.index("与上一次运行相比") :]
+    assert changes.index(f"fleet · {two}") < changes.index(f"fleet · {one}")  # cause first in the changes too
+
+
+def test_a_long_reason_is_whole_on_hover_and_names_do_not_break(tmp_path):
+    from tipcgen.results.page import SHOWN_REASON
+
+    why = "RuntimeError: " + " ".join(f"word{i}" for i in range(80))
+    write(tmp_path / "rec/r.json", run_report("tiny_rec", MODE, ["passed", "failed"], stamp(0), reasons={1: why}))
+    ctx, html = _page(tmp_path, lang="zh")
+    cell = ctx["rows"][0]["cells"][1]
+    assert why in cell["title"] and cell["why"].endswith("…") and len(cell["why"]) == SHOWN_REASON + 1
+    assert f'title="2 评估 eval: 失败 ({why})' in html  # whole, then where its log is
+    css = html[html.index("<style>") : html.index("</style>")]
+    assert "anywhere" not in css and css.count("break-all") == 1  # only the skipped records' paths may break
+    assert "td.name, td.word { white-space: nowrap; }" in css and "word-break: keep-all" in css

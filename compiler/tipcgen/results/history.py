@@ -68,6 +68,7 @@ class Run:
     suite: str = ""  # the spec's suite that ran ("": a legacy config, or a record before suites were named)
     config: str = ""  # the spec or config file it was planned from
     why: str = ""  # a run that never started (refused) or a node that was lost: the record's reason
+    state: str = ""  # a fleet node's own state when it is lost or refused (its steps may all have ended well)
     cause: bool = False  # the node whose failure stopped a fleet run (the record's first_failure)
 
     @property
@@ -240,7 +241,9 @@ def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
         run.steps = _steps(n.get("steps"), f"nodes[{i}].steps", full=False)
         state = _text(n.get("state"), f"nodes[{i}].state", required=False)
         if state in ("lost", "refused"):  # the whole node's reason: the page shows it beside the row
-            run.why = _text(n.get("reason"), f"nodes[{i}].reason", required=False) or state
+            why = _text(n.get("reason"), f"nodes[{i}].reason", required=False)
+            run.why = why.removeprefix(f"{state}: ") or state  # the page's label says lost / refused
+            run.state = state
         run.cause = ip == cause
         runs.append(run)
     return runs

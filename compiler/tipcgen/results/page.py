@@ -37,11 +37,13 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import statistics
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from tipcgen.fleet.report import BYSTANDER
 from tipcgen.results.history import FAILING, Run, StepCell
 
 BASE_RUNS = 5  # the reference: median of this many previous runs (one noisy run cannot move it)
@@ -102,6 +104,26 @@ WORDS: dict[str, dict[str, str]] = {
         "lost": "节点失联",
         "refused": "被拒绝运行",
         "unknown": "未知",
+        "new": "新步骤",
+        "commit": "提交",
+        "machine": "机器",
+        "global_batch": "全局批大小",
+        "cause": "最先失败",
+        "colon": "：",
+        "cause_note": "多节点运行中，最先失败的节点排在前面，受其影响而停止的节点在后。",
+        # step kinds and the reasons tipcgen itself writes (a record's other text is shown as written)
+        "kind:train": "训练",
+        "kind:eval": "评估",
+        "kind:export": "导出",
+        "kind:infer": "推理",
+        "kind:prep": "准备",
+        "reason:train failed": "训练失败",
+        "reason:not trainer 0": "非 0 号训练节点",
+        "reason:interrupted": "被中断",
+        "reason:bystander": "因其他节点的问题未运行（所有节点都没有启动）",
+        "reason:timed out after": "运行 {s} 秒后超时",
+        "reason:stalled": "{s} 秒没有日志输出，判为停滞",
+        "reason:limit from": "（限制来自 {x}）",
         "no_log": "无日志文件",
         "log_outside": "日志不在记录所在的仓库或目录内，不链接",
         "empty": "没有可读的记录。",
@@ -159,6 +181,25 @@ WORDS: dict[str, dict[str, str]] = {
         "lost": "node lost",
         "refused": "refused",
         "unknown": "unknown",
+        "new": "new",
+        "commit": "commit",
+        "machine": "machine",
+        "global_batch": "global batch",
+        "cause": "failed first",
+        "colon": ": ",
+        "cause_note": "In a multi-node run the node that failed first comes first, the nodes it stopped after it.",
+        "kind:train": "train",
+        "kind:eval": "eval",
+        "kind:export": "export",
+        "kind:infer": "infer",
+        "kind:prep": "prep",
+        "reason:train failed": "train failed",
+        "reason:not trainer 0": "not trainer 0",
+        "reason:interrupted": "interrupted",
+        "reason:bystander": BYSTANDER,
+        "reason:timed out after": "timed out after {s} s",
+        "reason:stalled": "stalled: no log output for {s} s",
+        "reason:limit from": " (limit from {x})",
         "no_log": "no log file",
         "log_outside": "the log lies outside the repo or directory holding the records: not linked",
         "empty": "No readable records.",
@@ -238,6 +279,34 @@ def log_href(run: Run, cell: StepCell, site: str) -> tuple[Optional[str], str]:
     return None, why
 
 
+def kind_word(kind: str, w: dict) -> str:
+    """A step kind in the page's language (a kind tipcgen does not know: as the record says)."""
+    return w.get(f"kind:{kind}", kind)
+
+
+# The reasons with numbers tipcgen's executor writes (run.executor: a step stopped at its limit).
+_LIMIT_REASONS = (
+    ("reason:timed out after", re.compile(r"timed out after (?P<s>[0-9.e+]+) s(?: \(limit from (?P<x>[^()]*)\))?\Z")),
+    (
+        "reason:stalled",
+        re.compile(r"stalled: no log output for (?P<s>[0-9.e+]+) s(?: \(limit from (?P<x>[^()]*)\))?\Z"),
+    ),
+)
+
+
+def reason_word(reason: str, w: dict) -> str:
+    """A reason tipcgen itself writes, in the page's language (from the words' `reason:` labels);
+    any other text (a command's error, a node's last word) as the record says it."""
+    if reason == BYSTANDER:
+        return w["reason:bystander"]
+    for label, pattern in _LIMIT_REASONS:
+        m = pattern.match(reason)
+        if m:
+            limit = w["reason:limit from"].format(x=m["x"]) if m["x"] else ""
+            return w[label].format(s=m["s"]) + limit
+    return w.get(f"reason:{reason}", reason)
+
+
 def _cells(run: Run, site: str, w: dict) -> list[dict]:
     """A run's cells; a kind that repeats (two inference runs) is told apart by its step number."""
     repeated = {k for k in (c.kind for c in run.steps) if sum(1 for d in run.steps if d.kind == k) > 1}
@@ -245,25 +314,32 @@ def _cells(run: Run, site: str, w: dict) -> list[dict]:
     for c in run.steps:
         cell = _cell(run, c, site, w)
         if c.kind in repeated:
-            cell["kind"] = f"{c.kind} #{c.index + 1}"
+            cell["kind"] += f" #{c.index + 1}"
         cells.append(cell)
     return cells
 
 
+SHOWN_REASON = 160  # characters of a reason shown in its cell; the whole of it is the cell's title
+
+
 def _cell(run: Run, c: StepCell, site: str, w: dict) -> dict:
     state = c.status
-    title = f"{c.index + 1} {c.kind} {c.group}".rstrip() + f": {w.get(state, state)}"
-    if c.reason:
-        title += f" ({c.reason})"
+    said = c.reason.removeprefix(f"{state}: ")  # fleet's "lost: ...": the cell's label says lost
+    reason = reason_word(said, w)
+    title = f"{c.index + 1} {kind_word(c.kind, w)} {c.group}".rstrip() + f": {w.get(state, state)}"
+    if reason:
+        title += f" ({reason})"
     href, why = log_href(run, c, site)
     if not href and c.log:
         title += f" [{w[why]}: {c.log}]"
+    own = bool(run.why) and said == run.why  # a node's own reason (lost, refused): said once, beside its row
+    shown = "" if own or state == "passed" else reason
     return {
         "state": state,
         "css": state.replace(" ", "-"),
         "symbol": SYMBOL.get(state, "?"),
-        "kind": c.kind,
-        "why": c.reason if state in ("skipped", "timed out", "stalled") else "",
+        "kind": kind_word(c.kind, w),
+        "why": shown[:SHOWN_REASON] + ("…" if len(shown) > SHOWN_REASON else ""),
         "title": title,
         "href": href,
     }
@@ -283,7 +359,9 @@ RECENT = 10  # runs of a key shown as its recent history (newest last)
 
 def verdict(run: Run) -> str:
     """A run's state in one word: its first failing step's (failed, timed out, stalled...),
-    else passed (skipped when nothing ran)."""
+    else passed (skipped when nothing ran); a lost or refused node is that, whatever its steps say."""
+    if run.state:
+        return run.state
     bad = next((c.status for c in run.steps if c.status in FAILING), None)
     if bad:
         return bad
@@ -305,6 +383,15 @@ def suite_label(run: Run) -> str:
     return run.suite or os.path.basename(run.config) or "-"
 
 
+def mode_label(run: Run, w: dict) -> str:
+    """The mode column: a run's mode; a benchmark's run mode, NxCy, precision and global batch."""
+    b = run.bench
+    if b is None:
+        return run.mode
+    batch = f"{w['global_batch']} {b['global_batch_size']:g}"
+    return f"{b.get('run_mode') or 'run'} {b['device_num']} {b['fp_item']} {batch}"
+
+
 def _order(key: tuple, hist: list[Run]) -> tuple:
     """Rows of one suite stay together; among a fleet run's nodes the node that caused its
     failure comes first, the bystanders after."""
@@ -320,13 +407,18 @@ def grid_rows(latest: list[list[Run]], site: str, w: dict) -> list[dict]:
             {
                 "model": run.model,
                 "chain": run.chain,
-                "mode": run.mode,
+                "mode": mode_label(run, w),
                 "suite": suite_label(run),
+                "why": reason_word(run.why, w),
+                "why_label": w.get(run.state, run.state),
+                "why_symbol": SYMBOL.get(run.state, "?"),
+                "why_state": run.state,
+                "cause": run.cause and verdict(run) in FAILING,
                 "config": run.config or "-",
                 "node": run.node or "-",
                 "when": when(run.finished_at),
                 "record": _rel(run.path, site),
-                "failing": any(c.status in FAILING for c in run.steps),
+                "failing": verdict(run) in FAILING,
                 "cells": _cells(run, site, w),
                 "commit": _short(run.meta.get("model_commit")),
                 "recent": _recent(hist, site, w),
@@ -364,7 +456,7 @@ def changes(prev: Run, last: Run, w: Optional[dict] = None) -> dict:
     fails, passes = [], []
     for c in last.steps:
         old = before.get(c.key)
-        label = f"{c.index + 1} {c.kind} {c.group}".rstrip()
+        label = f"{c.index + 1} {kind_word(c.kind, w)} {c.group}".rstrip()
         move = step_change(old, c.status)
         text = f"{label} ({w.get(old or 'new', old or 'new')} → {w.get(c.status, c.status)})"
         if move == "failing":
@@ -376,7 +468,7 @@ def changes(prev: Run, last: Run, w: Optional[dict] = None) -> dict:
         a, b = prev.meta.get(key), last.meta.get(key)
         if a != b and (a or b):
             show = _short if key == "model_commit" else (lambda v: "-" if v is None else str(v))
-            meta.append(f"{name} {show(a)} → {show(b)}")
+            meta.append(f"{w.get(name, name)} {show(a)} → {show(b)}")
     return {"failing": fails, "passing": passes, "meta": meta}
 
 
@@ -386,7 +478,7 @@ def changes(prev: Run, last: Run, w: Optional[dict] = None) -> dict:
 @dataclass
 class Series:
     key: tuple
-    label: str
+    label: tuple  # (model, precision, global batch, NxCy): bench_label words it per language
     anchor: str
     points: list = field(default_factory=list)  # (finished_at, {metric: value}, record path)
 
@@ -413,7 +505,7 @@ def _bench_series(runs: list[Run]) -> list[Series]:
         key = (b["model"], b.get("device", ""), b["fp_item"], b["global_batch_size"], b["device_num"])
         s = series.get(key)
         if s is None:
-            label = f"{b['model']} · {b['fp_item']} · global batch {b['global_batch_size']:g} · {b['device_num']}"
+            label = (b["model"], b["fp_item"], f"{b['global_batch_size']:g}", b["device_num"])
             s = series[key] = Series(key, label, f"trend-{len(series) + 1}")
         speedup, eff, is_base = ratio[id(r)]
         values = {"ips": b["ips"]} if is_base else {"ips": b["ips"], "speedup": speedup, "efficiency": eff}
@@ -437,6 +529,11 @@ def flags(values: list[Optional[float]], threshold: float) -> list[tuple[Optiona
         if v is not None:
             seen.append(v)
     return out
+
+
+def bench_label(label: tuple, w: dict) -> str:
+    model, fp, batch, device = label
+    return f"{model} · {fp} · {w['global_batch']} {batch} · {device}"
 
 
 def _fmt(v: Optional[float]) -> str:
@@ -590,7 +687,11 @@ def page_contexts(runs: list[Run], problems: list[str], threshold: float, site: 
     latest = shared.pop("latest")
     out = {}
     for lang, w in WORDS.items():
-        out[lang] = {**shared, "lang": lang, "w": w, "other": "en" if lang == "zh" else "zh",
+        worded = {
+            "blocks": [{**b, "label": bench_label(b["label"], w)} for b in shared["blocks"]],
+            "flagged": [{**f, "benchmark": bench_label(f["benchmark"], w)} for f in shared["flagged"]],
+        }
+        out[lang] = {**shared, **worded, "lang": lang, "w": w, "other": "en" if lang == "zh" else "zh",
                      "rows": grid_rows(latest, site, w), "changes": change_list(latest, w)}  # fmt: skip
     return out
 
