@@ -8,12 +8,12 @@ import math
 import re
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from helpers.history import REGRESSED, STEPS, regression_history, run_report, stamp, with_logs, write
+from helpers.pagetext import english_labels, visible
 from tipcgen.escape import for_markdown
 from tipcgen.results.history import load_history
 from tipcgen.results.page import flags, page_context, render_page
@@ -439,49 +439,6 @@ def test_mutated_records_never_crash_the_page_nor_inject_markup(tmp_path):
     assert "<i>" not in html and "<b>" not in html
     numbers = re.findall(r' (?:points|cx|cy|x|y|x1|x2|y1|y2)="([^"]*)"', html)
     assert numbers and all(math.isfinite(float(v)) for n in numbers for v in re.split(r"[ ,]", n) if v)
-
-
-class _Visible(HTMLParser):
-    """The text a reader sees: text nodes (not CSS) and the hover titles."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.parts: list[str] = []
-        self._style = False
-
-    def handle_starttag(self, tag, attrs):
-        self._style = tag == "style"
-        self.parts += [v for k, v in attrs if k == "title" and v]
-
-    def handle_endtag(self, tag):
-        self._style = False
-
-    def handle_data(self, data):
-        if not self._style:
-            self.parts.append(data)
-
-
-def visible(html: str) -> str:
-    parser = _Visible()
-    parser.feed(html)
-    return "\n".join(parser.parts)
-
-
-def english_labels(text: str, record_text: list[str]) -> list[str]:
-    """The English page's labels (those the Chinese page words differently) found in `text`, after
-    the record's own text (a node's ssh error, paths) is taken out."""
-    from tipcgen.results.page import WORDS
-
-    for own in record_text:
-        text = text.replace(own, " ")
-    text = re.sub(r"\S*/\S*", " ", text)  # paths: config files, logs
-    found = []
-    for key, en in WORDS["en"].items():
-        if en == WORDS["zh"][key] or "{" in en or len(en) < 3:
-            continue
-        if re.search(r"(?<![\w-])" + re.escape(en) + r"(?![\w-])", text):
-            found.append(en)
-    return found
 
 
 def test_zh_page_is_chinese_throughout_with_refused_and_lost_runs(tmp_path):

@@ -60,7 +60,7 @@ WORDS: dict[str, dict[str, str]] = {
         "runs": "次运行",
         "skipped_records": "个记录被跳过",
         "grid": "状态总览",
-        "grid_note": "每个模型 × 链路 × 模式（× 节点）最近一次运行，每格一个步骤；点击格子打开日志。",
+        "grid_note": "每个模型 × 链路 × 模式 × 套件（× 节点）最近一次运行，每格一个步骤；点击格子打开日志。",
         "model": "模型",
         "chain": "链路",
         "mode": "模式",
@@ -70,7 +70,7 @@ WORDS: dict[str, dict[str, str]] = {
         "steps": "步骤",
         "recent": "最近运行",
         "changes": "与上一次运行相比",
-        "changes_note": "同一模型、链路、模式（与节点）的最近两次运行。",
+        "changes_note": "同一模型、链路、模式、套件（与节点）的最近两次运行。",
         "newly_failing": "新失败",
         "newly_passing": "新通过",
         "what_changed": "记录中的变化",
@@ -136,7 +136,9 @@ WORDS: dict[str, dict[str, str]] = {
         "runs": "runs",
         "skipped_records": "records skipped",
         "grid": "Status grid",
-        "grid_note": "The latest run of each model x chain x mode (x node), a cell per step; a cell opens its log.",
+        "grid_note": (
+            "The latest run of each model x chain x mode x suite (x node), a cell per step; a cell opens its log."
+        ),
         "model": "model",
         "chain": "chain",
         "mode": "mode",
@@ -146,7 +148,7 @@ WORDS: dict[str, dict[str, str]] = {
         "steps": "steps",
         "recent": "recent runs",
         "changes": "Since the previous run",
-        "changes_note": "The two latest runs of the same model, chain and mode (and node).",
+        "changes_note": "The two latest runs of the same model, chain, mode and suite (and node).",
         "newly_failing": "newly failing",
         "newly_passing": "newly passing",
         "what_changed": "changed in the records",
@@ -332,7 +334,8 @@ def _cell(run: Run, c: StepCell, site: str, w: dict) -> dict:
     href, why = log_href(run, c, site)
     if not href and c.log:
         title += f" [{w[why]}: {c.log}]"
-    own = bool(run.why) and said == run.why  # a node's own reason (lost, refused): said once, beside its row
+    # a node's own reason (lost, refused), on its steps too: said once, beside its row
+    own = bool(run.why) and run.why in (said, c.reason.removeprefix(f"{run.state}: "))
     shown = "" if own or state == "passed" else reason
     return {
         "state": state,
