@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from helpers.history import bench_record, run_report, stamp, with_logs, write  # noqa: E402
 from tipcgen.results.history import load_history  # noqa: E402
-from tipcgen.results.page import page_context, render_page  # noqa: E402
+from tipcgen.results.page import DEFAULT_THRESHOLD, page_context, render_page  # noqa: E402
 
 TARGET = 2.0
 TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
@@ -60,7 +60,7 @@ def main() -> None:
         c0, t0 = time.process_time(), time.perf_counter()
         runs, problems = load_history([str(root / "records")])
         t1 = time.perf_counter()
-        html = render_page(page_context(runs, problems, "en", 0.05, str(site)))
+        html = render_page(page_context(runs, problems, "en", DEFAULT_THRESHOLD, str(site)))
         t2, c2 = time.perf_counter(), time.process_time()
         t3 = time.perf_counter()
         done = subprocess.run([*TIPCGEN, "status", str(root / "records"), "--out", str(site)], capture_output=True,

@@ -321,6 +321,8 @@ def test_junit_and_json_reports(tmp_path):
 
     report = json.loads((tmp_path / "repo/out/report.json").read_text())
     assert (report["model_name"], report["mode"], report["layout"]) == (suite.model_name, MODE, "paddleocr")
+    # what ran, for the status page's rows: a legacy config is its own suite (no suite name)
+    assert report["record"]["config"] == config and "suite" not in report["record"]
     assert report["summary"] == {
         "steps": len(plan.steps),
         "run": len(plan.steps) - len(dependents),

@@ -103,3 +103,8 @@ def test_remote_dir_names_each_node(tmp_path):
     copy = fleet.files[0]
     assert copy.written and b"gpu_list:198.18.0.11,198.18.0.12;cpux1\n" in copy.data
     assert "--ips=198.18.0.11,198.18.0.12" in fleet.nodes[1].plan.steps[0].command
+    # the record names the suite and the spec given, not the run copy (one row however nodes were found)
+    from tipcgen.fleet.report import report_data
+
+    record = report_data(fleet, [], None, 0)["record"]
+    assert (record["kind"], record["suite"], record["config"]) == ("fleet", "fleet", spec)

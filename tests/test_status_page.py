@@ -199,3 +199,131 @@ def test_a_real_failing_run_summary_and_page(tmp_path):
     assert [s for s, _ in row["cells"]][:3] == ["passed", "passed", "failed"]
     href = row["cells"][2][1]
     assert href.endswith("_export.log") and "RuntimeError" in (site / unquote(href)).read_text()
+
+
+# ----------------------------------------------------------------------------- issue 32's page
+# Two suites of one model, a fleet run whose node 2 was lost (node 1 stopped by it), a fleet run
+# refused before it started, and Paddle's backup_env.*.json beside the records.
+
+# Marks each grid row's name cells with the lines Chromium laid their text out on (a name that
+# wraps mid-word spans two): the page itself has no script, this copy is measured.
+_MEASURE = """<script>
+for (const tr of document.querySelectorAll('tr.row')) {
+  [...tr.children].slice(0, 5).forEach((td) => {
+    const range = document.createRange();
+    range.selectNodeContents(td.firstChild);  // the name itself (the node's badge is a box of its own)
+    const tops = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+    td.setAttribute('data-lines', String(tops.size));
+  });
+}
+</script>
+</body>"""
+
+
+def html_count(html: str, text: str) -> int:
+    """How often `text` is in the page's visible text (its row line, not repeated in every cell)."""
+    from helpers.pagetext import visible
+
+    return visible(html).count(text)
+
+
+class Rows(HTMLParser):
+    """The grid rows as Chromium laid them out: keys, cell states, the row's reason, name lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict] = []
+        self._why = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "tr" and "row" in (a.get("class") or "").split():
+            self.rows.append({**{k[5:]: v for k, v in a.items() if k.startswith("data-")}, "lines": [], "cells": [],
+                              "why": ""})  # fmt: skip
+        elif self.rows and tag == "td" and "data-lines" in a:
+            self.rows[-1]["lines"].append(int(a["data-lines"]))
+        elif self.rows and "cell" in (a.get("class") or "").split() and "data-state" in a:
+            self.rows[-1]["cells"].append((a["data-state"], a.get("title") or ""))
+        elif self.rows and tag == "div" and "data-why" in a:
+            self._why = True
+
+    def handle_endtag(self, tag):
+        self._why = self._why and tag != "div"
+
+    def handle_data(self, data):
+        if self._why:
+            self.rows[-1]["why"] += data
+
+
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    require("" if CHROMIUM else "no chromium on PATH (Debian: apt-get install chromium)")
+    from helpers.history import status_scenario
+
+    root = tmp_path_factory.mktemp("scenario")
+    names = status_scenario(root, str(REPO / "specs" / "tiny_rec.yml"))
+    out = root / "site"
+    done = subprocess.run([*TIPCGEN, "status", str(root / "records"), "--out", str(out)], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr  # backup_env.*.json: not a word
+    dom = {}
+    for lang in ("zh", "en"):
+        page = out / f"index.{lang}.html"
+        measured = out / f"measured.{lang}.html"
+        measured.write_text(page.read_text(encoding="utf-8").replace("</body>", _MEASURE), encoding="utf-8")
+        got = chromium("--window-size=900,1400", "--dump-dom", measured.as_uri())
+        assert got.returncode == 0 and "</html>" in got.stdout, got.stderr[-2000:]
+        rows = Rows()
+        rows.feed(got.stdout)
+        dom[lang] = (got.stdout, rows.rows)
+    return {"site": out, "names": names, "dom": dom}
+
+
+def test_two_suites_a_lost_node_and_a_refused_run_as_chromium_lays_them_out(scenario):
+    names, (_, rows) = scenario["names"], scenario["dom"]["en"]
+    mode, one, two = names["mode"], names["one"], names["two"]
+    keys = [(r["mode"], r["suite"], r["node"]) for r in rows]
+    # each suite its own row; in each fleet run the node that caused it first, the bystander after
+    assert keys == [(mode, "fleet", two), (mode, "fleet", one), (mode, "multiproc", "-"), (mode, "normal", "-"),
+                    ("whole_train_whole_infer", "fleet", two), ("whole_train_whole_infer", "fleet", one)]  # fmt: skip
+    states = [[s for s, _ in r["cells"]] for r in rows]
+    assert states[0][0] == "lost" and states[1][0] == "stopped" and set(states[1][1:]) == {"not run"}
+    # the lost node's reason: once as text beside its row, and whole in the hover title of the row and of each cell
+    assert html_count(scenario["dom"]["en"][0], "Connection timed out") == 1 + 1 + 5
+    assert states[2] == ["timed out"] + ["skipped"] * 4 and states[3] == ["passed"] * 5
+    assert set(states[4] + states[5]) == {"refused"}
+    assert rows[0]["why"] == "⚠ node lost: " + names["lost_why"].removeprefix("lost: ")
+    assert rows[4]["why"] == "⊘ refused: " + names["refused_why"]
+    assert rows[5]["why"].startswith("⊘ refused: another node's problems")
+    assert all(r["lines"] == [1] * 5 for r in rows), [r["lines"] for r in rows]  # no name wraps, at 900 px
+
+
+def test_zh_page_in_chromium_is_chinese_with_whole_reasons_on_hover(scenario):
+    names, (html, rows) = scenario["names"], scenario["dom"]["zh"]
+    from helpers.pagetext import english_labels, visible
+
+    lost = names["lost_why"].removeprefix("lost: ")
+    own = [lost, names["refused_why"], f"node {names['two']} was lost", "评估 eval", "导出 export"]
+    text = visible(html)
+    assert english_labels(text, own) == []
+    assert rows[0]["why"] == f"⚠ 节点失联：{lost}" and rows[4]["why"] == f"⊘ 被拒绝运行：{names['refused_why']}"
+    assert rows[5]["why"] == "⊘ 被拒绝运行：因其他节点的问题未运行（所有节点都没有启动）"
+    timed_out = rows[2]["cells"][0][1]
+    assert timed_out.endswith(": 超时 (运行 600 秒后超时)") or "(运行 600 秒后超时) [" in timed_out  # whole, on hover
+    for phrase in ("通过 → 超时", "未运行", "训练失败", "提交", "新失败", "最先失败", "套件"):
+        assert phrase in text, phrase
+    assert all(r["lines"] == [1] * 5 for r in rows), [r["lines"] for r in rows]
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_scenario_screenshot(scenario, lang):
+    from PIL import Image
+
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTEFACTS / f"issue32_{lang}.png"
+    page = scenario["site"] / f"index.{lang}.html"
+    done = chromium(f"--screenshot={shot}", "--window-size=1400,1100", page.as_uri())
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    with Image.open(shot) as img:
+        colours = {c for _, c in img.convert("RGB").getcolors(1 << 20) or []}
+    assert {(0x9A, 0x67, 0x00), (0x6E, 0x77, 0x81), (0x82, 0x50, 0xDF)} <= colours  # lost, refused, timed out drawn

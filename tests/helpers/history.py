@@ -28,6 +28,8 @@ def run_report(
     layout: str = "paddleocr",
     versioned: bool = True,
     reasons: Optional[dict] = None,
+    suite: Optional[str] = None,
+    config: Optional[str] = None,
 ) -> dict:
     log_dir = f"test_tipc/output/{model}/{mode}"
     steps = []
@@ -74,6 +76,8 @@ def run_report(
                 "model_commit": commit,
                 "machine": {"host": "ci-1", "system": "Linux", "arch": "x86_64", "cpus": 2, "python": "3.11"},
                 "paddle": paddle,
+                **({"suite": suite} if suite else {}),
+                **({"config": config} if config else {}),
             },
             **data,
         }
@@ -131,3 +135,68 @@ def with_logs(root: Path, data: dict, text: str = "") -> None:
             log = root / st["log"]
             log.parent.mkdir(parents=True, exist_ok=True)
             log.write_text(text or f"{st['kind']} log\nline 2\n", encoding="utf-8")
+
+
+def _fleet_record(fleet, nodes: list, when: str, reason=None, refused=None) -> dict:
+    """A fleet record as `tipcgen fleet` writes it (fleet.report.report_data), dated `when`."""
+    from tipcgen.fleet.report import report_data
+
+    failed = any(n.state != "passed" for n in nodes)
+    data = report_data(fleet, nodes, reason, 1 if failed else 0, {"name": "ssh"}, refused)
+    data["record"]["finished_at"] = when
+    return data
+
+
+def status_scenario(root: Path, spec: str) -> dict:
+    """The records of the page tests: two suites of one model (`normal` twice, `multiproc` twice,
+    its second train timed out), a two-node fleet run whose node 2 was lost after a passing run
+    (node 1, trainer 0, stopped by it), and a fleet run refused before it started. Fleet records
+    come from the real writer (fleet_for on the bundled spec, report_data). Returns names."""
+    import os
+
+    from tipcgen.fleet.nodes import fleet_for
+    from tipcgen.fleet.report import NodeOutcome, StepOutcome
+    from tipcgen.fleet.run import refused_outcomes
+
+    mode = "lite_train_lite_infer"
+    rec = root / "records"
+    normal = dict(suite="normal", config="specs/tiny_rec.yml")
+    multi = dict(suite="multiproc", config="specs/tiny_rec.yml")
+    write(rec / "run/n1.json", run_report("tiny_rec", mode, ["passed"] * 5, stamp(0), **normal))
+    write(rec / "run/m1.json", run_report("tiny_rec", mode, ["passed"] * 5, stamp(1), **multi))
+    write(rec / "run/n2.json", run_report("tiny_rec", mode, ["passed"] * 5, stamp(2), **normal))
+    write(rec / "run/m2.json", run_report("tiny_rec", mode, ["timed out"] + ["skipped"] * 4, stamp(3),
+                                         reasons={0: "timed out after 600 s", **{i: "train failed" for i in range(1, 5)}},
+                                         **multi))  # fmt: skip
+    for i in range(3):  # Paddle's environment dumps beside the records: not records
+        write(rec / f"run/backup_env.{i}.json", {"PADDLE_TRAINER_ID": str(i), "PATH": "/usr/bin"})
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        fleet = fleet_for(spec, mode, suite="fleet", root=str(root), start_port=17000)
+    finally:
+        os.chdir(cwd)
+    one, two = (n.ip for n in fleet.nodes)
+
+    def steps(node, statuses, reasons=None):
+        return [StepOutcome(s.index, s.kind, s.group, s.log, st, (reasons or {}).get(s.index))
+                for s, st in zip(node.plan.steps, statuses)]  # fmt: skip
+
+    n1, n2 = fleet.nodes
+    count = len(n1.plan.steps)
+    rest = count - 1
+    ok = [NodeOutcome(one, n1.dir, "passed", 0, 40.0, None, steps(n1, ["passed"] * count), []),
+          NodeOutcome(two, n2.dir, "passed", 0, 40.0, None, steps(n2, ["passed"] + ["skipped"] * rest), [])]  # fmt: skip
+    write(rec / "fleet/f1.json", _fleet_record(fleet, ok, stamp(4)))
+    lost_why = ("lost: node " + two + ": ssh: connect to host " + two + " port 22: Connection timed out "
+                "(its run did not end; its last word: epoch 1 step 3 loss 2.31)")  # fmt: skip
+    stopped_why = "stopped: node " + two + " was lost"
+    lost = [NodeOutcome(one, n1.dir, "stopped", None, 26.0, stopped_why,
+                        steps(n1, ["stopped"] + ["not run"] * rest, {0: stopped_why}), []),
+            NodeOutcome(two, n2.dir, "lost", None, 26.0, lost_why,
+                        steps(n2, ["lost"] + ["not run"] * rest, {i: lost_why for i in range(count)}), [])]  # fmt: skip
+    write(rec / "fleet/f2.json", _fleet_record(fleet, lost, stamp(5), reason=f"node {two} lost"))
+    refused_why = [f"node {two}: ssh: connect to host {two} port 22: Connection refused"]
+    write(rec / "fleet_refused/f3.json", {**_fleet_record(fleet, refused_outcomes(fleet, refused_why), stamp(6),
+                                                          refused=refused_why), "mode": "whole_train_whole_infer"})  # fmt: skip
+    return {"mode": mode, "one": one, "two": two, "lost_why": lost_why, "refused_why": refused_why[0]}

@@ -36,7 +36,7 @@ from tipcgen.bench.execute import Outcome
 from tipcgen.bench.matrix import BenchRun
 from tipcgen.bench.parse import TrainLog
 from tipcgen.errors import Problem, SpecError
-from tipcgen.inputs import dotted, parse_json
+from tipcgen.inputs import dotted
 from tipcgen.spec.bench_section import MAX_RUN_COUNT, MAX_WORKERS
 from tipcgen.spec.policy import MAX_NAME, refuse_control
 
@@ -104,7 +104,12 @@ _JOB_ENV = ("model_branch", "model_commit", "frame_commit", "frame_version")
 
 
 def make_record(
-    run: BenchRun, outcome: Outcome, log: TrainLog, finished_at: Optional[str] = None, root: str = "."
+    run: BenchRun,
+    outcome: Outcome,
+    log: TrainLog,
+    finished_at: Optional[str] = None,
+    root: str = ".",
+    ran: Optional[dict] = None,
 ) -> dict:
     from tipcgen.run.provenance import now, provenance
 
@@ -159,7 +164,7 @@ def make_record(
         "log_file": run.main_log,
         "commands": [list(n.argv) for n in run.nodes],
         "finished_at": finished_at,
-        "record": provenance("bench", root, finished_at),
+        "record": provenance("bench", root, finished_at, ran),
     }
     return record
 
@@ -194,15 +199,10 @@ def write_record(record: dict, out: str) -> str:
 # What `report` and `build --results` read: a record comes from a pull request or another
 # machine, so it is read as hostile input (README, "Untrusted specs"): bounded, typed, one
 # located error for the first problem.
-MAX_RECORD_BYTES = 4 << 20  # one record: bench writes a few KiB, under 3 MiB with every curve full
 MAX_RECORDS = 10_000  # records of one command: the largest bench matrix is 64 x 64 x 2 = 8192 runs
 MAX_TOTAL_BYTES = 128 << 20  # all records of one command: reading and parsing stay within seconds
-MAX_DEPTH = 32  # JSON nesting (a record nests 3 deep); Python's parser recurses per level
 MAX_CURVE = 20_000  # points of one curve (bench keeps every k-th point of a longer log; a plot draws 1400)
 MAX_POINTS = 1_000_000  # curve points of all records together: about 120 MB once parsed
-MAX_VALUES = 150_000  # values of one record: 3 curves of MAX_CURVE points (120k numbers) and the rest
-MAX_OBJECTS = 1000  # JSON objects of one record
-MAX_DIGITS = 30  # digits of a JSON integer: no field needs more, and int() of a long one is slow
 MAX_LONG_TEXT = 65_536  # a string not shown in a report (a command's argument, the log path)
 _DEVICE_NUM = r"^N[0-9]{1,4}C[0-9]{1,4}$"
 
@@ -318,22 +318,6 @@ def _problem(path: str, message: str, field: Optional[str] = None, line: Optiona
     return SpecError([Problem(printable(path), line, col, field, message)])
 
 
-def _parse(raw: bytes, path: str) -> Any:
-    """The JSON of a record through the one bounded JSON reader (tipcgen.inputs.parse_json):
-    invalid UTF-8, a key given twice, numbers that are not finite or do not fit, deep nesting,
-    too many values or objects are refused, each naming the file (and field)."""
-    return parse_json(
-        raw,
-        path,
-        what="a JSON run record",
-        limit=MAX_RECORD_BYTES + 1,
-        depth=MAX_DEPTH,
-        values=MAX_VALUES,
-        objects=MAX_OBJECTS,
-        digits=MAX_DIGITS,
-    )
-
-
 def _shown(value: Any) -> str:
     if isinstance(value, dict):
         return "a JSON object"
@@ -383,35 +367,34 @@ def _record_files(paths: list[str]) -> list[tuple[str, Optional[str]]]:
     return files
 
 
-def _read(path: str, tree: Optional[str]) -> bytes:
-    from tipcgen.inputs import read_bytes
-
-    raw = read_bytes(path, MAX_RECORD_BYTES, tree, what="a run record")
-    if len(raw) > MAX_RECORD_BYTES:
-        raise _problem(
-            path, f"more than {MAX_RECORD_BYTES} bytes; a run record is at most {MAX_RECORD_BYTES >> 20} MiB"
-        )
-    return raw
-
-
 def read_json(path: str, tree: Optional[str] = None) -> Any:
-    """A record file's JSON, read and parsed within the bounds above (a located SpecError
-    otherwise); `tipcgen status` reads the reports of run and fleet this way too."""
-    return _parse(_read(path, tree), path)
+    """A record file's JSON through the one reader of records (run.provenance.read_record)."""
+    from tipcgen.run.provenance import read_record
+
+    return read_record(path, tree)
 
 
 def load_records(paths: list[str]) -> list[dict]:
-    """Records from files (a directory: its *.json), each read within the bounds above and
-    checked against RunRecord; of several records of one run_id the latest (`finished_at`)
-    wins. The dicts hold the fields given (None left out), with their checked types."""
+    """Records from files (a directory: its *.json), each read within the bounds of the one
+    reader of records and checked against RunRecord; of several records of one run_id the latest
+    (`finished_at`) wins. In a directory, JSON that is no bench record (Paddle's
+    backup_env.*.json beside bench's records, a run's report) is passed over without a word; a
+    file named on the command line is checked whatever it holds. The dicts hold the fields given
+    (None left out), with their checked types."""
+    from tipcgen.run.provenance import record_kind
+
     latest: dict[str, dict] = {}
     size = points = 0
+    empty = {p for p in paths if os.path.isdir(p)}
     for path, tree in _record_files(paths):
-        raw = _read(path, tree)
-        size += len(raw)
+        data = read_json(path, tree)
+        size += os.stat(path).st_size  # read above: a regular file within the bound
         if size > MAX_TOTAL_BYTES:
             raise _problem(path, f"the records add up to more than {MAX_TOTAL_BYTES >> 20} MiB; give fewer at once")
-        record = check_record(_parse(raw, path), path)
+        if tree is not None and isinstance(data, dict) and record_kind(data) in (None, "run", "fleet"):
+            continue  # found in a folder and not a bench record: not ours to read
+        empty.discard(tree or "")
+        record = check_record(data, path)
         points += record.points()
         if points > MAX_POINTS:
             raise _problem(path, f"the records hold more than {MAX_POINTS} curve points in all; give fewer at once")
@@ -419,4 +402,6 @@ def load_records(paths: list[str]) -> list[dict]:
         old = latest.get(record.run_id)
         if old is None or data.get("finished_at", "") >= old.get("finished_at", ""):
             latest[record.run_id] = data
+    for p in sorted(empty):
+        raise _problem(p, "no run records of `tipcgen bench` in this directory (other JSON is passed over)")
     return list(latest.values())

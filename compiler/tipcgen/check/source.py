@@ -14,6 +14,21 @@ from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import Plan, plan_config
 
 
+def what_ran(source: str, suite: Optional[str], root: str = ".") -> dict:
+    """What a record names as the suite that ran: {"suite": the suite's name (a spec's `--suite`,
+    else its first; None for a legacy config, whose file is the suite), "config": the spec or
+    config file, relative to `root` when inside it}. The status page keys its rows by both, so a
+    `--suite multiproc` run never replaces the normal suite's row."""
+    name = None
+    if source.endswith((".yml", ".yaml")):
+        from tipcgen.check.spec import load_spec, pick_suite
+
+        name = pick_suite(load_spec(source), suite, source)
+    path, base = os.path.abspath(source), os.path.abspath(root)
+    config = os.path.relpath(path, base) if path.startswith(base.rstrip(os.sep) + os.sep) else source
+    return {"suite": name, "config": config}
+
+
 def plan_source(
     source: str,
     mode: str,

@@ -41,7 +41,7 @@ def _load(source: str):
     return load_spec(source)
 
 
-def _run_one(run: BenchRun, root: str, console: Console) -> tuple[dict, TrainLog]:
+def _run_one(run: BenchRun, root: str, console: Console, ran: Optional[dict] = None) -> tuple[dict, TrainLog]:
     """Run `run` under a progress bar; (its record, its parsed log)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -72,7 +72,7 @@ def _run_one(run: BenchRun, root: str, console: Console) -> tuple[dict, TrainLog
     data = read_log(run.main_log, os.path.dirname(run.main_log) or ".", MAX_TRAIN_LOG)
     text = (data or b"").decode("utf-8", "replace")
     log = parse_train_log(text)
-    return make_record(run, outcome, log, root=root), log
+    return make_record(run, outcome, log, root=root, ran=ran), log
 
 
 def _show_commands(runs: list[BenchRun]) -> None:
@@ -183,6 +183,11 @@ def bench(
     from tipcgen.bench.records import write_record
 
     runs = bench_matrix(spec, suite, out, python)
+    from tipcgen.bench.matrix import bench_of
+    from tipcgen.check.source import what_ran
+
+    # the suite bench ran (`--suite`, else the bench section's; a legacy config is its own suite)
+    ran = {**what_ran(source, None), "suite": bench_of(spec, suite)[1] if source.endswith((".yml", ".yaml")) else None}
     if dry_run:
         _show_commands(runs)
         return
@@ -193,7 +198,7 @@ def bench(
     for run in runs:
         if timeout is not None:
             run = _with_timeout(run, timeout)
-        record, _ = _run_one(run, root, console)
+        record, _ = _run_one(run, root, console, ran)
         records.append(record)
         path = write_record(record, out)
         if record["status"] != "passed":

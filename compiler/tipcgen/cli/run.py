@@ -191,6 +191,9 @@ def run(
         seconds("--stall-timeout", stall_timeout, zero=True)
     seconds("--kill-grace", kill_grace, zero=True, most=MAX_WAIT)
     plan = plan_for(source, mode, suite, layout, gpuid, runner)
+    from tipcgen.check.source import what_ran
+
+    ran = what_ran(source, suite)
     if dry_run:  # each word shell-quoted: a pasted line runs nothing a config value holds
         for step in plan.steps:
             echo(step_shell(step))
@@ -229,13 +232,13 @@ def run(
     summary = summarize(results)
     echo(printable(summary.sentence(plan.status_log)))
     if json_out:
-        write_report(json_out, json_report(plan, results, source=source))
+        write_report(json_out, json_report(plan, results, source=source, ran=ran))
     if summary_out or os.environ.get("GITHUB_STEP_SUMMARY"):
         from tipcgen.results.summary import run_summary, write_summary
         from tipcgen.run.reports import report_data
 
         where = os.path.dirname(os.path.abspath(summary_out)) if summary_out else "."
-        write_summary(summary_out, run_summary(report_data(plan, results, source=source), ".", where))
+        write_summary(summary_out, run_summary(report_data(plan, results, source=source, ran=ran), ".", where))
     if junit:
         write_report(junit, junit_report(plan, results))
     raise typer.Exit(summary.exit_code)

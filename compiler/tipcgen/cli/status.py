@@ -8,6 +8,7 @@ import typer
 
 from tipcgen.cli.common import LANG_OPT, app, choice, echo, out_dir
 from tipcgen.errors import UsageError, printable
+from tipcgen.results.page import BASE_RUNS, DEFAULT_THRESHOLD, MIN_HISTORY
 
 
 @app.command()
@@ -18,10 +19,11 @@ def status(
     out: str = typer.Option("status_site", "--out", "-o", help="Directory for the page (index.html)."),
     lang: str = LANG_OPT,
     threshold: float = typer.Option(
-        0.05,
+        DEFAULT_THRESHOLD,
         "--threshold",
-        help="Flag a benchmark run whose value is off the median of its 5 previous runs by more than this "
-        "fraction (0.05: 5 %).",
+        help=f"Flag a benchmark run whose value is off the median of its {BASE_RUNS} previous runs by more than "
+        f"this fraction (0.1: 10 %); a run is judged once it has {MIN_HISTORY} earlier runs. Pick it above the "
+        "machine's run-to-run noise (README).",
     ),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when a record was skipped or a run regressed."),
 ):

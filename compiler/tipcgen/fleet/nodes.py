@@ -52,6 +52,8 @@ class Fleet:
     nodes: tuple  # Node, trainer 0 first
     files: tuple  # SharedFile
     start_port: int
+    # what ran, as records name it (check.source.what_ran: the spec's suite, the file given)
+    ran: Optional[dict] = None
 
     @property
     def plan(self) -> Plan:
@@ -241,4 +243,6 @@ def fleet_for(
     default = remote_dir or os.path.abspath(root)
     names = dict(node_names or {})
     nodes = tuple(Node(ip, dirs.get(ip, default.replace("{node}", names.get(ip, ip))), plan(ip, gpu_ips)) for ip in ips)
-    return Fleet(source, mode, config, nodes, tuple(files), start_port)
+    from tipcgen.check.source import what_ran
+
+    return Fleet(source, mode, config, nodes, tuple(files), start_port, what_ran(source, suite, root))

@@ -106,6 +106,13 @@ def step_outcomes(node: Node, lines: list, ended: str, output: list) -> list[Ste
     return outcomes
 
 
+BYSTANDER = "another node's problems (nothing was started on any node)"  # a refused node fine itself
+
+
+def _bystander(node) -> bool:
+    return BYSTANDER in (node.reason or "")
+
+
 def report_data(
     fleet: Fleet,
     nodes: list,
@@ -114,8 +121,13 @@ def report_data(
     engine: Optional[dict] = None,
     refused: Optional[list] = None,
 ) -> dict:
-    first = next((n for n in nodes if n.state == "failed"), None) or next(
-        (n for n in nodes if n.state not in ("passed",)), None
+    # the node that caused the failure: one that failed, else one whose transport died (lost), and
+    # only then one stopped because of another (a bystander) or refused
+    first = (
+        next((n for n in nodes if n.state == "failed"), None)
+        or next((n for n in nodes if n.state == LOST), None)
+        or next((n for n in nodes if n.state == REFUSED and not _bystander(n)), None)
+        or next((n for n in nodes if n.state not in ("passed",)), None)
     )
     failure = None
     if first is not None:
@@ -128,7 +140,7 @@ def report_data(
     from tipcgen.run.provenance import provenance
 
     return {
-        "record": provenance("fleet"),  # fleet runs from the repo root
+        "record": provenance("fleet", ran=fleet.ran),  # fleet runs from the repo root
         "tipcgen": __version__,
         "source": fleet.source,
         "config": fleet.config,

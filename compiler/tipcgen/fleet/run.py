@@ -21,6 +21,7 @@ from tipcgen.fleet.gather import gather_node, node_dir
 from tipcgen.fleet.nodes import Fleet, Node
 from tipcgen.fleet.preflight import NodeCheck, check_nodes, sync_nodes
 from tipcgen.fleet.report import (
+    BYSTANDER,
     FAILED,
     LOST,
     NOT_RUN,
@@ -195,7 +196,7 @@ def refused_outcomes(fleet: Fleet, problems: list) -> list[NodeOutcome]:
         own = [p for p in problems if p.startswith(f"node {n.ip}:") or p.startswith(f"node {n.ip} (")]
         if not own and not any(p.startswith("node ") for p in problems):  # the engine's (Slurm's)
             own = problems
-        why = "refused: " + ("; ".join(own) if own else "another node's problems (nothing was started on any node)")
+        why = "refused: " + ("; ".join(own) if own else BYSTANDER)
         steps = [StepOutcome(s.index, s.kind, s.group, s.log, REFUSED, why) for s in n.plan.steps]
         out.append(NodeOutcome(n.ip, n.dir, REFUSED, None, 0.0, why, steps, []))
     return out

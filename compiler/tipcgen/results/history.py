@@ -2,12 +2,14 @@
 run` and `tipcgen fleet` and the records of `tipcgen bench`, each made one `Run` (model, chain,
 mode, node, its steps' outcomes, where it came from).
 
-Records come from other machines and pull requests: each is read as hostile input (a regular
-file, not a link; at most 4 MiB; UTF-8 JSON with finite numbers, nesting bounded by the parser),
-checked for the fields the page uses (text cut at MAX_TEXT), and a bad one (not JSON, cut short,
-wrong types, a newer schema) is reported with its path and left out; the rest render. Thousands
-are read per page, so the checks are plain Python rather than bench's pydantic model. Records
-without a `record` block (written before it existed) are schema 1 and still read.
+Records come from other machines and pull requests: each is read as hostile input through the
+one reader of records (run.provenance.read_record: a regular file, not a link, bounded); only
+what run.provenance.record_kind calls a tipcgen record is read (other JSON in the folder, such
+as Paddle's backup_env.*.json, is passed over without a word). A record is checked for the
+fields the page uses (text cut at MAX_TEXT), and a bad one (not JSON, cut short, wrong types, a
+newer schema) is reported with its path and left out; the rest render. Thousands are read per
+page, so the checks are plain Python rather than bench's pydantic model. Records without a
+`record` block (written before it existed) are schema 1 and still read.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from tipcgen.errors import SpecError, printable
-from tipcgen.inputs import read_json as read_json_gate
-from tipcgen.run.provenance import SCHEMA
+from tipcgen.run.provenance import RECORD_KINDS, SCHEMA, read_record, record_kind
 
 MAX_FILES = 20_000  # record files below one directory (200 runs x 20 models x run + bench, twice)
 MAX_TEXT = 4096  # a name or reason shown on the page; longer text is cut, not refused
@@ -64,10 +65,17 @@ class Run:
     bench: Optional[dict] = None  # a bench record's fields (speed-up and trends read them)
     # the records' tree (records_tree): the page links only to logs inside it
     tree: str = ""
+    suite: str = ""  # the spec's suite that ran ("": a legacy config, or a record before suites were named)
+    config: str = ""  # the spec or config file it was planned from
+    why: str = ""  # a run that never started (refused) or a node that was lost: the record's reason
+    state: str = ""  # a fleet node's own state when it is lost or refused (its steps may all have ended well)
+    cause: bool = False  # the node whose failure stopped a fleet run (the record's first_failure)
 
     @property
     def key(self) -> tuple:
-        return (self.model, self.chain, self.mode, self.node)
+        """What ran: two suites of one model (`--suite multiproc` beside the normal one), or two
+        config files, are two rows, never one run compared with the other."""
+        return (self.model, self.chain, self.mode, self.suite, self.config, self.node)
 
 
 class BadRecord(Exception):
@@ -114,11 +122,11 @@ def _meta(block: dict) -> dict:
     }
 
 
-def _envelope(data: dict, path: str) -> tuple[int, Optional[str], dict]:
-    """(schema, kind, the record block) of a record; a newer schema is refused."""
+def _envelope(data: dict, kind: str) -> tuple[int, dict]:
+    """(schema, the record block) of a tipcgen record; a newer schema is refused."""
     block = data.get("record")
     if block is None:
-        return 1, None, {"tipcgen": data.get("tipcgen")}
+        return 1, {"tipcgen": data.get("tipcgen")}
     if not isinstance(block, dict):
         raise BadRecord("record: an object is wanted")
     schema = _int(block.get("schema"), "record.schema")
@@ -126,19 +134,9 @@ def _envelope(data: dict, path: str) -> tuple[int, Optional[str], dict]:
         raise BadRecord(f"record.schema {schema}: written by a newer tipcgen (this one reads schemas 1 to {SCHEMA})")
     if schema < 1:
         raise BadRecord(f"record.schema {schema}: schemas start at 1")
-    kind = block.get("kind")
-    return schema, kind if isinstance(kind, str) else None, block
-
-
-def _kind_of(data: dict) -> Optional[str]:
-    """An old record's kind, from the fields only one kind writes."""
-    if isinstance(data.get("steps"), list) and "summary" in data:
-        return "run"
-    if isinstance(data.get("nodes"), list) and "first_failure" in data:
-        return "fleet"
-    if "run_id" in data and "ips" in data:
-        return "bench"
-    return None
+    if kind not in _READERS:
+        raise BadRecord(f"record.kind: one of {', '.join(RECORD_KINDS)} is wanted")
+    return schema, block
 
 
 def _mtime(path: str) -> str:
@@ -231,6 +229,8 @@ def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
     mode = _text(data.get("mode"), "mode")
     chain = chain_name(_text(data.get("layout"), "layout", required=False)) or "fleet"
     log_dir = _text(data.get("log_dir"), "log_dir", required=False)
+    first = data.get("first_failure")
+    cause = first.get("node") if isinstance(first, dict) else None
     runs = []
     for i, n in enumerate(nodes):
         if not isinstance(n, dict):
@@ -239,6 +239,12 @@ def _from_fleet(data: dict, path: str, base: dict) -> list[Run]:
         base.pop("node", None)
         run = Run(**base, model=model, chain=chain, mode=mode, node=ip, nodes=len(nodes), log_dir=log_dir)
         run.steps = _steps(n.get("steps"), f"nodes[{i}].steps", full=False)
+        state = _text(n.get("state"), f"nodes[{i}].state", required=False)
+        if state in ("lost", "refused"):  # the whole node's reason: the page shows it beside the row
+            why = _text(n.get("reason"), f"nodes[{i}].reason", required=False)
+            run.why = why.removeprefix(f"{state}: ") or state  # the page's label says lost / refused
+            run.state = state
+        run.cause = ip == cause
         runs.append(run)
     return runs
 
@@ -300,15 +306,11 @@ def _from_bench(data: dict, path: str, base: dict) -> list[Run]:
 _READERS = {"run": _from_run, "fleet": _from_fleet, "bench": _from_bench}
 
 
-MAX_RECORD_BYTES = 4 << 20  # as bench's records: a few KiB written, a curve-heavy one under 3 MiB
-
-
 def read_json(path: str) -> Any:
-    """A record's JSON through the one bounded reader (tipcgen.inputs.read_json): a regular file
-    (not a link, a FIFO or a device), at most MAX_RECORD_BYTES, UTF-8, bounded nesting, finite
-    numbers; BadRecord otherwise."""
+    """A record's JSON through the one bounded reader of records (run.provenance.read_record;
+    no symbolic link), BadRecord otherwise."""
     try:
-        return read_json_gate(path, os.path.dirname(path) or ".", what="a record", limit=MAX_RECORD_BYTES, links=False)
+        return read_record(path, os.path.dirname(path) or ".", links=False)
     except SpecError as exc:
         problem = exc.problems[0]
         where = f"line {problem.line}: " if problem.line else ""
@@ -316,15 +318,19 @@ def read_json(path: str) -> Any:
         raise BadRecord(f"{where}{field}{problem.message}") from None
 
 
+_CONFIG_FIELD = {"run": "source", "fleet": "config", "bench": "config"}
+
+
 def read_run(path: str) -> list[Run]:
-    """The runs a record file holds (a fleet report: one per node), or BadRecord."""
+    """The runs a record file holds (a fleet report: one per node; JSON that is no tipcgen
+    record: none), or BadRecord."""
     data = read_json(path)
     if not isinstance(data, dict):
         raise BadRecord("not a tipcgen record: a JSON object is wanted")
-    schema, kind, block = _envelope(data, path)
-    kind = kind or _kind_of(data)
-    if kind not in _READERS:
-        raise BadRecord("not a tipcgen record (a report of run, fleet or bench)")
+    kind = record_kind(data)
+    if kind is None:  # other JSON beside the records (Paddle's backup_env.*.json): not ours
+        return []
+    schema, block = _envelope(data, kind)
     finished = block.get("finished_at")
     base = {
         "path": path,
@@ -334,6 +340,9 @@ def read_run(path: str) -> list[Run]:
         "meta": _meta(block),
         "root": block.get("root") if isinstance(block.get("root"), str) else "",
         "node": block.get("node") if isinstance(block.get("node"), str) and kind == "run" else "",
+        "suite": _text(block.get("suite"), "record.suite", required=False),
+        # records before `record.config`: the run's own `source` (the spec or config given)
+        "config": _text(block.get("config", data.get(_CONFIG_FIELD[kind])), "record.config", required=False),
     }
     return _READERS[kind](data, path, base)
 

@@ -67,7 +67,9 @@ def step_names(plan: Plan, result: StepResult) -> tuple[str, str]:
     return f"{plan.model_name}.{plan.mode}", f"{step.index} {step.kind} {step.group}".rstrip()
 
 
-def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: Optional[str] = None) -> dict:
+def report_data(
+    plan: Plan, results: list[StepResult], cwd: str = ".", source: Optional[str] = None, ran: Optional[dict] = None
+) -> dict:
     """The JSON report as a dict (key order is fixed)."""
     s = summarize(results)
     steps = []
@@ -100,7 +102,7 @@ def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: O
     from tipcgen.run.provenance import provenance
 
     return {
-        "record": provenance("run", cwd),
+        "record": provenance("run", cwd, ran=ran),
         "tipcgen": __version__,
         "source": source,
         "layout": plan.layout,
@@ -121,8 +123,10 @@ def report_data(plan: Plan, results: list[StepResult], cwd: str = ".", source: O
     }
 
 
-def json_report(plan: Plan, results: list[StepResult], cwd: str = ".", source: Optional[str] = None) -> str:
-    return json.dumps(report_data(plan, results, cwd, source), indent=2, ensure_ascii=False) + "\n"
+def json_report(
+    plan: Plan, results: list[StepResult], cwd: str = ".", source: Optional[str] = None, ran: Optional[dict] = None
+) -> str:
+    return json.dumps(report_data(plan, results, cwd, source, ran), indent=2, ensure_ascii=False) + "\n"
 
 
 def junit_report(plan: Plan, results: list[StepResult], cwd: str = ".") -> str:
