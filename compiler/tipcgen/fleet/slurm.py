@@ -274,7 +274,9 @@ def node_addresses(alloc: Allocation, names: Sequence[str], timeout: float) -> l
         f"--nodelist={','.join(names)}", "--overlap", "--quiet", "--input=none", "sh", "-c", address_script(),
     ]  # fmt: skip
     bound = timeout + SLACK
+    started = time.monotonic()
     code, out, err = run_bounded(argv, bound)
+    took = time.monotonic() - started
     seen: dict = {}
     for line in out.splitlines():
         words = line.split()
@@ -285,7 +287,9 @@ def node_addresses(alloc: Allocation, names: Sequence[str], timeout: float) -> l
     for name in names:
         if name not in seen:
             why = _last(err) or ("no answer" if code is None else f"srun exited {code}")
-            raise SlurmRefused(f"tipc fleet: slurm: node {name} did not say its address within {bound:g} s ({why})")
+            # the bound only when it was reached: an srun that failed early says when and how
+            when = f"within {bound:g} s" if code is None else f"(srun ended after {took:.1f} s, exit {code})"
+            raise SlurmRefused(f"tipc fleet: slurm: node {name} did not say its address {when} ({why})")
         _host, mine = seen[name]
         addr = slurm_addr.get(name, "")
         outside = [a for a in mine if not ipaddress.ip_address(a).is_loopback]
