@@ -484,3 +484,28 @@ def test_a_config_read_only_in_its_own_scripts_mode_is_probed_there(tmp_path):
     assert rows["cpp_infer"].entry.config == "test_tipc/configs/m/cpp.txt"
     assert rows["cpp_infer"].verdict == "CHANGED"
     assert rows["cpp_infer"].differences == ["- before: wget https://x/m.tgz", "+ after:  wget -q https://x/m.tgz"]
+
+
+def test_whole_infer_finds_the_kl_quant_output_as_after_a_real_kl_quant_step(tmp_path):
+    """PaddleClas's runner `cd`s into `<infer_model>/quant_post_static_model` (its kl_quant step's
+    output) and then to deploy/: both trees run with that folder made, so the old script's infer
+    runs in deploy/ as the new one's does, not at the root after two failed `cd`s."""
+    old = (
+        '#!/bin/bash\nFILENAME=$1\nMODE=$2\nif [ "$MODE" = "whole_infer" ]; then\n'
+        "    cd ./m_infer/quant_post_static_model\n    cd ../../deploy\n    python3.7 infer.py\nfi\n"
+    )
+    new = '#!/bin/bash\nFILENAME=$1\nMODE=$2\nif [ "$MODE" = "whole_infer" ]; then\n    cd deploy\n    python3.7 infer.py\nfi\n'
+    root = tmp_path / "repo"
+    (root / "test_tipc" / "configs" / "m").mkdir(parents=True)
+    (root / "test_tipc" / "test_train_inference_python.sh").write_text(old)
+    config = "===== train_params =====\nmodel_name:m\nkl_quant:deploy/slim/quant.py -c x.yaml\ninfer_model:./m_infer/\n"
+    (root / "test_tipc" / "configs" / "m" / "c.txt").write_text(config)
+    files = {"test_tipc/test_train_inference_python.sh": new.encode()}
+    rows = {r.entry.mode: r for r in compare_entries(str(root), files, Covered(), 2, 60)}
+    assert rows["whole_infer"].verdict == "identical", rows["whole_infer"].differences
+    # no kl_quant command: nothing made, the old script's failed `cd`s show
+    (root / "test_tipc" / "configs" / "m" / "c.txt").write_text(
+        config.replace("deploy/slim/quant.py -c x.yaml", "null")
+    )
+    rows = {r.entry.mode: r for r in compare_entries(str(root), files, Covered(), 2, 60)}
+    assert rows["whole_infer"].verdict == "CHANGED"

@@ -369,6 +369,11 @@ def test_in_a_chain_mode_a_config_of_another_script_is_refused_by_name(tmp_path)
     prepared = plan_lines(tipc, cpp, rel, "cpp_infer")  # exits 0 (plan_lines raises otherwise)
     assert not [line for line in prepared if "first section" in line], prepared
     assert plan_lines(tipc, text, rel, "lite_train_lite_infer"), "its own modes: as before"
+    # a dy2static config: its script runs it in lite_train_lite_infer only (spec/modes.serves)
+    dy2static = f"===== base_train =====\n{name_line}\npython:python3\n"
+    with pytest.raises(RuntimeError, match=r"dy2static_python.sh \(prepared in lite_train_lite_infer only\)"):
+        plan_lines(tipc, dy2static, rel, "whole_infer")
+    assert plan_lines(tipc, dy2static, rel, "lite_train_lite_infer")
 
 
 # ---- a verbatim config's own modes (another chain's config, kept for the repo's script)

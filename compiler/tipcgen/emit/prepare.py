@@ -226,12 +226,18 @@ def mode_sections(modes) -> list[tuple[str, str, str]]:
     config no script of that mode runs (dialects.section_owners): prepare.sh refuses it in that
     mode (a train config in cpp_infer, a serving config in paddle2onnx_infer or whole_infer)."""
     from tipcgen.dialects import section_owners
-    from tipcgen.spec.modes import mode_scripts
+    from tipcgen.spec.modes import FIXED_MODE_SCRIPTS, serves
+
+    def named(scripts: tuple) -> str:  # a fixed-mode script's config: that script's, in its mode
+        fixed = [s for s in scripts if s in FIXED_MODE_SCRIPTS]
+        return " or ".join(fixed or scripts) + (
+            f" (prepared in {' or '.join(FIXED_MODE_SCRIPTS[fixed[0]])} only)" if fixed else ""
+        )
 
     owners = section_owners()
     return [
-        (mode, section, " or ".join(scripts))
+        (mode, section, named(scripts))
         for mode in modes
         for section, scripts in owners.items()
-        if not set(scripts) & set(mode_scripts(mode))
+        if not serves(mode, scripts)
     ]

@@ -173,7 +173,7 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
     from tipcgen.dialects import config_readers
     from tipcgen.script.lines import config_python
     from tipcgen.spec.ir import prepare_word_modes
-    from tipcgen.spec.modes import mode_scripts
+    from tipcgen.spec.modes import serves
     from tipcgen.spec.policy import name_problem
 
     in_use = repo_prepare_modes(script)
@@ -185,7 +185,7 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
         modes = tuple(
             m
             for m in PREPARE_MODES
-            if m in in_use and scripts & set(mode_scripts(m)) and not name_problem(raw.model_name(m in words))
+            if m in in_use and serves(m, scripts) and not name_problem(raw.model_name(m in words))
         )
         if not modes or file not in sources:
             continue

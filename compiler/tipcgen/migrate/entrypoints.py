@@ -55,10 +55,12 @@ from tipcgen.migrate.oracle import (
     _owner_writable,
     _records,
     _write_exe,
+    kl_quant_dir,
+    step_dirs,
 )
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
 from tipcgen.script.lines import config_python, first_header
-from tipcgen.spec.modes import mode_scripts
+from tipcgen.spec.modes import serves
 
 TRAIN_RUNNER = "test_train_inference_python.sh"
 TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_whole_infer", "whole_infer")
@@ -311,6 +313,9 @@ class Stager:
         self.configs = configs  # repo-relative -> bytes
         self.base = base
         self.pythons = sorted(set(PYTHONS) | set(TOOLS) | {p for p in pythons if p and "/" not in p})
+        # config -> the directories its own chain's steps run in (a checkout has them: a serving
+        # config's deploy/paddleserving), made for both trees alike (config_dirs)
+        self.dirs: dict = {}
 
     def stage(self, scratch: Path, config: Optional[str]) -> Path:
         bin_dir = scratch / "bin"
@@ -331,6 +336,10 @@ class Stager:
             write_atomic(str(path), self.configs[config])
         for d in ("deploy", "ppdet/modeling/transformers/ext_op", "test_tipc/output"):
             (root / d).mkdir(parents=True, exist_ok=True)
+        for d in self.dirs.get(config, ()) if config is not None else ():
+            where = (root / d).resolve()
+            if where.is_relative_to(root.resolve()):
+                where.mkdir(parents=True, exist_ok=True)
         _owner_writable(root)
         return root
 
@@ -338,6 +347,11 @@ class Stager:
         scratch = Path(tempfile.mkdtemp(prefix="tipcgen-entry-", dir=self.base))
         try:
             root = self.stage(scratch, entry.config)
+            made = kl_quant_dir(self.configs[entry.config].decode("utf-8", "replace")) if entry.config else None
+            if made is not None and entry.mode == "whole_infer":  # as the oracle's runs find it (oracle._stage)
+                quant = (root / made).resolve()
+                if quant.is_relative_to(root.resolve()):
+                    quant.mkdir(parents=True, exist_ok=True)
             record = scratch / "record.bin"
             env = {"PATH": f"{scratch / 'bin'}{os.pathsep}{SYSTEM_PATH}", "TIPC_RECORD": str(record)}
             ran = sandboxed_run(list(entry.argv), scratch=scratch, cwd=root, env=env, timeout=timeout)
@@ -534,7 +548,7 @@ class Covered:
         if name == "prepare.sh" and readers:
             # by the tables the generated prepare.sh refuses by: a config prepared in a mode of
             # its own script (a C++ config in cpp_infer) is never foreign, kept verbatim or not
-            return not (readers & set(mode_scripts(mode or "")))
+            return not serves(mode or "", readers)
         if self._by_config.get(None, [None])[0] != len(self.verdicts):  # (re)index after a change
             self._by_config = {None: [len(self.verdicts)]}
             for key in self.verdicts:
@@ -609,6 +623,7 @@ def compare_entries(
     with tempfile.TemporaryDirectory(prefix="tipcgen-entries-") as tmp:
         before = Stager(tree, configs, pythons, Path(tmp))
         after = Stager(new_tree, new_configs, pythons, Path(tmp))
+        before.dirs = after.dirs = config_dirs(base, configs)
         scripts = scripts_of(base, tree)
         workers = jobs or min(4, os.cpu_count() or 1)
         with ThreadPoolExecutor(workers) as pool:
@@ -641,6 +656,19 @@ def compare_entries(
     _wrappers_faithful(rows, tree)
     _foreign_through(rows, tree, covered, generated)
     return rows
+
+
+def config_dirs(base: Path, configs: dict) -> dict:
+    """Each config -> the directories its steps run in, planned as its own scripts run it (in the
+    modes that serve them; oracle.step_dirs, as the runner and chain oracle stages them)."""
+    from tipcgen.spec.modes import PREPARE_MODES
+
+    out: dict = {}
+    for rel, data in configs.items():
+        readers = config_readers(data.decode("utf-8", "replace"))
+        modes = [m for m in PREPARE_MODES if readers and serves(m, readers)][:2] or ["lite_train_lite_infer"]
+        out[rel] = tuple(sorted({d for m in modes for d in step_dirs(base / rel, m, None)}))
+    return out
 
 
 def uses(tree: dict, script: str, changed: set) -> bool:
@@ -680,7 +708,7 @@ def _entries(scripts: list, configs: dict, generated: set, before: Stager, pool,
             # in its first mode, and in the modes that serve the config's own scripts (prepare.sh
             # stops early on a C++ config in a train mode, and prepares it in cpp_infer)
             readers = config_readers(configs[rels[0]].decode("utf-8", "replace"))
-            own = [m for m in info.modes[1:] if readers & set(mode_scripts(m))]
+            own = [m for m in info.modes[1:] if readers and serves(m, readers)]
             probes += [(info, shape, EntryPoint(info.script, rels[0], m)) for m in (first, *own)]
     results = list(pool.map(lambda p: before.run(p[2], timeout), probes))
     # A script reads a config when it ran commands on it (a positional reader runs something on

@@ -246,14 +246,15 @@ class UpstreamRun:
         return self.returncode is None
 
 
-def _config_value(text: str, index: int) -> str:
-    """lines[index] of a config as the scripts read it (empty lines dropped), its value up to
-    the next colon (func_parser_value)."""
-    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line]
-    if index >= len(lines):
-        return ""
-    parts = lines[index].split(":")
-    return parts[1].strip() if len(parts) > 1 else ""
+def kl_quant_dir(text: str) -> Optional[str]:
+    """Where a config's kl_quant step writes its model (PaddleClas: `<infer_model>/quant_post_static_model`,
+    which the train runner's whole_infer `cd`s into and back out of to deploy/), or None when the
+    config has no kl_quant command: a scratch run finds it made, as after a real kl_quant step."""
+    values = dict(line.split(":", 1) for line in text.split("\n") if ":" in line)
+    command, model = values.get("kl_quant", "").strip(), values.get("infer_model", "").strip()
+    if command in ("", "null", "False") or not model:
+        return None
+    return f"{model.rstrip('/')}/quant_post_static_model"
 
 
 def _write_exe(path: Path, text: str) -> None:
@@ -332,8 +333,9 @@ def _stage(
             where.mkdir(parents=True, exist_ok=True)
     if corpus_name(repo) == "PaddleDetection":  # its script `cd`s here (and back) for DINO's op
         (root / "ppdet" / "modeling" / "transformers" / "ext_op").mkdir(parents=True)
-    if corpus_name(repo) == "PaddleClas" and mode == "whole_infer" and quant_made:
-        quant = (root / _config_value(text, 36) / "quant_post_static_model").resolve()
+    made = kl_quant_dir(text) if mode == "whole_infer" and quant_made else None
+    if made is not None:
+        quant = (root / made).resolve()
         if quant.is_relative_to(root.resolve()):
             quant.mkdir(parents=True, exist_ok=True)
     return root, f"test_tipc/configs/{config.parent.name}/{config.name}"

@@ -23,9 +23,25 @@ CHAIN_MODE_SCRIPTS = {
 TRAIN_MODE_SCRIPTS = ("test_train_inference_python.sh", "test_ptq_inference_python.sh")
 
 
+# Scripts that run their configs in one mode whatever they are given: the dy2static scripts set
+# MODE=lite_train_lite_infer and run the train runner on their config's blocks in it.
+FIXED_MODE_SCRIPTS = {"test_train_dy2static_python.sh": ("lite_train_lite_infer",)}
+
+
 def mode_scripts(mode: str) -> tuple[str, ...]:
     """The scripts whose configs prepare.sh prepares in `mode`."""
     return CHAIN_MODE_SCRIPTS.get(mode, TRAIN_MODE_SCRIPTS)
+
+
+def serves(mode: str, readers) -> bool:
+    """Whether prepare.sh prepares, in `mode`, a config the scripts `readers` run: a config of a
+    fixed-mode script (FIXED_MODE_SCRIPTS; the runner it runs through reads it only so) in that
+    mode only, any other in the modes of its scripts (mode_scripts). The one rule the generated
+    prepare.sh refuses by, import traces by, and the whole-tree oracle judges by."""
+    fixed = [FIXED_MODE_SCRIPTS[r] for r in readers if r in FIXED_MODE_SCRIPTS]
+    if fixed:
+        return any(mode in modes for modes in fixed)
+    return bool(set(readers) & set(mode_scripts(mode)))
 
 
 # Modes the repos' prepare.sh also serve, called with a train config (the repos' docs:

@@ -96,6 +96,14 @@ case "$MODE:$tipc_section" in
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
     exit 2
     ;;
+"lite_train_whole_infer:amp_train")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_train_dy2static_python.sh (prepared in lite_train_lite_infer only): not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:base_train")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_train_dy2static_python.sh (prepared in lite_train_lite_infer only): not prepared in $MODE" >&2
+    exit 2
+    ;;
 "lite_train_whole_infer:cpp_infer_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
     exit 2
@@ -120,6 +128,14 @@ case "$MODE:$tipc_section" in
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
     exit 2
     ;;
+"whole_train_whole_infer:amp_train")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_train_dy2static_python.sh (prepared in lite_train_lite_infer only): not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_train_whole_infer:base_train")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_train_dy2static_python.sh (prepared in lite_train_lite_infer only): not prepared in $MODE" >&2
+    exit 2
+    ;;
 "whole_train_whole_infer:cpp_infer_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
     exit 2
@@ -142,6 +158,14 @@ case "$MODE:$tipc_section" in
     ;;
 "whole_train_whole_infer:serving_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:amp_train")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_train_dy2static_python.sh (prepared in lite_train_lite_infer only): not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:base_train")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_train_dy2static_python.sh (prepared in lite_train_lite_infer only): not prepared in $MODE" >&2
     exit 2
     ;;
 "whole_infer:cpp_infer_params")
