@@ -51,6 +51,7 @@ RANKS = (
     ("tipcgen.fleet", "tipcgen.bench"),  # several nodes; benchmark runs
     ("tipcgen.results",),  # records of all three over time: PR summaries, the status page
     ("tipcgen.migrate",),  # switching a repo: its scripts and ours side by side
+    ("tipcgen.new",),  # a starter spec for a model without a suite: families, the spec checks, the write gate
     ("tipcgen.cli",),
 )
 

@@ -139,7 +139,7 @@ PADDLEOCR = Family(
     config_dirs=("configs",),
     config_placeholder="configs/det/{model}.yml",
     train_lines=(
-        "device: {key: Global.use_gpu, values: [True]}",
+        "device: {key: Global.use_gpu, values: [True, True]}",
         "autocast: {key: Global.auto_cast, values: ['null']}",
         "epochs:",
         "  key: Global.epoch_num",
@@ -179,7 +179,7 @@ PADDLESEG = Family(
     config_dirs=("configs", "test_tipc/configs"),
     config_placeholder="configs/{model}.yml",
     train_lines=(
-        "device: {key: --device, values: [gpu]}",
+        "device: {key: --device, values: [gpu, gpu]}",
         "autocast: {key: --precision, values: ['null']}",
         "epochs:",
         "  key: --iters",

@@ -20,8 +20,8 @@ import stat
 from dataclasses import dataclass, field
 from typing import Optional
 
-from tipcgen.errors import UsageError, printable
-from tipcgen.inputs import dirs_below, is_inside
+from tipcgen.errors import SpecError, UsageError, printable
+from tipcgen.inputs import dirs_below, resolve_inside
 from tipcgen.new.families import FAMILIES, Family, candidates
 from tipcgen.new.texts import say
 
@@ -57,14 +57,15 @@ def family_of(name: str) -> Family:
 
 
 def _inside_file(repo: str, rel: str, notes: list[str]) -> bool:
-    """Whether `rel` is a regular file of the repo reached without leaving it (lstat-free: a link
-    inside the repo to a file inside it is fine, as the read gate allows)."""
+    """Whether `rel` is a regular file of the repo reached without leaving it: the read gate's rule
+    (a link inside the repo to a file inside it is fine; one leading out is named, not followed)."""
     path = os.path.join(repo, *rel.split("/"))
     if not os.path.lexists(path):
         return False
-    real = os.path.realpath(path)
-    if not is_inside(real, os.path.realpath(repo)):
-        notes.append(f"{rel}: a symbolic link leading out of the repo; not used")
+    try:
+        real = resolve_inside(path, repo)
+    except SpecError:
+        notes.append(f"{printable(rel)}: a symbolic link leading out of the repo; not used")
         return False
     try:
         return stat.S_ISREG(os.stat(real).st_mode)
@@ -79,10 +80,14 @@ def _find_config(repo: str, family: Family, model: str, notes: list[str]) -> Opt
     prefix: list[str] = []
     seen = 0
     want = model.lower()
-    real_repo = os.path.realpath(repo)
     for folder in family.config_dirs:
         top = os.path.join(repo, *folder.split("/"))
-        if not os.path.isdir(top) or not is_inside(os.path.realpath(top), real_repo):
+        if not os.path.isdir(top):
+            continue
+        try:
+            resolve_inside(top, repo)
+        except SpecError:
+            notes.append(f"{folder}/: a symbolic link leading out of the repo; not looked in")
             continue
         for dirpath, dirs, names in dirs_below(top):
             dirs.sort()
@@ -190,13 +195,16 @@ def render(model: str, family: Family, g: Guess, lang: str) -> str:
 
 def default_out(repo: str, model: str) -> tuple[str, Optional[str]]:
     """(spec path, the repo's docs language or None): `<specs folder>/<model>.yml` of the repo's
-    project (tipcgen.yml), else test_tipc/specs/."""
-    from tipcgen.project import DEFAULT_SPECS, SETTINGS, load_project
+    project (tipcgen.yml or test_tipc/), else test_tipc/specs/; never through a link leading out
+    of the repo (the project refuses such a specs folder, as `build` does)."""
+    from tipcgen.project import DEFAULT_SPECS, is_repo_root, load_project
 
-    if os.path.lexists(os.path.join(repo, SETTINGS)):
+    if is_repo_root(repo):
         project = load_project(repo)
-        return os.path.join(project.specs_dir, f"{model}.yml"), project.lang
-    return os.path.join(repo, *DEFAULT_SPECS.split("/"), f"{model}.yml"), None
+        return os.path.join(project.specs_dir, f"{model}.yml"), project.lang if project.settings else None
+    path = os.path.join(repo, *DEFAULT_SPECS.split("/"), f"{model}.yml")
+    resolve_inside(os.path.dirname(path), repo)
+    return path, None
 
 
 def new_spec(
