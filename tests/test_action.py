@@ -119,8 +119,10 @@ def test_the_example_workflow_uses_the_action_at_this_release():
 # ---- running the steps
 
 
-def _switched_repo(root: Path) -> Path:
-    """A model repo whose test_tipc/ tipcgen built from its spec (`new` then `build`)."""
+@pytest.fixture(scope="module")
+def switched(tmp_path_factory) -> Path:
+    """A model repo whose test_tipc/ tipcgen built from its spec (`new` then `build`), made once."""
+    root = tmp_path_factory.mktemp("switched") / "repo"
     (root / "tools").mkdir(parents=True)
     (root / "tools" / "train.py").write_text("# a stand-in\n")
     for args in (["new", "ResNet50", "--family", "paddleclas"], ["build"]):
@@ -129,11 +131,16 @@ def _switched_repo(root: Path) -> Path:
     return root
 
 
+def _switched_repo(template: Path, root: Path) -> Path:
+    shutil.copytree(template, root, symlinks=True)
+    return root
+
+
 RUN_STEPS = ("check", "lint", "summary")
 
 
-def test_on_a_switched_repo_check_lint_and_summary_pass(tmp_path):
-    repo = _switched_repo(tmp_path / "repo")
+def test_on_a_switched_repo_check_lint_and_summary_pass(switched, tmp_path):
+    repo = _switched_repo(switched, tmp_path / "repo")
     installed_here(tmp_path / "runner")
     run = run_action(repo, tmp_path / "runner", only=RUN_STEPS)
     assert run.ok, [(s.id, s.stdout, s.stderr) for s in run.steps]
@@ -142,8 +149,8 @@ def test_on_a_switched_repo_check_lint_and_summary_pass(tmp_path):
     assert "### Lint of the specs: passed" in run.summary
 
 
-def test_a_stale_tree_fails_the_check_with_its_diff_and_lint_and_summary_still_run(tmp_path):
-    repo = _switched_repo(tmp_path / "repo")
+def test_a_stale_tree_fails_the_check_with_its_diff_and_lint_and_summary_still_run(switched, tmp_path):
+    repo = _switched_repo(switched, tmp_path / "repo")
     spec = repo / "test_tipc" / "specs" / "ResNet50.yml"
     spec.write_text(spec.read_text(encoding="utf-8").replace("python: python3", "python: python3.9", 1))
     installed_here(tmp_path / "runner")
@@ -154,8 +161,8 @@ def test_a_stale_tree_fails_the_check_with_its_diff_and_lint_and_summary_still_r
     assert "+python:python3.9" in run.summary
 
 
-def test_the_lint_baseline_input_reaches_lint(tmp_path):
-    repo = _switched_repo(tmp_path / "repo")
+def test_the_lint_baseline_input_reaches_lint(switched, tmp_path):
+    repo = _switched_repo(switched, tmp_path / "repo")
     baseline = "lint baseline.json"  # a space: the input is one word whatever it holds
     subprocess.run(
         [str(TIPCGEN), "lint", "test_tipc/specs", "--write-baseline", baseline],
@@ -177,8 +184,8 @@ def test_the_lint_baseline_input_reaches_lint(tmp_path):
     ['$(touch "$RUNNER_TEMP/pwned")', "`touch pwned`", "x; touch pwned", "no such folder", "-"],
     ids=["substitution", "backticks", "semicolon", "missing", "dash"],
 )
-def test_a_hostile_path_input_is_a_path_never_a_program(tmp_path, path):
-    repo = _switched_repo(tmp_path / "repo")
+def test_a_hostile_path_input_is_a_path_never_a_program(switched, tmp_path, path):
+    repo = _switched_repo(switched, tmp_path / "repo")
     installed_here(tmp_path / "runner")
     run = run_action(repo, tmp_path / "runner", {"path": path}, only=RUN_STEPS)
     assert run.step("check").returncode == 2 and run.step("lint").returncode == 2
