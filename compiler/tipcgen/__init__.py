@@ -5,4 +5,6 @@ lower (Spec -> legacy config text, per layout table) -> plan (config text -> ste
 -> emit (templates) / execute.
 """
 
-__version__ = "0.1.0"
+# The one place the version is written: pyproject reads it (dynamic), CHANGELOG.md's first
+# version heading must name it (tests/test_release.py).
+__version__ = "0.2.0"

@@ -7,7 +7,19 @@ are imported inside the commands that need them, keeping `tipcgen --help` fast.
 
 from __future__ import annotations
 
-from tipcgen.cli import bench, build, doctor, fleet, import_lint, migrate, plan, prepare, run, status  # noqa: F401  (register their commands)
+from tipcgen.cli import (  # noqa: F401  (register their commands)
+    bench,
+    build,
+    doctor,
+    fleet,
+    import_lint,
+    migrate,
+    new,
+    plan,
+    prepare,
+    run,
+    status,
+)
 from tipcgen.cli.common import app
 
 __all__ = ["app", "main"]

@@ -1,0 +1,2 @@
+"""Run records over time: what `run`, `fleet` and `bench` wrote, read for PR summaries and the
+status page."""
