@@ -264,7 +264,7 @@ def test_modes_come_from_code_never_from_comments(tmp_path):
 
 
 def test_code_only_strips_comments_but_not_hashes_in_quotes_or_expansions():
-    from tipcgen.migrate.entrypoints import code_only
+    from tipcgen.script.code import code_only
 
     cases = {
         'fi  # end if [ ${MODE} = "infer" ]; then\nx=1': "fi  \nx=1",
@@ -386,7 +386,8 @@ def test_a_doc_block_commented_out_documents_no_mode(tmp_path):
 
 
 def test_a_mode_is_untested_only_where_its_test_cannot_be_true():
-    from tipcgen.migrate.entrypoints import code_only, dead_modes
+    from tipcgen.migrate.entrypoints import dead_modes
+    from tipcgen.script.code import code_only
 
     def dead(body: str) -> set:
         return dead_modes(code_only(body))

@@ -472,3 +472,18 @@ def test_a_cpp_configs_word_name_is_checked_as_the_generated_prepare_reads_it():
     for bad in ("$(id)", "../up", "x|y"):
         with pytest.raises(SpecError):
             load_spec_text(spec.format(layout="paddleseg", name=bad), "m.yml")
+
+
+def test_a_mode_named_in_a_comment_of_a_script_is_no_mode_in_use(tmp_path):
+    """The scan of the modes prepare.sh is in use for reads scripts by their code only: the
+    generated common_func.sh's comment `(PaddleSeg's prepare.sh in cpp_infer)` once made the
+    bundled example's migration `not ready` over a mode nothing runs."""
+    from tipcgen.importer.prepare_import import repo_prepare_modes
+
+    (tmp_path / "prepare.sh").write_text('MODE=$2\nif [ ${MODE} = "whole_infer" ]; then :; fi  # or "cpp_infer"\n')
+    (tmp_path / "lib.sh").write_text(
+        "# as prepare.sh in cpp_infer does\nbash test_tipc/prepare.sh $1 benchmark_train\n"
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text("`bash test_tipc/prepare.sh CONFIG serving_infer`\n")
+    assert repo_prepare_modes(tmp_path / "prepare.sh") == {"whole_infer", "benchmark_train", "serving_infer"}

@@ -17,6 +17,7 @@ from typing import Any, Optional
 from tipcgen.errors import Problem, SpecError, UsageError, printable
 from tipcgen.importer.prepare_steps import Imported, steps_from_ops
 from tipcgen.importer.prepare_trace import DEFAULT_TIMEOUT, trace_prepare
+from tipcgen.script.code import code_only
 from tipcgen.spec.modes import MODES, PREPARE_MODES, TRAIN_CONFIG_MODES
 
 
@@ -80,13 +81,15 @@ def repo_prepare_modes(script: Path) -> set[str]:
             "utf-8", "replace"
         )
 
-    found = set(_MODE_TEST.findall(text(script)))
+    # scripts by their code only (a comment naming a mode uses none), docs by their text
+    found = set(_MODE_TEST.findall(code_only(text(script))))
     docs = script.parent / "docs"
     others = [p for p in sorted(script.parent.glob("*.sh")) if p.name != script.name]
     others += sorted(docs.rglob("*.md")) if docs.is_dir() and not docs.is_symlink() else []
     for path in others:
         if path.is_file() and not path.is_symlink():
-            found |= {m for m in _MODE_CALL.findall(text(path)) if m.lower() != "mode"}  # a usage line's placeholder
+            body = code_only(text(path)) if path.suffix == ".sh" else text(path)
+            found |= {m for m in _MODE_CALL.findall(body) if m.lower() != "mode"}  # a usage line's placeholder
     return found
 
 

@@ -54,7 +54,7 @@ tipc_value() {
 }
 
 # tipc_word OUT LINE: LINE's second blank-separated word, as a C++ config's `key value` line is read
-# (PaddleSeg's prepare.sh in cpp_infer), else empty; script/lines.second_word is its twin.
+# (PaddleSeg's prepare script reads cpp_infer configs so), else empty; script/lines.second_word is its twin.
 tipc_word() {
     local -n _w_out=$1
     local -a _w_words=()
