@@ -90,6 +90,12 @@ T = {
 }
 
 
+def _switch(stem: str, lang: str) -> str:
+    """The line linking a page to its other language, as on every page of docs/ (on the site the
+    theme's language switch replaces it: scripts/mkdocs_hooks.py)."""
+    return f"[English]({stem}.md)" if lang == "zh" else f"[中文]({stem}.zh.md)"
+
+
 def cell(text: Any) -> str:
     """One markdown table cell: pipes escaped, newlines folded."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -107,7 +113,7 @@ def cli_page(lang: str) -> str:
 
     t = T[lang]
     group = typer.main.get_command(app)
-    out = [f"# {t['cli']}", "", f"<!-- {t['gen']} -->", "", t["cli_intro"], ""]
+    out = [f"# {t['cli']}", "", _switch("cli", lang), "", f"<!-- {t['gen']} -->", "", t["cli_intro"], ""]
     # typer ships its own click: its classes are reached through the command objects
     ctx = group.context_class(group, info_name="tipcgen")
     for name, command in sorted(group.commands.items()):  # type: ignore[attr-defined]
@@ -171,7 +177,7 @@ def spec_page(lang: str) -> str:
 
     t = T[lang]
     schema = spec_schema()
-    out = [f"# {t['spec']}", "", f"<!-- {t['gen']} -->", "", t["spec_intro"], ""]
+    out = [f"# {t['spec']}", "", _switch("spec", lang), "", f"<!-- {t['gen']} -->", "", t["spec_intro"], ""]
     out += [f"## {schema.get('title', 'Spec')}", ""]
     if schema.get("description"):
         out += [" ".join(schema["description"].split()), ""]
@@ -191,7 +197,7 @@ def deviations_page(lang: str) -> str:
     from tipcgen.plan.registry import RUNNERS
 
     t = T[lang]
-    out = [f"# {t['devs']}", "", f"<!-- {t['gen']} -->", "", t["devs_intro"], ""]
+    out = [f"# {t['devs']}", "", _switch("deviations", lang), "", f"<!-- {t['gen']} -->", "", t["devs_intro"], ""]
     for name, runner in RUNNERS.items():
         out += [f"## {t['runner']} `{name}`", ""]
         modes = getattr(runner, "MODES", ())
@@ -230,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.check:
         bad = stale()
-        for path in bad:
-            print(f"{path}: stale; run `python scripts/docs_reference.py`", file=sys.stderr)
+        for name in bad:
+            print(f"{name}: stale; run `python scripts/docs_reference.py`", file=sys.stderr)
         return 1 if bad else 0
     OUT.mkdir(parents=True, exist_ok=True)
     for path, text in pages().items():

@@ -21,7 +21,7 @@ from mkdocs.plugins import event_priority
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import docs_reference  # noqa: E402  (the script beside this hook)
+import docs_reference  # the script beside this hook
 
 _SWITCH = re.compile(r"^\[(中文|English)\]\([\w./-]+\.md\)\n\n?", re.M)
 _STAGING: list = []
@@ -31,7 +31,8 @@ _STAGING: list = []
 def on_config(config, **kwargs):
     stale = docs_reference.stale()
     if stale:
-        raise PluginError(f"stale generated reference pages: {', '.join(stale)}; run `python scripts/docs_reference.py`")
+        pages = ", ".join(stale)
+        raise PluginError(f"stale generated reference pages: {pages}; run `python scripts/docs_reference.py`")
     source = Path(config["docs_dir"])
     staging = Path(tempfile.mkdtemp(prefix="tipcgen-docs-"))
     _STAGING.append(staging)

@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,6 @@ import typer
 from helpers.doc_examples import REPO, Block, all_blocks, blocks, script, split_commands
 from tipcgen.cli import app
 
-BLOCKS = all_blocks()
-RUNNABLE = [b for b in BLOCKS if not b.not_run]
-NOT_RUN = [b for b in BLOCKS if b.not_run]
-
 
 def _cli_options() -> dict:
     group = typer.main.get_command(app)
@@ -30,6 +27,13 @@ def _cli_options() -> dict:
         name: {o for p in command.params for o in (*p.opts, *p.secondary_opts)}
         for name, command in group.commands.items()  # type: ignore[attr-defined]
     }
+
+
+BLOCKS = all_blocks()
+# A block whose `needs=` command is in the CLI runs: a command landing turns its examples on.
+WAITING = [b for b in BLOCKS if not b.not_run and any(n not in _cli_options() for n in b.needs)]
+RUNNABLE = [b for b in BLOCKS if not b.not_run and b not in WAITING]
+NOT_RUN = [b for b in BLOCKS if b.not_run]
 
 
 def unknown_cli_words(block: Block) -> list[str]:
@@ -45,10 +49,14 @@ def unknown_cli_words(block: Block) -> list[str]:
             if not words or words[0] != "tipcgen" or len(words) < 2 or words[1].startswith("-"):
                 continue
             name = words[1]
+            if name in block.needs and name not in known:
+                continue  # waiting for the command (counted in the first test)
             if name not in known:
                 bad.append(f"tipcgen {name}")
                 continue
-            bad += [f"tipcgen {name} {w}" for w in words[2:] if w.startswith("--") and w.split("=")[0] not in known[name]]
+            bad += [
+                f"tipcgen {name} {w}" for w in words[2:] if w.startswith("--") and w.split("=")[0] not in known[name]
+            ]
     return bad
 
 
@@ -56,7 +64,9 @@ def test_the_docs_hold_examples_and_every_not_run_says_why():
     assert len(RUNNABLE) >= 10, [b.where for b in RUNNABLE]
     for block in BLOCKS:
         assert block.commands, f"{block.where}: an empty bash block"
-        assert len(block.exits) == len(block.commands), f"{block.where}: {block.exits} for {len(block.commands)} commands"
+        assert len(block.exits) == len(block.commands), (
+            f"{block.where}: {block.exits} for {len(block.commands)} commands"
+        )
         assert block.cwd in ("checkout", "repo"), f"{block.where}: cwd={block.cwd}"
     for block in NOT_RUN:
         assert len(block.not_run) >= 15, f"{block.where}: a not-run marker must say why"
@@ -64,6 +74,11 @@ def test_the_docs_hold_examples_and_every_not_run_says_why():
     # trainings, and the set-up commands (.ci/run runs those on a fresh machine), in zh and en.
     print(f"{len(RUNNABLE)} examples run, {len(NOT_RUN)} not run:", *(f"{b.where}: {b.not_run}" for b in NOT_RUN))
     assert len(NOT_RUN) <= 14, [b.where for b in NOT_RUN]
+    # Only `tipcgen new` (issue 35's starter spec, its own branch) may be awaited, in its page's zh
+    # and en walk; a typo in `needs=` would otherwise hide a block for good.
+    print("waiting for a command:", *(f"{b.where}: {b.needs}" for b in WAITING))
+    assert {n for b in BLOCKS for n in b.needs} <= {"new"}, [(b.where, b.needs) for b in BLOCKS if b.needs]
+    assert len(WAITING) <= 2, [b.where for b in WAITING]
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.where for b in BLOCKS])
@@ -87,6 +102,11 @@ def test_the_checks_catch_a_wrong_example(tmp_path):
     found = blocks(page)
     assert unknown_cli_words(found[0]) == ["tipcgen fleet --no-such-opt"]
     assert unknown_cli_words(found[1]) == ["tipcgen nosuchcommand"]
+    found[1].needs = ["nosuchcommand"]
+    assert unknown_cli_words(found[1]) == []  # awaited: not run, counted
+    found[1].needs = ["build"]
+    found[1].text = found[1].commands[0] = "tipcgen build x --nosuchoption"
+    assert unknown_cli_words(found[1]) == ["tipcgen build --nosuchoption"]  # a command that exists is checked
     assert split_commands(found[3].text) == ["cat > f <<'EOF'\na\nEOF", "tipcgen build x \\\n    --out o"]
     assert found[2].exits == [0] and len(found[2].commands) == 2
     with pytest.raises(AssertionError):
@@ -109,9 +129,10 @@ def _scratch(kind: str, base: Path) -> Path:
 
 
 def _run(block: Block, tmp_path: Path) -> str:
-    cwd = _scratch(block.cwd, tmp_path / "scratch")
-    rc_file = tmp_path / "rcs"
-    env = {**os.environ, "TIPC_CACHE": str(tmp_path / "cache"), "NO_COLOR": "1", "COLUMNS": "200"}
+    run_dir = Path(tempfile.mkdtemp(dir=tmp_path))  # one per run: a test may run two blocks
+    cwd = _scratch(block.cwd, run_dir / "scratch")
+    rc_file = run_dir / "rcs"
+    env = {**os.environ, "TIPC_CACHE": str(run_dir / "cache"), "NO_COLOR": "1", "COLUMNS": "200"}
     proc = subprocess.run(
         ["bash", "-c", script(block, rc_file)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
     )

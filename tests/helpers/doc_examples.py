@@ -11,6 +11,9 @@ Marker (an HTML comment on the line right before the fence; nothing shows on the
   generated test_tipc/, as a maintainer's checkout before a switch). Default `checkout`.
 - `exit`: each command's exit code, in order (default: all 0); `contains`: text the block's
   output holds (for output that is stable).
+- `needs=COMMAND`: the block shows a `tipcgen COMMAND` that another branch is adding; while the
+  CLI lacks it the block is counted as waiting and not run, and the day the command lands it runs
+  like any other (nothing to edit for it to be tested).
 - `not-run: REASON`: the block is not run here (a GPU, nodes, a cluster); it is still checked to
   parse (`bash -n`) and to name only commands and options the CLI has.
 """
@@ -37,10 +40,12 @@ class Block:
     exits: list = field(default_factory=list)
     contains: list = field(default_factory=list)
     not_run: str = ""
+    needs: list = field(default_factory=list)
 
     @property
     def where(self) -> str:
-        return f"{self.path.relative_to(REPO)}:{self.line}"
+        shown = self.path.relative_to(REPO) if self.path.is_relative_to(REPO) else self.path
+        return f"{shown}:{self.line}"
 
 
 def doc_files() -> list[Path]:
@@ -87,6 +92,8 @@ def _parse_marker(block: Block, marker: str) -> None:
             block.exits = [int(v) for v in value.split(",")]
         elif key == "contains":
             block.contains.append(value)
+        elif key == "needs":
+            block.needs.append(value)
         else:
             raise ValueError(f"{block.where}: unknown docs-test key {key!r}")
 
