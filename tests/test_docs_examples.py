@@ -74,11 +74,11 @@ def test_the_docs_hold_examples_and_every_not_run_says_why():
     # trainings, and the set-up commands (.ci/run runs those on a fresh machine), in zh and en.
     print(f"{len(RUNNABLE)} examples run, {len(NOT_RUN)} not run:", *(f"{b.where}: {b.not_run}" for b in NOT_RUN))
     assert len(NOT_RUN) <= 14, [b.where for b in NOT_RUN]
-    # Only `tipcgen new` (issue 35's starter spec, its own branch) may be awaited, in its page's zh
-    # and en walk; a typo in `needs=` would otherwise hide a block for good.
+    # Only `tipcgen new` (issue 35's starter spec, its own branch) may be awaited: the README's and
+    # the new-suite page's (zh, en) walks; a typo in `needs=` would otherwise hide a block for good.
     print("waiting for a command:", *(f"{b.where}: {b.needs}" for b in WAITING))
     assert {n for b in BLOCKS for n in b.needs} <= {"new"}, [(b.where, b.needs) for b in BLOCKS if b.needs]
-    assert len(WAITING) <= 2, [b.where for b in WAITING]
+    assert len(WAITING) <= 3, [b.where for b in WAITING]
 
 
 @pytest.mark.parametrize("block", BLOCKS, ids=[b.where for b in BLOCKS])

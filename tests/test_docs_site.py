@@ -154,3 +154,30 @@ def test_a_broken_site_fails_the_strict_build(tmp_path, breakage):
     proc = _build(root)
     assert proc.returncode != 0, f"{breakage}: the strict build passed\n{proc.stdout}{proc.stderr}"
     assert "Aborted" in proc.stderr or "stale generated reference pages" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_the_readme_is_short_and_its_links_resolve():
+    """README.md stays an entry page (<= 200 lines: what tipcgen is, set-up, the three uses); the
+    facts live in docs/. Each relative link of it names a file of the repo, anchors included."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert len(local) >= 15, local
+    assert [link for link in local if not (REPO / link).is_file()] == []
+    # the issue 31 row the lead keeps: how to migrate a repo
+    assert "Migrating a repo" in text and "(docs/migrate.md)" in text
+
+
+def test_the_setup_commands_are_what_ci_runs():
+    """The README's two set-up commands (and their copy in Getting started) install extras that
+    .ci/run installs on its fresh machine, and its test command is CI's fast tier, so CI running
+    green means the README's commands work."""
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    ci_extras = set(re.search(r'pip install --quiet -e "\.\[([\w,]+)\]"', ci).group(1).split(","))
+    for page in (REPO / "README.md", DOCS / "getting-started.md", DOCS / "getting-started.zh.md"):
+        setup = next(b for b in blocks(page) if "pip install" in b.text and "pytest" in b.text)
+        install, test = setup.commands
+        assert set(re.search(r'"\.\[([\w,]+)\]"', install).group(1).split(",")) <= ci_extras, page
+        assert "tipcgen build specs/ch_PP-OCRv3_rec.yml" in install, page
+        assert test == "python3 -m pytest -q" and "\npython3 -m pytest -q\n" in ci, page
