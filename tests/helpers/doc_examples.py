@@ -8,7 +8,8 @@ Marker (an HTML comment on the line right before the fence; nothing shows on the
 
 - `cwd`: the scratch directory the block runs in (`checkout`: a copy of this repo's specs/,
   examples/ and generated/; `repo`: the bundled example model repo, examples/tiny_rec with its
-  generated test_tipc/, as a maintainer's checkout before a switch). Default `checkout`.
+  generated test_tipc/, as a maintainer's checkout before a switch; `model`: the same repo with no
+  test_tipc/, a model that has no suite yet). Default `checkout`.
 - `exit`: each command's exit code, in order (default: all 0); `contains`: text the block's
   output holds (for output that is stable).
 - `needs=COMMAND`: the block shows a `tipcgen COMMAND` that another branch is adding; while the
