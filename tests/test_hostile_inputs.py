@@ -2,7 +2,7 @@
 position, file names that forge output lines, configs lint used to pass but the runner refuses, a
 spec whose step matrix explodes). Each case goes through the real CLI in a fresh process.
 
-The rule under test (tipcgen/inputs.py, README "Untrusted specs"): a file is read only when its
+The rule under test (tipcgen/inputs.py, docs/untrusted.md): a file is read only when its
 real path lies inside the directory tree it was given in (a directory argument; for a file
 argument, the directory holding it)."""
 

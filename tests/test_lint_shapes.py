@@ -1,4 +1,4 @@
-"""`tipcgen lint test_tipc/configs` as the README says to run it on a model repo: it reads the TIPC
+"""`tipcgen lint test_tipc/configs` as docs/import-lint.md says to run it on a model repo: it reads the TIPC
 configs and the specs of the folder, not the models' own YAML files kept next to them; and a `|`
 is reported as reaching an `eval` only where a planned command still carries it."""
 

@@ -105,7 +105,7 @@ def test_describe_names_the_step_and_the_argv_element(corpus, upstream):
 
 
 def test_a_documented_deviation_is_seen(corpus, upstream):
-    """README: after a failed train we skip that run's eval/export/inference; upstream runs them."""
+    """`skip-after-failed-train` (docs/reference/deviations.md): after a failed train we skip that run's eval/export/inference; upstream runs them."""
     config = corpus / MODELS_STEP6 / "train_infer_python.txt"
     diff = compare(config, "models", "lite_train_lite_infer", fail="--output-dir", upstream=upstream)
     # Upstream runs the eval, we skip it: the commands are compared all the same (they are the

@@ -1,6 +1,6 @@
 """Reading untrusted inputs: every spec, config, record and local file a command reads.
 
-The rule (README, "Untrusted specs"): a file is read only when it is a regular file whose real
+The rule (docs/untrusted.md): a file is read only when it is a regular file whose real
 path (every symbolic link resolved) lies inside the directory tree it was given in:
 
 - for a directory argument, that directory (as typed: the path you type is trusted, links

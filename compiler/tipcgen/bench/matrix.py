@@ -200,7 +200,9 @@ def plan_run(
 def bench_of(spec: Spec, suite: Optional[str]) -> tuple[Bench, str]:
     """The spec's bench section and the suite it runs (`--suite` wins over `bench.suite`)."""
     if spec.bench is None:
-        raise UsageError(f"{spec.source}: no `bench` section; add one to say what `tipcgen bench` runs (README)")
+        raise UsageError(
+            f"{spec.source}: no `bench` section; add one to say what `tipcgen bench` runs (docs/benchmarks.md)"
+        )
     from tipcgen.check.spec import pick_suite
 
     return spec.bench, pick_suite(spec, suite or spec.bench.suite)
@@ -223,7 +225,9 @@ def convergence_run(spec: Spec, suite: Optional[str], out: str, python: Optional
     bench, name = bench_of(spec, suite)
     conv = spec.convergence
     if conv is None:
-        raise UsageError(f"{spec.source}: no `convergence` section; add one to say what `--converge` checks (README)")
+        raise UsageError(
+            f"{spec.source}: no `convergence` section; add one to say what `--converge` checks (docs/benchmarks.md)"
+        )
     length = {"max_epochs": conv.within.epochs, "max_iters": conv.within.iters}
     if conv.within.iters is not None and bench.iters_key is None:
         raise UsageError(f"{spec.source}: `convergence.within.iters` needs `bench.iters_key` (the iterations option)")

@@ -197,7 +197,7 @@ def write_record(record: dict, out: str) -> str:
 
 
 # What `report` and `build --results` read: a record comes from a pull request or another
-# machine, so it is read as hostile input (README, "Untrusted specs"): bounded, typed, one
+# machine, so it is read as hostile input (docs/untrusted.md): bounded, typed, one
 # located error for the first problem.
 MAX_RECORDS = 10_000  # records of one command: the largest bench matrix is 64 x 64 x 2 = 8192 runs
 MAX_TOTAL_BYTES = 128 << 20  # all records of one command: reading and parsing stay within seconds

@@ -4,7 +4,7 @@ Python, no I/O.
 This is the single source of behaviour: the executor runs it, the docs print
 its status lines, and the generated bash is tested against it. It follows the
 upstream scripts' semantics line by line (see docs/legacy-format.md), except
-where we deliberately differ (documented in README and the generated docs):
+where we deliberately differ (documented in docs/runners.md and the generated docs):
 gpu_list entries are parsed by structure, not string length.
 
 `plan_config` checks the config as the runner would (refusals.py), then lets the dialect's

@@ -47,7 +47,7 @@ class Runner(Protocol):
 
 @dataclass(frozen=True)
 class Deviation:
-    """A deliberate difference between a runner and its repo's own script (README's table lists
+    """A deliberate difference between a runner and its repo's own script (docs/runners.md's table lists
     them all, with the number of corpus configs each touches).
 
     `categories` are regular expressions over the upstream oracle's difference categories
