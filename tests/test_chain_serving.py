@@ -150,6 +150,11 @@ def test_shitu_and_cpp_plans_follow_their_branches():
     assert len(copies) == 4 and all(s.argv[0] == "cp" and s.quiet for s in copies)
     with pytest.raises(UsageError, match="C\\+\\+ serving config"):
         plan_config(CLS_CPP, PADDLECLAS_SERVING_PYTHON, MODE)
+    # the C++ script: a config named as TIPC names a Python serving config is the Python script's
+    python_named = "configs/ToyNet/ToyNet_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt"
+    with pytest.raises(UsageError, match="test_serving_infer_python.sh"):
+        plan_config(CLS_CPP, PADDLECLAS_SERVING_CPP, MODE, source=python_named)
+    assert plan_config(CLS_CPP, PADDLECLAS_SERVING_CPP, MODE, source="configs/ToyNet/ToyNet_serving_cpp.txt").steps
 
 
 def test_cli_plans_serving_configs(tmp_path):
@@ -179,8 +184,11 @@ def test_generated_scripts_do_what_the_plans_say(tmp_path):
     ):
         path = str(_write(tmp_path, f"{layout}.txt", text))
         cases.append(Case(path, layout, MODE, fail=fail, gpuid="1" if "shitu" in layout else None))
-    # the Python script refuses a C++ config before it writes anything
+    # the Python script refuses a C++ config before it writes anything, and the C++ one a config
+    # its name says is a Python serving config
     cases.append(Case(str(_write(tmp_path, "cpp.txt", CLS_CPP)), PADDLECLAS_SERVING_PYTHON.name, MODE))
+    named = str(_write(tmp_path, "ToyNet_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt", CLS_CPP))
+    cases.append(Case(named, PADDLECLAS_SERVING_CPP.name, MODE))
     mismatches = Harness(tmp_path / "h", tools=("sed", "cp")).run(cases)
     assert not mismatches, "\n".join(mismatches)
 

@@ -134,6 +134,7 @@ class Harness:
                     start_port=case.start_port,
                     runner=case.runner,
                     root=str(work),
+                    source=case.config,  # what the bash is given: a runner may read its name
                 )
             except UsageError as exc:  # the plan refuses the config: the bash must refuse it too
                 return _compare_refused(case, exc, proc, _records(record, work), work, bool(nested))
@@ -145,7 +146,9 @@ class Harness:
 def dirs_for(text: str, case: Case, work: Path) -> None:
     """The directories a checkout has where the plan's steps run (the serving chains `cd` there)."""
     try:
-        plan = plan_config(text, any_layout(case.layout), case.mode, gpuid=case.gpuid, runner=case.runner)
+        plan = plan_config(
+            text, any_layout(case.layout), case.mode, gpuid=case.gpuid, runner=case.runner, source=case.config
+        )
     except UsageError:
         return
     for step in plan.steps:

@@ -192,6 +192,8 @@ def runner_script(
         siblings=siblings,
         word_bash_re=WORD_BASH_RE,
         word_chars=WORD_CHARS,
+        # a runner's own values its template reads (the same constants its Plan uses)
+        **getattr(module, "TEMPLATE_VARS", {}),
     )
     kept = kept_funcs(runner or dialect.runners[0])
     common = render(

@@ -40,12 +40,23 @@ CLASSIC = None
 # The PP-ShiTu detector's converted configs upstream copies from deploy/paddleserving (fixed names).
 DET_PREPROCESS = "picodet_PPLCNet_x2_5_mainbody_lite_v1.0"
 
+# A Python serving config's file name (the TIPC convention dialects/chains' TWINS reads): the C++
+# script refuses it, as the Python script refuses a `web_service:null` config.
+PYTHON_NAMED = "_serving_python_"
+TEMPLATE_VARS = {"python_named": PYTHON_NAMED}
+
 DEVIATIONS = (
     *COMMON_DEVIATIONS,
     EDITS_AS_DATA,
     SERVER_OWN_STATUS,
     SERVER_ALWAYS_STOPPED,
     SHITU_BY_CONTENT,
+    Deviation(
+        "serving-cpp-refuses-python-config",
+        f"a config named `*{PYTHON_NAMED}*` (TIPC's name for a Python serving config; the twins' tables"
+        " are told apart by it too) is refused with exit 2, naming test_serving_infer_python.sh",
+        "upstream serves the Python chain's config with the C++ server, by its line positions",
+    ),
     Deviation(
         "serving-cpp-mode-checked",
         "MODE (2nd argument, default serving_infer) must be serving_infer, the folder the logs go to",
@@ -68,6 +79,10 @@ def plan(b: Builder) -> None:
     b.log_dir = f"{b.root or '.'}/test_tipc/output/{v.value_to_colon('model_name')}/{MODE}"
     b.status_log = f"{b.log_dir}/{v.layout.dialect.status_log}"
     b.cvd = b.gpuid or "0"  # upstream: export CUDA_VISIBLE_DEVICES=${GPUID:-0}
+    if PYTHON_NAMED in b.source.rsplit("/", 1)[-1]:
+        raise UsageError(
+            f"{b.source}: its name says a Python serving config: run it with test_tipc/test_serving_infer_python.sh"
+        )
     if v.layout.index("serving.cls.model_dir") is not None:
         _plan_shitu(b)
     else:
