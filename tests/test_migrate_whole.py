@@ -47,3 +47,10 @@ def test_every_entry_point_is_run_and_every_change_is_in_the_report(tmp_path, re
     for line in table.splitlines():
         if line.startswith("| `test_tipc/test_paddle2onnx.sh`"):
             assert "/ 127 |" not in line, line
+    # each family's whole tree switches with nothing changed but named deviations: the report is
+    # ready, a plain --apply writes it, and the switched repo is what its specs build
+    assert ready and result.exit_code == 0, [line[:300] for line in changed]
+    applied = invoke_in(root, "migrate", "--mode", "lite_train_lite_infer", "--apply")
+    assert applied.exit_code == 0, applied.output[-2000:]
+    checked = invoke_in(root, "check")
+    assert checked.exit_code == 0, checked.output[-2000:]

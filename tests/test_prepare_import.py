@@ -159,6 +159,8 @@ def test_unzip_of_a_name_without_zip_opens_the_downloaded_zip():
     steps = steps_from_ops(ops).steps
     assert len(steps) == 1 and steps[0]["url"] == "https://example.invalid/m/x_export.zip"
     assert steps[0]["extract"] is True and steps[0]["to"] == "models"
+    # the differential reads upstream's run by the same rule: the extraction of the download
+    assert upstream_effects(ops)[1] == ("extract", "models/x_export.zip", "models")
     # an archive given with its own name stays as it is
     plain = steps_from_ops([Op(".", ("unzip", "other/y", "-d", "other"))]).steps
     assert plain[0]["extract"] == "other/y" and plain[0]["format"] == "zip"

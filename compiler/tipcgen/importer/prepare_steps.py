@@ -205,6 +205,12 @@ def _tar(argv: tuple[str, ...]) -> Optional[tuple[str, str]]:
     return archive, directory
 
 
+def unzip_archive(archive: str, made) -> str:
+    """The file `unzip ARCHIVE` opens among the files the script `made` (downloaded): ARCHIVE,
+    or ARCHIVE.zip when only that exists (unzip's own rule; PaddleSeg's cpp_infer branch relies on it)."""
+    return archive + ".zip" if archive not in made and archive + ".zip" in made else archive
+
+
 def _unzip(argv: tuple[str, ...]) -> Optional[tuple[str, str]]:
     args = list(argv[1:])
     archive, directory = None, "."
@@ -283,8 +289,8 @@ class _Typer:
         if not _inside(archive) or not _inside(directory):
             return False
         fmt = "zip" if unzip else "tar"
-        if unzip and archive not in self.pending and archive + ".zip" in self.pending:
-            archive += ".zip"  # unzip's own rule: `unzip X` opens X.zip when there is no X
+        if unzip:
+            archive = unzip_archive(archive, self.pending)
         index = self.pending.pop(archive, None)
         if index is None:
             own: dict = {"extract": archive, "to": directory, "_ops": [op]}
@@ -423,6 +429,7 @@ def upstream_effects(ops: list[Op]) -> list[tuple]:
     """The raw trace as effects: fetch (url, file path), extract (archive, dir), link (path,
     target), remove (path), pip (names), mkdir (dir), run (dir, argv)."""
     out: list[tuple] = []
+    fetched: set = set()
     for op in ops:
         if op.cwd is None:
             out.append(("outside", op.argv))
@@ -431,6 +438,9 @@ def upstream_effects(ops: list[Op]) -> list[tuple]:
             out.append(("no-url", op.cwd, tuple(op.argv)))
             continue
         found = _fetch_effects(op, op.cwd) if op.argv[0] in ("wget", "curl", "tar", "unzip") else None
+        if found and op.argv[0] == "unzip":
+            found = [(kind, unzip_archive(archive, fetched), to) for kind, archive, to in found]
+        fetched |= {e[2] for e in found or () if e[0] == "fetch"}
         found = found if found is not None else _path_effects(op, op.cwd)
         out.extend(found if found is not None else [("run", op.cwd, tuple(op.argv))])
     return out
