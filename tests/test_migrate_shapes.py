@@ -170,7 +170,8 @@ def test_ignore_lines_re_include_exactly_their_file(tmp_path):
 def test_nested_config_folders_keep_their_paths(tmp_path):
     """PaddleDetection's configs/rotate/fcosr/ and configs/ppyoloe/ppyoloe+/: the new tree writes
     (and owns) the configs where they are, and `check` finds them there again."""
-    root = _scratch(tmp_path, "PaddleDetection", ("rotate", "ppyoloe"))
+    # the nested folders only (their parents' 18 configs add time, not a shape)
+    root = _scratch(tmp_path, "PaddleDetection", ("rotate/fcosr", "rotate/ppyoloe_r", "ppyoloe/ppyoloe+"))
     before = {p.relative_to(root).as_posix(): p.read_bytes() for p in (root / "test_tipc/configs").rglob("*.txt")}
     assert "test_tipc/configs/rotate/fcosr/fcosr_x50_3x_spine_coco_train_infer_python.txt" in before
     applied = invoke_in(root, "migrate", "--apply", "--accept-changes", *LITE)
