@@ -85,3 +85,29 @@ def test_an_unknown_runner_is_refused_with_the_choices():
 
     with pytest.raises(UsageError, match="has no runner 'nope'; its runners are ocr"):
         runner_for(get_layout("paddleocr"), "nope")
+
+
+def test_what_a_runner_says_of_gpu_list_entries_is_what_its_plan_does():
+    """GPU_ENTRIES_BY_LENGTH is what the generated script's header and the docs say of gpu_list
+    entries; it was False for PaddleSeg and PaddleClas, whose Plans read entries by length as
+    upstream does, and their docs told users short IP lists were multi-node. An 11-character entry
+    `127.0.0.1;0` is a device list to a by-length reader (upstream's `${#gpu} -le 15`), never that
+    to one reading by structure."""
+    from tipcgen.plan.planner import plan_config
+
+    fixtures = Path(__file__).parent / "fixtures"
+    seen = set()
+    for folder in sorted(p for p in fixtures.iterdir() if p.name.partition(".")[0] in NAMES):
+        name, _, runner = folder.name.partition(".")
+        layout = get_layout(name)
+        text = sorted(folder.glob("*.txt"))[0].read_text()
+        probe = re.sub(r"(?m)^gpu_list:.*$", "gpu_list:127.0.0.1;0", text)
+        plan = plan_config(probe, layout, "lite_train_lite_infer", runner=runner or None)
+        by_length = any(a.endswith("=127.0.0.1;0") for s in plan.steps if s.kind == "train" for a in s.argv or ())
+        module = runner_for(layout, runner or None)
+        assert module.GPU_ENTRIES_BY_LENGTH == by_length, folder.name
+        script, _common = runner_script(layout, "test", runner or None)
+        said = "reads gpu_list entries by their length" in script
+        assert said == by_length or "stops each server" in script, folder.name
+        seen.add(by_length)
+    assert seen == {True, False}, "both kinds of reader are among the fixtures"

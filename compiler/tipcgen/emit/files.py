@@ -192,6 +192,8 @@ def runner_script(
         siblings=siblings,
         word_bash_re=WORD_BASH_RE,
         word_chars=WORD_CHARS,
+        # what the script's header says of gpu_list entries: the Plan's own rule (docs say the same)
+        gpu_entries_by_length=module.GPU_ENTRIES_BY_LENGTH,
         # a runner's own values its template reads (the same constants its Plan uses)
         **getattr(module, "TEMPLATE_VARS", {}),
     )

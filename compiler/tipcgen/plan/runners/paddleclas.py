@@ -31,7 +31,7 @@ MODES = (*BASE_MODES, "klquant_whole_infer", "benchmark_train")
 
 TEMPLATE = "runner_paddleclas.sh.j2"
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log} ! "
-GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
+GPU_ENTRIES_BY_LENGTH = True  # as upstream: 1 character, up to 15, longer (_entry; plan/runner.py)
 CLASSIC = None  # a script of its own, not the classic one
 
 PRINT_MEM = "-o Global.print_mem_info=True"

@@ -47,7 +47,7 @@ MODES = (*BASE_MODES, "klquant_whole_infer", "benchmark_train")
 TEMPLATE = "runner_paddleseg.sh.j2"
 # common_func.sh's status_check: `... - ${run_command} - ${log_path}  ` (two blanks).
 STATUS_FORMAT = "{verdict} with command - {model} - {command} - {log}  "
-GPU_ENTRIES_BY_LENGTH = False  # gpu_list entries read by structure (see plan/runner.py)
+GPU_ENTRIES_BY_LENGTH = True  # as upstream: `${#gpu} -le 15` (read_entry_by_length; plan/runner.py)
 CLASSIC = None  # a script of its own, not the classic one
 
 # The script reads `inference_dir` from lines[35], which PaddleSeg's layout gives its infer_params
