@@ -264,9 +264,7 @@ class Stager:
         for d in ("deploy", "ppdet/modeling/transformers/ext_op", "test_tipc/output"):
             (root / d).mkdir(parents=True, exist_ok=True)
         for d in self.dirs.get(config, ()) if config is not None else ():
-            where = (root / d).resolve()
-            if where.is_relative_to(root.resolve()):
-                where.mkdir(parents=True, exist_ok=True)
+            _make_inside(root, d)
         _owner_writable(root)
         return root
 
@@ -276,9 +274,7 @@ class Stager:
             root = self.stage(scratch, entry.config)
             made = kl_quant_dir(self.configs[entry.config].decode("utf-8", "replace")) if entry.config else None
             if made is not None and entry.mode == "whole_infer":  # as the oracle's runs find it (oracle._stage)
-                quant = (root / made).resolve()
-                if quant.is_relative_to(root.resolve()):
-                    quant.mkdir(parents=True, exist_ok=True)
+                _make_inside(root, made)
             record = scratch / "record.bin"
             env = {"PATH": f"{scratch / 'bin'}{os.pathsep}{SYSTEM_PATH}", "TIPC_RECORD": str(record)}
             ran = sandboxed_run(list(entry.argv), scratch=scratch, cwd=root, env=env, timeout=timeout)
@@ -289,6 +285,13 @@ class Stager:
             return Run(commands, ran.returncode, logs)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _make_inside(root: Path, rel: str) -> None:
+    """The directory `rel` (a config's value) made under `root`, never outside it."""
+    where = (root / rel).resolve()
+    if where.is_relative_to(root.resolve()):
+        where.mkdir(parents=True, exist_ok=True)
 
 
 def _normal(c: Command, places: tuple) -> Command:
