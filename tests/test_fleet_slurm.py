@@ -553,6 +553,7 @@ if [[ " $* " == *" -m paddle.distributed.launch "* ]]; then
     mkdir -p log && echo "epoch: 1/ on ${TIPC_NODE_IP}" > log/workerlog.0
     if [[ -n ${FAKE_HANG:-} ]]; then setsid sleep 3600 & wait "$!" || exit; fi
     if [[ -n ${FAKE_SLEEP:-} ]]; then setsid sleep "$FAKE_SLEEP" & wait "$!" || exit; fi
+    if [[ -n ${FAKE_STUBBORN:-} ]]; then (trap '' INT TERM HUP; exec setsid sleep 3600) & wait "$!" || exit; fi
 fi
 exit 0
 """
@@ -645,6 +646,37 @@ def test_ctrl_c_in_the_users_allocation_stops_every_step(site):
         assert [ln.split()[0] for ln in site.cluster.jobs()] == [job]  # the user's allocation stays
     finally:
         site.cluster.client(["scancel", job])
+
+
+def test_a_trainer_that_outlives_its_launcher_is_stopped_too(site):
+    """SIGINT in fleet's own allocation while each node's trainer ignores SIGTERM in a session of
+    its own and its launcher exits on it (paddle's launcher, a slow trainer): the orphaned trainer
+    stays in its job step (re-parented to the step's keeper, not to init, so Slurm's tracking by
+    lineage still sees it) and Slurm's KILL ends it; nothing is left on any node."""
+    proc = _start_fleet(site, _fake_args(site, "--env", "FAKE_STUBBORN=1"))
+    _wait_training(site, proc)
+    trainers = {n: _trainers(site, n) for n in ("node1", "node2")}
+    assert all(trainers.values()), trainers
+    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    out, _ = proc.communicate(timeout=60)
+    jobs, left = site.settle(bound=30)
+    TIMINGS["slurm: SIGINT, trainer outliving its launcher -> every process gone (s)"] = round(time.monotonic() - t0, 1)
+    assert not left and not jobs, f"left: {left}; jobs: {jobs}\n{out[-3000:]}"
+    assert proc.returncode == 1 and "tipc fleet: stopped every node: interrupted" in " ".join(out.split()), out
+
+
+def _trainers(site: Site, name: str) -> list:
+    """The stand-in trainers (`sleep 3600`) running in node `name`'s namespace."""
+    pids = site.cluster.hosts.pids().get(site.cluster.hosts[name].netns, [])
+    found = []
+    for pid in pids:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", b"3600"]:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
 
 
 def test_run_timeout_in_the_users_allocation_stops_every_step(site):

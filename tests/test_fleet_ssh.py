@@ -546,12 +546,17 @@ def test_a_node_killed_mid_train_stops_the_other(copies, paddle_data):
 
 
 @pytest.mark.slow
-def test_sigterm_to_fleet_stops_every_node(copies):
-    """SIGTERM to `tipcgen fleet` while both nodes run (node 2's launcher waits on a trainer in a
+@pytest.mark.parametrize(
+    "sig, said", [(signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGINT, "interrupted")], ids=["TERM", "INT"]
+)
+def test_a_signal_to_fleet_stops_every_node(copies, sig, said):
+    """SIGTERM or SIGINT (Ctrl-C) to `tipcgen fleet` while both nodes run (node 2's launcher waits on a trainer in a
     session of its own): the stop over ssh leaves no process of the run on either node."""
     proc = subprocess.Popen(
         TIPCGEN + ["fleet", *map(str, copies.args("--env", f"FAKE_HANG_ON={B}"))],
         cwd=copies.local, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        # as from a terminal: a test run in the background has SIGINT ignored, which exec keeps
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 60
@@ -560,20 +565,20 @@ def test_sigterm_to_fleet_stops_every_node(copies):
                 break
             time.sleep(0.1)
         assert proc.poll() is None and processes_in(copies.node[B]), "node 2 never started"
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         t0 = time.monotonic()
         out, _ = proc.communicate(timeout=60)
         back = time.monotonic() - t0
         while processes_in(copies.node[B]) and time.monotonic() - t0 < 30:
             time.sleep(0.1)
-        timing("ssh: SIGTERM -> every process gone", time.monotonic() - t0)
-        timing("ssh: SIGTERM -> fleet back", back)
+        timing(f"ssh: {sig.name} -> every process gone", time.monotonic() - t0)
+        timing(f"ssh: {sig.name} -> fleet back", back)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     assert proc.returncode == 1, out[-4000:]
-    assert "stopped every node: terminated (SIGTERM)" in flat(out), out[-4000:]
+    assert f"stopped every node: {said}" in flat(out), out[-4000:]
     assert not processes_in(copies.node[B]) and not processes_in(copies.node[A])
     assert back < 3 + 15, out[-3000:]
     assert {n["ip"]: n["state"] for n in report(copies.local)["nodes"]}[B] == "stopped"

@@ -307,11 +307,10 @@ def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> 
         if settings.sync:
             files = ", ".join(f.path for f in fleet.files)
             cmds.append((f"sync (when a file differs; a tar stream of {files} on stdin)", sync_command(n, opts)))
+        ptok, rtok = f"{token}p-{n.ip}", f"{token}-{n.ip}"  # as session.run_everywhere names them
         if settings.prepare:
-            cmds.append(
-                ("prepare", opts.argv(n.ip, run_script(n.dir, prepare_command(fleet), env, f"{token}p-{n.ip}")))
-            )
-        cmds.append(("run", opts.argv(n.ip, run_script(n.dir, suite_command(fleet), env, f"{token}-{n.ip}"))))
+            cmds.append(("prepare", opts.argv(n.ip, run_script(n.dir, prepare_command(fleet), env, ptok), run=ptok)))
+        cmds.append(("run", opts.argv(n.ip, run_script(n.dir, suite_command(fleet), env, rtok), run=rtok)))
         if opts.name == "ssh":
             stop = f"exec /bin/sh -c {shlex.quote(stop_script(n.dir, f'{token}-{n.ip}', settings.grace))}"
             cmds.append(("stop (when a node fails)", opts.argv(n.ip, stop)))

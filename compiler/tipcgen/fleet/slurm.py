@@ -46,6 +46,44 @@ class SlurmOptions:
     job: Optional[str] = None  # run inside this allocation (default: $SLURM_JOB_ID when set)
 
 
+# A run step's first process keeps every process of the run inside the step. Slurm tracks a
+# step's processes by lineage where it has no cgroups (proctrack/linuxproc): paddle's launcher
+# starts each trainer in a session of its own and, stopped, exits before it, and a trainer
+# re-parented to init is no longer the step's, so `scancel --signal=KILL` misses it. This keeper
+# is a child subreaper (prctl PR_SET_CHILD_SUBREAPER): orphans of the run come to it, still in the
+# step. Signalled (a stop), it stays until every one of them is gone (Slurm's KILL ends them and
+# it together); else it ends with the run's exit code. It signals nothing itself.
+KEEPER_PY = """import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+stopping = []
+signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+for s in signals:
+    signal.signal(s, lambda n, f: stopping.append(n))
+run = os.fork()
+if run == 0:
+    for s in signals:
+        signal.signal(s, signal.SIG_DFL)
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+code = 1
+while True:
+    try:
+        pid, status = os.wait()
+    except ChildProcessError:
+        break
+    if pid == run:
+        code = os.waitstatus_to_exitcode(status)
+        if not stopping:
+            break
+sys.exit(code if code >= 0 else 128 - code)
+"""
+# The keeper needs a Python on the node (the suite's own needs one); without one the run starts
+# as it is.
+KEEPER = 'for py in python3 python; do command -v "$py" >/dev/null 2>&1 && exec "$py" "$@"; done; shift 2; exec "$@"'
+
+
 @dataclass(frozen=True)
 class SlurmTransport:
     """Carries a script to a node as a job step of the allocation."""
@@ -69,6 +107,7 @@ class SlurmTransport:
             "--overlap",  # beside the run's own step (the stop, the gather)
             "--quiet",
             f"--input={'all' if stdin else 'none'}",
+            *(["sh", "-c", KEEPER, "sh", "-c", KEEPER_PY] if run else []),  # a run: kept in its step
             "sh",
             "-c",
             script,

@@ -3,7 +3,8 @@ here, and how a run started there is stopped. The engines (OpenSSH: `ssh.SshOpti
 `slurm.SlurmTransport`) differ in the argv that carries a script to a node, in how they say it
 did not get through, and in how they stop a run: over ssh, the run's own session and every
 process carrying its token, by a stop script under a shell named explicitly; on Slurm, the
-run's own job step, signalled and cancelled through Slurm (`scancel`), never a `kill` line.
+run's own job step, signalled and cancelled through Slurm (`scancel`), never a `kill` line
+(the step's first process, a subreaper, keeps orphaned trainers inside the step: slurm.KEEPER_PY).
 
 `stop` is the only way a run is stopped: every exit path of `session.run_everywhere` (a node
 failing, the run bound, SIGINT, SIGTERM, an exception) goes through it (tests/test_fleet_stop.py)."""
