@@ -67,6 +67,14 @@ def test_another_familys_chain_configs_are_kept_with_their_script_and_gitignore_
     # every run compared identical or faithful; entry points that would change are named one by one
     assert m.rows and all(r.commands > 0 for r in m.rows) and not m.changed and not m.not_imported, m.changed
     assert all(e.differences for e in m.entries_changed)
+    # --mode lite_train_lite_infer: no row and no entry point in the runner modes it left out
+    # (a chain's own modes still run), and the report says which were not compared
+    assert m.modes_left_out == ["lite_train_whole_infer", "whole_train_whole_infer", "whole_infer"]
+    assert not {e.entry.mode for e in m.entries} & set(m.modes_left_out)
+    assert {e.entry.mode for e in m.entries} > {"lite_train_lite_infer", None}
+    from tipcgen.migrate.report import report_markdown
+
+    assert "`whole_infer` (left out by `--mode`)" in " ".join(report_markdown(m).split())
     # the root's `*.manifest` hides tipcgen's ownership record: one verified line shows it
     assert m.gitignore_hidden == ["test_tipc/.tipcgen.manifest"] and m.gitignore == ["!/.tipcgen.manifest"]
     _git(root, "init", "-q")

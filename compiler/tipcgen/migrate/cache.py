@@ -101,6 +101,7 @@ def load(environ: Mapping[str, str], key: Optional[str], root: str) -> Optional[
         m.deviations = dict(data["deviations"])
         m.replaced, m.added = list(data["replaced"]), list(data["added"])
         m.prepare_modes_lost = list(data["prepare_modes_lost"])
+        m.modes_left_out = list(data.get("modes_left_out", []))
         m.configs_kept = dict(data["configs_kept"])
     except (TipcError, OSError, KeyError, TypeError, ValueError, AttributeError):
         return None  # absent, or not ours: the run computes everything
@@ -130,6 +131,7 @@ def store(environ: Mapping[str, str], key: Optional[str], m: Migration) -> None:
         "replaced": m.replaced,
         "added": m.added,
         "prepare_modes_lost": m.prepare_modes_lost,
+        "modes_left_out": m.modes_left_out,
         "configs_kept": m.configs_kept,
     }
     path = _path(environ, key)

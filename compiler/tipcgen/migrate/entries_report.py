@@ -34,8 +34,9 @@ def _folded(row: EntryRow) -> tuple:
     return (row.entry.script, tuple(out))
 
 
-def entries_markdown(entries: list) -> list[str]:
-    """The markdown lines of the whole-tree part of the report (none when there are no entries)."""
+def entries_markdown(entries: list, left_out: tuple = ()) -> list[str]:
+    """The markdown lines of the whole-tree part of the report (none when there are no entries);
+    `left_out`: the runner modes `--mode` left out (no entry point ran in them)."""
     if not entries:
         return []
     per_script: dict = {}
@@ -48,6 +49,15 @@ def entries_markdown(entries: list) -> list[str]:
         " it takes (from the script and the repo's docs), run on the old tree and on the switched one under"
         " recorders (wrappers such as `timeout`, `nohup` and `sleep` with their arguments recorded too).",
         "",
+        *(
+            [
+                "Not compared in " + ", ".join(_code(m) for m in left_out) + " (left out by `--mode`): run migrate"
+                " without `--mode` before relying on those modes.",
+                "",
+            ]
+            if left_out
+            else []
+        ),
         "| script | " + " | ".join(ENTRY_VERDICTS) + " |",
         "|---|" + "---|" * len(ENTRY_VERDICTS),
     ]

@@ -34,9 +34,10 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -243,6 +244,11 @@ class Stager:
         # config -> the directories its own chain's steps run in (a checkout has them: a serving
         # config's deploy/paddleserving), made for both trees alike (config_dirs)
         self.dirs: dict = {}
+        # One run per entry point and bound: the probes that find which configs a script reads
+        # are entry points the comparison runs again (a run of one tree is deterministic: the
+        # comparison rests on that); a second asker waits for the first one's run.
+        self._runs: dict = {}
+        self._lock = threading.Lock()
 
     def stage(self, scratch: Path, config: Optional[str]) -> Path:
         bin_dir = scratch / "bin"
@@ -269,6 +275,22 @@ class Stager:
         return root
 
     def run(self, entry: EntryPoint, timeout: float) -> Run:
+        with self._lock:
+            future = self._runs.get((entry, timeout))
+            first = future is None
+            if future is None:
+                future = self._runs[(entry, timeout)] = Future()
+        if not first:
+            return future.result()
+        try:
+            ran = self._run(entry, timeout)
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        future.set_result(ran)
+        return ran
+
+    def _run(self, entry: EntryPoint, timeout: float) -> Run:
         scratch = Path(tempfile.mkdtemp(prefix="tipcgen-entry-", dir=self.base))
         try:
             root = self.stage(scratch, entry.config)
@@ -522,9 +544,11 @@ def compare_entries(
     jobs: int = 0,
     timeout: float = DEFAULT_TIMEOUT,
     progress: Optional[Callable[[int, int], None]] = None,
+    left_out: frozenset = frozenset(),
 ) -> list[EntryRow]:
     """Every entry point of the repo's old test_tipc/, run on the old tree and on the tree with
-    `files` (the switch's new and replaced files) in place."""
+    `files` (the switch's new and replaced files) in place. `left_out`: runner modes `--mode`
+    left out; no entry point runs in them (the report says so), as no row does."""
     base = Path(root)
     tree, configs = old_tree(base)
     new_tree = dict(tree)
@@ -554,7 +578,7 @@ def compare_entries(
         before = Stager(tree, configs, pythons, Path(tmp))
         after = Stager(new_tree, new_configs, pythons, Path(tmp))
         before.dirs = after.dirs = config_dirs(base, configs)
-        scripts = scripts_of(base, tree)
+        scripts = [i for i in (_without(i, left_out) for i in scripts_of(base, tree)) if i is not None]
         workers = jobs or min(4, os.cpu_count() or 1)
         with ThreadPoolExecutor(workers) as pool:
             # a kept script that uses no changed file behaves as before by construction: not run
@@ -586,6 +610,14 @@ def compare_entries(
     _wrappers_faithful(rows, tree)
     _foreign_through(rows, tree, covered, generated)
     return rows
+
+
+def _without(info: ScriptInfo, left_out: frozenset) -> Optional[ScriptInfo]:
+    """`info` without the modes left out; None when it took modes and none is left."""
+    modes = tuple(m for m in info.modes if m not in left_out)
+    if info.modes and not modes:
+        return None
+    return ScriptInfo(info.script, info.takes_config, info.takes_mode, modes)
 
 
 def config_dirs(base: Path, configs: dict) -> dict:

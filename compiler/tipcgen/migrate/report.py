@@ -246,7 +246,7 @@ def _entries(m: Migration) -> list[str]:
     """The whole-tree oracle's part: its summary, the same differences collapsed, every entry point."""
     from tipcgen.migrate.entries_report import entries_markdown
 
-    return entries_markdown(m.entries)
+    return entries_markdown(m.entries, tuple(m.modes_left_out))
 
 
 def _changed(m: Migration) -> list[str]:
@@ -302,5 +302,6 @@ def report_json(m: Migration) -> dict[str, Any]:
         "deviations": dict(m.deviations),
         "untyped": dict(m.untyped),
         "prepare_modes_lost": list(m.prepare_modes_lost),
+        "modes_left_out": list(m.modes_left_out),
         "files": {"replaced": list(m.replaced), "added": list(m.added), "all": sorted(m.files)},
     }

@@ -118,6 +118,8 @@ class Migration:
     # the train runner, runs it and calls its functions): the old script is kept beside it under
     # test_tipc/legacy/ and the `source` line points there. kept script -> the copy it sources.
     sourced_kept: dict[str, str] = field(default_factory=dict)
+    # The runner modes `--mode` left out: no row and no entry point was run in them.
+    modes_left_out: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> list[Row]:
@@ -305,6 +307,7 @@ def plan_migration(
     m.gitignore_hidden, m.gitignore = hidden.files, hidden.lines
     for rel in hidden.stuck:  # not shown again even by the lines: named, never silently lost
         m.not_imported[rel] = "the repo's .gitignore hides it, and no `!` line in test_tipc/.gitignore shows it"
+    m.modes_left_out = [mode for mode in MODES if mode not in modes]
     _compare_entries(m, jobs, timeout, tally)
     return m
 
@@ -332,7 +335,9 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
         if tally is not None and tally.progress is not None:
             tally.progress(before[0] + done, before[1] + total)
 
-    m.entries = compare_entries(m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress)
+    m.entries = compare_entries(
+        m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress, left_out=frozenset(m.modes_left_out)
+    )
     if "test_tipc/prepare.sh" in changed:
         _prepare_entries(m, jobs, timeout)
     for name, what, why in (FOREIGN, UNTESTED):  # the deviations the whole-tree oracle names itself
