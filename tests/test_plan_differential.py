@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from helpers.difftest import Case, Harness
-from helpers.sweep import rotate
+from helpers.sweep import by_shape, examples, rotate
 from tipcgen.dialects import detect, get_layout
 from tipcgen.errors import UsageError
 from tipcgen.lower.text import config_text
@@ -61,8 +61,9 @@ def test_corpus_bash_equals_plan_in_every_mode(corpus, tmp_path):
     for repo in sorted(set(manifest.values())):
         assert any(r == repo for p, r in manifest.items() if p in found), f"no config of {repo} is tested"
     cases = []
-    # Every config, each in one mode in turn (helpers/sweep.py; TIPC_FULL_SWEEP=1: every mode).
-    for n, (path, layout) in enumerate(configs):
+    # A config of each shape, each in one mode in turn (helpers/sweep.py; TIPC_FULL_SWEEP=1: every
+    # config in every mode).
+    for n, (path, layout) in enumerate(by_shape(configs, lambda c: Path(c[0]))):
         for mode in rotate(n, MODES):
             cases.append(
                 Case(
@@ -318,7 +319,7 @@ def test_generated_specs_bash_equals_plan(tmp_path_factory, case):
 
 
 @pytest.mark.slow
-@settings(max_examples=500, suppress_health_check=_HEALTH)
+@settings(max_examples=examples(500), suppress_health_check=_HEALTH)  # 500 under TIPC_FULL_SWEEP
 @example(case=SLASH_THREADS)
 @example(case=SLASH_BATCH)
 @given(case=cases())

@@ -1,8 +1,7 @@
 """Each repo's own prepare.sh against the generated one, on its corpus configs in the 4 modes: the
 same downloads, extractions, links, removals, installs and commands (identical), or different only
-by a named deviation (faithful). Corpus tier; every config folder of the small repos, a stratified
-sample of PaddleClas's and PaddleDetection's (TIPC_FULL_SWEEP=1: all;
-benchmarks/prepare_fidelity.py prints the full table)."""
+by a named deviation (faithful). Corpus tier; a stratified sample of each repo's config folders
+(TIPC_FULL_SWEEP=1: all; benchmarks/prepare_fidelity.py prints the full table)."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ def test_the_generated_prepare_does_what_the_repos_own_does(repo):
     corpus, upstream = corpus_dir(), upstream_dir()
     if not (corpus / repo).is_dir() or not (upstream / PREPARE[repo]).is_file():
         pytest.skip(f"{repo}: corpus or upstream prepare.sh absent")
-    k = {"PaddleClas": 16, "PaddleDetection": 4, "PaddleSeg": 3}.get(repo)
+    k = {"PaddleClas": 32, "PaddleDetection": 8, "PaddleSeg": 6, "PaddleVideo": 2}.get(repo)
     sample = (lambda groups: every_kth(groups, k, 5 % k)) if k else None
     tally = differential(corpus, upstream, repo, sample)
     assert tally.groups and tally.runs, f"{repo}: nothing compared"

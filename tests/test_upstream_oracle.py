@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers.sweep import examples
 from helpers.upstream import MODES, REPOS, RUNNERS, compare, run_upstream, train_configs, upstream_dir
 
 pytestmark = [pytest.mark.corpus, pytest.mark.sandbox]
@@ -287,10 +288,10 @@ def _generated_runs_are_faithful(corpus, upstream, tmp_path_factory, data, repo)
         assert diff.faithful, diff.describe() + "\n" + Path(diff.config).read_text()
 
 
-# 100 examples of 2 variants: 200 generated configs per runner.
+# examples of 2 variants each: 200 generated configs per runner under TIPC_FULL_SWEEP, a third in CI.
 @pytest.mark.slow
 @pytest.mark.parametrize("repo", FAITHFUL)
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=st.data())
 def test_generated_configs_are_faithful(corpus, upstream, tmp_path_factory, repo, data):
     _generated_runs_are_faithful(corpus, upstream, tmp_path_factory, data, repo)

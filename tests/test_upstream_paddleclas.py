@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.oracle_runs import MUTATION_EXAMPLES, check_mutations, oracle
-from helpers.sweep import every_kth, rotate
+from helpers.sweep import by_shape, every_kth, rotate
 from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle tests' fixture: the scripts, or a skip)
 
@@ -21,8 +21,9 @@ RUNS = [(mode, None) for mode in MODES] + [("whole_infer", "1"), ("klquant_whole
 
 
 def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
-    """Every config, each in one of RUNS in turn (helpers/sweep.py; TIPC_FULL_SWEEP=1: all)."""
-    configs = train_configs(corpus, REPO)
+    """A config of each shape, each in one of RUNS in turn (helpers/sweep.py; TIPC_FULL_SWEEP=1:
+    every config in every run)."""
+    configs = by_shape(train_configs(corpus, REPO))
     assert configs, "no PaddleClas train config in the corpus"
     runs = [(c, m, g, None) for n, c in enumerate(configs) for m, g in rotate(n, RUNS)]
     assert {(m, g) for _, m, g, _ in runs} == set(RUNS), "a mode no config runs in"
@@ -35,8 +36,8 @@ def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
 
 
 def test_every_corpus_config_is_faithful_when_the_export_fails(corpus):
-    """A stratified fifth of the configs (helpers/sweep.py; TIPC_FULL_SWEEP=1: all)."""
-    configs = every_kth(train_configs(corpus, REPO), 5, offset=2)
+    """Every other config shape (helpers/sweep.py; TIPC_FULL_SWEEP=1: every config)."""
+    configs = every_kth(by_shape(train_configs(corpus, REPO)), 2, offset=1)
     tally = oracle(REPO, [(c, "lite_train_lite_infer", None, "export") for c in configs])
     print("\n" + tally.report("failing export"))
     assert not tally.unfaithful, (

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers.oracle_runs import MUTATION_EXAMPLES, Tally, check_mutations, oracle
-from helpers.sweep import rotate
+from helpers.sweep import by_shape, rotate
 from helpers.upstream import MODES, compare, run_upstream, train_configs, upstream_dir
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
@@ -36,8 +36,9 @@ def _oracle(runs: list) -> Tally:
 
 def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
     """Every config, each in one of RUNS in turn, and klquant_whole_infer wherever its infer_mode
-    has kl_quant (helpers/sweep.py; TIPC_FULL_SWEEP=1: every run of every config)."""
-    configs = train_configs(corpus, REPO)
+    has kl_quant: a config of each shape (helpers/sweep.py; TIPC_FULL_SWEEP=1: every run of every
+    config)."""
+    configs = by_shape(train_configs(corpus, REPO))
     assert configs, "the corpus has no PaddleDetection train config"
     runs = []
     for n, config in enumerate(configs):

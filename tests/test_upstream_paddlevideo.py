@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from helpers.oracle_runs import MUTATION_EXAMPLES, Tally, check_mutations, oracle
+from helpers.sweep import by_shape
 from helpers.upstream import MODES, train_configs
 from test_upstream_oracle import upstream  # noqa: F401 (the oracle's fixture: the scripts, or a skip)
 
@@ -23,7 +24,8 @@ def _oracle(runs: list) -> Tally:
 
 
 def test_every_corpus_config_runs_faithfully_in_every_mode(corpus):
-    configs = train_configs(corpus, REPO)
+    """A config of each shape in every run (helpers/sweep.py; TIPC_FULL_SWEEP=1: every config)."""
+    configs = by_shape(train_configs(corpus, REPO))
     assert configs, "the corpus has no PaddleVideo train config"
     tally = _oracle([(config, mode, gpuid, None) for config in configs for mode, gpuid in RUNS])
     print("\n" + tally.report(f"{len(configs)} corpus configs x {len(RUNS)} runs"))

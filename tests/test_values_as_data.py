@@ -41,6 +41,7 @@ import test_chains
 from conftest import RECORDER, SPECS
 from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
+from helpers.sweep import examples
 from helpers.tools import require
 from tipcgen.dialects import any_layout
 from tipcgen.script.shellwords import sed_literal
@@ -450,8 +451,8 @@ def test_no_spec_value_adds_a_word_or_a_command(bases, tmp_path):
 
 @pytest.mark.slow
 def test_no_spec_value_adds_a_word_or_a_command_many(bases, tmp_path):
-    # 120 examples in CI's second tier (about 35 s); TIPC_FULL_SWEEP=1: 300 (about 290 distinct cases)
-    many = 300 if os.environ.get("TIPC_FULL_SWEEP") else 120
+    # a third of 300 in CI's second tier; TIPC_FULL_SWEEP=1: 300 (about 290 distinct cases)
+    many = examples(300)
     seen = _property(bases, tmp_path, many)
     print(
         f"\n{len(seen)} field x payload cases: "

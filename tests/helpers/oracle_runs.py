@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from helpers.sweep import examples
 from helpers.upstream import compare, upstream_dir
 
 
@@ -76,8 +77,8 @@ def replace_values(text: str, changes: dict) -> str:
 
 
 # Mutated configs each repo's hypothesis test compares with upstream (a CI-time budget; each is a
-# real run of the upstream script under the recording shims).
-MUTATION_EXAMPLES = 200
+# real run of the upstream script under the recording shims): 200 under TIPC_FULL_SWEEP.
+MUTATION_EXAMPLES = examples(200)
 
 
 def check_mutations(
