@@ -110,10 +110,13 @@ def test_the_checks_catch_a_wrong_example(tmp_path):
     assert split_commands(found[3].text) == ["cat > f <<'EOF'\na\nEOF", "tipcgen build x \\\n    --out o"]
     assert found[2].exits == [0] and len(found[2].commands) == 2
     with pytest.raises(AssertionError):
-        _run(found[2], tmp_path)  # two commands, one exit code given
+        _run([found[2]], tmp_path)  # two commands, one exit code given
     found[2].exits = [0, 0]
     with pytest.raises(AssertionError, match=r"\[0, 1\]"):
-        _run(found[2], tmp_path)
+        _run([found[2]], tmp_path)
+    twin = Block(found[2].path, 99, found[2].text, list(found[2].commands), exits=[0, 1], contains=["nowhere"])
+    with pytest.raises(AssertionError, match="page.md:99: output lacks 'nowhere'"):
+        _run([Block(found[2].path, 98, found[2].text, list(found[2].commands), exits=[0, 1]), twin], tmp_path)
 
 
 def _scratch(kind: str, base: Path) -> Path:
@@ -129,7 +132,9 @@ def _scratch(kind: str, base: Path) -> Path:
     return dest
 
 
-def _run(block: Block, tmp_path: Path) -> str:
+def _run(same: list, tmp_path: Path) -> str:
+    """Run the block the pages `same` all show once; check each page's exit codes and outputs."""
+    block = same[0]
     run_dir = Path(tempfile.mkdtemp(dir=tmp_path))  # one per run: a test may run two blocks
     cwd = _scratch(block.cwd, run_dir / "scratch")
     rc_file = run_dir / "rcs"
@@ -139,13 +144,26 @@ def _run(block: Block, tmp_path: Path) -> str:
     )
     output = proc.stdout + proc.stderr
     rcs = [int(v) for v in rc_file.read_text().split()] if rc_file.is_file() else None
-    assert rcs == block.exits, f"{block.where}: exit codes {rcs}, the page says {block.exits}\n{output[-3000:]}"
-    for text in block.contains:
-        assert text in output, f"{block.where}: output lacks {text!r}\n{output[-3000:]}"
+    for page in same:
+        assert rcs == page.exits, f"{page.where}: exit codes {rcs}, the page says {page.exits}\n{output[-3000:]}"
+        for text in page.contains:
+            assert text in output, f"{page.where}: output lacks {text!r}\n{output[-3000:]}"
     return output
 
 
+def _same_blocks(found: list) -> list:
+    """The runnable blocks grouped by what runs (the text, where): a zh page and its en page show
+    the same commands, which run once for both."""
+    groups: dict = {}
+    for block in found:
+        groups.setdefault((block.text, block.cwd), []).append(block)
+    return list(groups.values())
+
+
+SAME = _same_blocks(RUNNABLE)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("block", RUNNABLE, ids=[b.where for b in RUNNABLE])
-def test_every_example_runs_as_the_page_says(block, tmp_path):
-    _run(block, tmp_path)
+@pytest.mark.parametrize("same", SAME, ids=[" = ".join(b.where for b in group) for group in SAME])
+def test_every_example_runs_as_the_page_says(same, tmp_path):
+    _run(same, tmp_path)

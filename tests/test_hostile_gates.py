@@ -50,14 +50,22 @@ def secret(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.fixture()
-def repo(tmp_path) -> Path:
-    """A model repo switched to tipcgen (repo mode), freshly built."""
-    root = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """A model repo switched to tipcgen (repo mode), built and checked once per module."""
+    root = tmp_path_factory.mktemp("built") / "repo"
     (root / "test_tipc" / "specs").mkdir(parents=True)
     shutil.copy(SPEC, root / "test_tipc" / "specs")
     clean(tipcgen("build", cwd=root), 0)
     clean(tipcgen("check", cwd=root), 0, "up to date")
+    return root
+
+
+@pytest.fixture()
+def repo(tmp_path, built) -> Path:
+    """A fresh copy of the built repo (without its cache) for each test to spoil."""
+    root = tmp_path / "repo"
+    shutil.copytree(built, root, symlinks=True, ignore=shutil.ignore_patterns(".cache"))
     return root
 
 
