@@ -1,6 +1,6 @@
-"""What other repositories use: the pre-commit hooks (.pre-commit-hooks.yaml) run through the real
-`pre-commit try-repo` on a scratch model repository, and the example CI workflow (docs/ci/)
-passes actionlint."""
+"""What other repositories use: the pre-commit hooks (.pre-commit-hooks.yaml) run by the real
+pre-commit in a scratch model repository whose config names this checkout, and the example CI
+workflow (docs/ci/) passes actionlint."""
 
 from __future__ import annotations
 
@@ -104,9 +104,23 @@ def _snapshot(dest: Path) -> Path:
     return dest
 
 
-def _try_repo(model: Path, hook: str, home: Path, source: Path) -> subprocess.CompletedProcess:
+def _hook(model: Path, hook: str, home: Path, source: Path) -> subprocess.CompletedProcess:
+    """`pre-commit run HOOK --all-files` in `model`, whose committed .pre-commit-config.yaml names
+    the `source` snapshot at its commit, as a repo adopting the hooks does: the hook environment
+    is installed once (in `home`) and reused by every later run."""
+    config = model / ".pre-commit-config.yaml"
+    if not config.exists():
+        rev = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=source, check=True, capture_output=True, text=True
+        ).stdout.strip()
+        config.write_text(
+            f"repos:\n  - repo: {source}\n    rev: {rev}\n    hooks:\n      - id: tipcgen-check\n"
+            "      - id: tipcgen-lint\n"
+        )
+        _git(model, "add", ".pre-commit-config.yaml")
+        _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "pre-commit hooks")
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(source), hook, "--all-files"],
+        [sys.executable, "-m", "pre_commit", "run", hook, "--all-files"],
         cwd=model,
         env={**os.environ, "PRE_COMMIT_HOME": str(home), "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
         capture_output=True,
@@ -165,15 +179,15 @@ def test_workflow_and_precommit_hooks_pass_in_a_switched_repo_and_fail_with_the_
     home = tmp_path / "pre-commit-home"
     source = _snapshot(tmp_path / "tipcgen")
 
-    fresh = _try_repo(model, "tipcgen-check", home, source)
+    fresh = _hook(model, "tipcgen-check", home, source)
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     assert "tipcgen check" in fresh.stdout and "Passed" in fresh.stdout
-    lint = _try_repo(model, "tipcgen-lint", home, source)
+    lint = _hook(model, "tipcgen-lint", home, source)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
     spec = model / "test_tipc" / "specs" / "AlexNet.yml"
     spec.write_text(spec.read_text().replace("python: python3.7", "python: python3.9", 1))
-    stale = _try_repo(model, "tipcgen-check", home, source)
+    stale = _hook(model, "tipcgen-check", home, source)
     assert stale.returncode == 1, stale.stdout + stale.stderr
     assert "Failed" in stale.stdout and "+python:python3.9" in stale.stdout, stale.stdout
     from helpers.action import installed_here, run_action
