@@ -268,6 +268,43 @@ def test_the_cache_returns_what_it_stored_for_the_same_inputs(tmp_path):
     assert oct(os.stat(next((tmp_path / "cache/migrate").iterdir())).st_mode & 0o777) == "0o600"
 
 
+def test_every_field_of_the_migration_survives_the_cache(tmp_path):
+    """`--apply` after a report works from the cached Migration: every field of it comes back (a
+    field the cache dropped, such as the .gitignore lines apply appends, would be lost silently)."""
+    from dataclasses import fields
+
+    from tipcgen.migrate.entries import EntryPoint, EntryRow
+
+    root = _repo(tmp_path)
+    env = {"TIPC_CACHE": str(tmp_path / "cache")}
+    m = _migration(2)
+    m.root = str(root)
+    m.not_imported = {"test_tipc/configs/x.txt": "why"}
+    m.sources = {("m", "train_infer_python.txt"): "test_tipc/configs/m/train_infer_python.txt"}
+    m.untyped = {"m": ["wget x"]}
+    m.replaced, m.added = ["test_tipc/a.sh"], ["test_tipc/b.sh"]
+    m.chain_rows, m.prepare_rows = m.rows[:1], m.rows[1:2]
+    m.prepare_modes_lost = ["cpp_infer"]
+    m.entries = [
+        EntryRow(EntryPoint("test_tipc/a.sh", None, "whole_infer"), "CHANGED", "d", ["- x", "+ y"], 1, 2, 0, None)
+    ]
+    m.configs_kept = {"test_tipc/configs/k.txt": "kept"}
+    m.gitignore_hidden, m.gitignore = ["test_tipc/.tipcgen.manifest"], ["!/.tipcgen.manifest"]
+    m.sourced_kept = {"test_tipc/k.sh": "test_tipc/legacy/r.sh"}
+    m.modes_left_out = ["whole_infer"]
+    empty = Migration(str(root), "", None, {}, {})
+    m.specs = {"test_tipc/specs/m.yml": "model: m\n"}
+    unset = [
+        f.name for f in fields(m) if f.name not in ("root", "runner") and getattr(m, f.name) == getattr(empty, f.name)
+    ]
+    assert not unset, f"give these a value, so that the round trip checks them: {unset}"
+    key = cache.input_key(str(root), {"modes": ("a",)})
+    cache.store(env, key, m)
+    back = cache.load(env, key, str(root))
+    assert back is not None
+    assert {f.name: getattr(back, f.name) for f in fields(m)} == {f.name: getattr(m, f.name) for f in fields(m)}
+
+
 @pytest.mark.parametrize(
     "change", ["config", "new file", "gitignore", "modes", "timeout", "code", "renamed", "moved repo"]
 )

@@ -20,7 +20,7 @@ def test_the_generated_prepare_does_what_the_repos_own_does(repo):
     corpus, upstream = corpus_dir(), upstream_dir()
     if not (corpus / repo).is_dir() or not (upstream / PREPARE[repo]).is_file():
         pytest.skip(f"{repo}: corpus or upstream prepare.sh absent")
-    k = {"PaddleClas": 32, "PaddleDetection": 8, "PaddleSeg": 6, "PaddleVideo": 2}.get(repo)
+    k = {"PaddleClas": 48, "PaddleDetection": 12, "PaddleSeg": 8, "PaddleVideo": 3}.get(repo)
     sample = (lambda groups: every_kth(groups, k, 5 % k)) if k else None
     tally = differential(corpus, upstream, repo, sample)
     assert tally.groups and tally.runs, f"{repo}: nothing compared"

@@ -78,7 +78,7 @@ def replace_values(text: str, changes: dict) -> str:
 
 # Mutated configs each repo's hypothesis test compares with upstream (a CI-time budget; each is a
 # real run of the upstream script under the recording shims): 200 under TIPC_FULL_SWEEP.
-MUTATION_EXAMPLES = examples(200)
+MUTATION_EXAMPLES = examples(200, 5)
 
 
 def check_mutations(

@@ -7,7 +7,7 @@ time is the number of runs. By default a sweep runs:
   500+ train configs are about 220 shapes); the first config of each shape, in sorted order;
 - each of those in ONE of its runs, rotating through them (`rotate`: config n gets run n mod k),
   so every mode and GPUID variant of a sweep runs on about 1/k of each repo's shapes;
-- property tests with a third of their examples (`examples`).
+- property tests with a third to a fifth of their examples (`examples`).
 The selection is the same on every machine. `TIPC_FULL_SWEEP=1` runs the whole matrix: every
 config, every run, every example (benchmarks/upstream_fidelity.py --all prints the full fidelity
 tables from it too)."""
@@ -41,9 +41,9 @@ def every_kth(items: Sequence[T], k: int, offset: int = 0) -> list[T]:
     return list(items) if full_sweep() else list(items[offset::k])
 
 
-def examples(full: int) -> int:
-    """A property test's example count: `full` under TIPC_FULL_SWEEP, else a third of it."""
-    return full if full_sweep() else max(1, full // 3)
+def examples(full: int, share: int = 3) -> int:
+    """A property test's example count: `full` under TIPC_FULL_SWEEP, else a `share`-th of it."""
+    return full if full_sweep() else max(1, full // share)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{5,}")

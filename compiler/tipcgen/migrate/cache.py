@@ -26,7 +26,7 @@ from tipcgen.inputs import dirs_below, read_bytes, read_json
 from tipcgen.migrate.entries import EntryPoint, EntryRow
 from tipcgen.migrate.switch import Migration, Row, RowDifference
 
-VERSION = 1
+VERSION = 2  # 2: every field of the Migration (1 lacked the .gitignore lines --apply appends)
 KEEP = 16  # records kept (the newest): one per repo and option set being migrated
 MAX_RECORD_BYTES = 256 << 20  # the new tree's bytes are in it (PaddleClas: a few MiB)
 MAX_INPUT_BYTES = 64 << 20  # one file of test_tipc/ hashed
@@ -101,8 +101,11 @@ def load(environ: Mapping[str, str], key: Optional[str], root: str) -> Optional[
         m.deviations = dict(data["deviations"])
         m.replaced, m.added = list(data["replaced"]), list(data["added"])
         m.prepare_modes_lost = list(data["prepare_modes_lost"])
-        m.modes_left_out = list(data.get("modes_left_out", []))
+        m.modes_left_out = list(data["modes_left_out"])
         m.configs_kept = dict(data["configs_kept"])
+        m.prepare_rows = [_row(r) for r in data["prepare_rows"]]
+        m.gitignore_hidden, m.gitignore = list(data["gitignore_hidden"]), list(data["gitignore"])
+        m.sourced_kept = dict(data["sourced_kept"])
     except (TipcError, OSError, KeyError, TypeError, ValueError, AttributeError):
         return None  # absent, or not ours: the run computes everything
     return m
@@ -133,6 +136,10 @@ def store(environ: Mapping[str, str], key: Optional[str], m: Migration) -> None:
         "prepare_modes_lost": m.prepare_modes_lost,
         "modes_left_out": m.modes_left_out,
         "configs_kept": m.configs_kept,
+        "prepare_rows": [asdict(r) for r in m.prepare_rows],
+        "gitignore_hidden": m.gitignore_hidden,
+        "gitignore": m.gitignore,
+        "sourced_kept": m.sourced_kept,
     }
     path = _path(environ, key)
     with contextlib.suppress(TipcError, OSError, TypeError, ValueError):  # best effort: unwritten is a miss later
