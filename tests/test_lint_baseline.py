@@ -15,7 +15,9 @@ runner = CliRunner()
 
 def test_a_baseline_passes_the_accepted_findings_and_fails_on_one_new(tmp_path, corpus):
     repo = tmp_path / "PaddleClas"
-    shutil.copytree(corpus / "PaddleClas", repo)
+    # a slice of PaddleClas's folders (the whole corpus is linted elsewhere; lint runs 5 times here)
+    for folder in sorted(p.name for p in (corpus / "PaddleClas").iterdir() if p.is_dir())[:40]:
+        shutil.copytree(corpus / "PaddleClas" / folder, repo / folder)
     baseline = tmp_path / "lint-baseline.json"
     before = runner.invoke(app, ["lint", str(repo)])
     assert before.exit_code == 1  # upstream's own defects (truncated configs, placeholder IPs)

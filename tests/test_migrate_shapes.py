@@ -39,11 +39,23 @@ def _scratch(tmp_path: Path, repo: str, folders: tuple, prepare: bool = True) ->
 
 
 def _plan(root: Path, **kw):
+    """The Migration `migrate --mode lite_train_lite_infer` computes, left in the verdict cache as
+    that report leaves it: a later `migrate ... --apply` of the same tree writes from it."""
+    import os
+
     from tipcgen import sandbox
+    from tipcgen.migrate import cache
     from tipcgen.migrate.switch import plan_migration
+    from tipcgen.sandbox import DEFAULT_TIMEOUT
 
     sandbox.require()
-    return plan_migration(str(root), modes=("lite_train_lite_infer",), **kw)
+    modes = ("lite_train_lite_infer",)
+    key = cache.input_key(
+        str(root), cache.options(modes, DEFAULT_TIMEOUT, True, kw.get("configs"), kw.get("layout", "auto"), None)
+    )
+    m = plan_migration(str(root), modes=modes, **kw)
+    cache.store(os.environ, key, m)
+    return m
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -80,6 +92,8 @@ def test_another_familys_chain_configs_are_kept_with_their_script_and_gitignore_
     _git(root, "init", "-q")
     applied = invoke_in(root, "migrate", "--apply", "--accept-changes", *LITE)
     assert applied.exit_code == 0, applied.output
+    # written from the report's verdicts (the cache), .gitignore lines included
+    assert "inputs unchanged since the last report" in applied.output
     assert "!/.tipcgen.manifest\n" in (root / "test_tipc/.gitignore").read_text()
     listed = _git(root, "ls-files", "--others", "--exclude-standard", "test_tipc").stdout.split()
     assert "test_tipc/.tipcgen.manifest" in listed and "test_tipc/spec.schema.json" in listed

@@ -30,9 +30,12 @@ def full_sweep() -> bool:
     return os.environ.get("TIPC_FULL_SWEEP", "") not in ("", "0")
 
 
-def rotate(n: int, runs: Sequence[T]) -> list[T]:
-    """The runs config number `n` gets: all of them under TIPC_FULL_SWEEP, else one, in turn."""
-    return list(runs) if full_sweep() else [runs[n % len(runs)]]
+def rotate(n: int, runs: Sequence[T], per: int = 1) -> list[T]:
+    """The runs config number `n` gets: all of them under TIPC_FULL_SWEEP, else `per` of them, in
+    turn (config n the (n*per)-th and the next)."""
+    if full_sweep():
+        return list(runs)
+    return [runs[(n * per + i) % len(runs)] for i in range(min(per, len(runs)))]
 
 
 def every_kth(items: Sequence[T], k: int, offset: int = 0) -> list[T]:

@@ -63,9 +63,7 @@ def migrate(
     if fmt not in ("markdown", "json"):
         raise UsageError(f"--format {fmt!r}: formats are markdown, json")
     jobs = migrate_jobs(os.environ)
-    # every option that shapes the comparison or the new tree is part of the cache key
-    options = {"modes": modes, "timeout": timeout, "sandbox": not no_sandbox, "configs": configs, "layout": layout,
-               "runner": runner}  # fmt: skip
+    options = cache.options(modes, timeout, not no_sandbox, configs, layout, runner)
     key = cache.input_key(root, options) if _is_repo(root) else None
     m = cache.load(os.environ, key, root)
     if m is not None:

@@ -36,6 +36,14 @@ def enabled(environ: Mapping[str, str]) -> bool:
     return environ.get("TIPC_MIGRATE_CACHE", "1").strip().lower() not in ("0", "false", "no")
 
 
+def options(
+    modes: tuple, timeout: float, sandbox: bool, configs: Optional[str], layout: str, runner: Optional[str]
+) -> dict:
+    """Every option that shapes the comparison or the new tree: part of the key."""
+    return {"modes": modes, "timeout": timeout, "sandbox": sandbox, "configs": configs, "layout": layout,
+            "runner": runner}  # fmt: skip
+
+
 def input_key(root: str, options: Mapping[str, Any]) -> Optional[str]:
     """The hash of everything the Migration of `root` depends on; None when a file cannot be read
     (then nothing is cached: the run computes and reports as usual)."""
