@@ -182,15 +182,21 @@ exit 0
 
 
 def _watchers(seconds: int) -> list:
-    """Pids of the limit watchers' `sleep SECONDS` processes (a unique SECONDS per test)."""
+    """Pids of the limit watchers' `sleep SECONDS` processes (a unique SECONDS per test) that can
+    still run: not one the script has SIGKILLed whose kernel exit is pending (on a loaded machine
+    a killed `sleep` waits for a CPU to die on: SIGKILL pending, re-parented, gone a moment later)."""
     found = []
     for stat_dir in Path("/proc").iterdir():
         if stat_dir.name.isdigit():
             try:
                 argv = (stat_dir / "cmdline").read_bytes().split(b"\0")
+                status = dict(
+                    line.split(":", 1) for line in (stat_dir / "status").read_text().splitlines() if ":" in line
+                )
             except OSError:
                 continue
-            if argv[:2] == [b"sleep", str(seconds).encode()]:
+            pending = int(status.get("SigPnd", "0"), 16) | int(status.get("ShdPnd", "0"), 16)
+            if argv[:2] == [b"sleep", str(seconds).encode()] and not pending & (1 << 8):  # bit 8: SIGKILL
                 found.append(int(stat_dir.name))
     return found
 
