@@ -333,7 +333,10 @@ def test_any_input_change_is_a_miss(tmp_path, monkeypatch, change):
     assert cache.input_key(str(root), options) != key
 
 
-@pytest.mark.parametrize("bad", ["not json", "other key", "dotdot path", "wrong type", "link"])
+@pytest.mark.parametrize(
+    "bad",
+    ["not json", "other key", "dotdot path", "wrong type", "plain field of another type", "field missing", "link"],
+)
 def test_a_corrupt_or_foreign_record_is_a_miss(tmp_path, bad):
     root = _repo(tmp_path)
     env = {"TIPC_CACHE": str(tmp_path / "cache")}
@@ -347,10 +350,16 @@ def test_a_corrupt_or_foreign_record_is_a_miss(tmp_path, bad):
         data["key"] = "0" * 64
         record.write_text(json.dumps(data))
     elif bad == "dotdot path":
-        data["files"] = {"../../etc/x": "eA=="}
+        data["fields"]["files"] = {"../../etc/x": "eA=="}
         record.write_text(json.dumps(data))
     elif bad == "wrong type":
-        data["rows"] = [{"config": 1}]
+        data["fields"]["rows"] = [{"config": 1}]
+        record.write_text(json.dumps(data))
+    elif bad == "plain field of another type":
+        data["fields"]["gitignore"] = "!/x"  # a str where the Migration holds a list
+        record.write_text(json.dumps(data))
+    elif bad == "field missing":
+        del data["fields"]["modes_left_out"]
         record.write_text(json.dumps(data))
     else:
         (tmp_path / "elsewhere.json").write_text(record.read_text())

@@ -34,7 +34,7 @@ from tipcgen.fleet.report import (
     status_lines,
     step_outcomes,
 )
-from tipcgen.fleet.session import NodeRun, Printer, run_everywhere
+from tipcgen.fleet.session import NodeRun, Printer, node_token, run_everywhere
 from tipcgen.fleet.ssh import PREPARE, RUNNER
 from tipcgen.fleet.transport import Transport
 from tipcgen.inputs import read_log
@@ -238,6 +238,10 @@ def write_run_copies(fleet: Fleet, root: str = ".") -> None:
             write_atomic(path, shared.data)
 
 
+def _prepare_token(token: str) -> str:
+    return token + "p"  # prepare's runs are stopped apart from the suite's
+
+
 def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".") -> FleetResult:
     dests = local_dirs(fleet, root)  # before anything is started anywhere
     write_run_copies(fleet, root)
@@ -264,7 +268,7 @@ def run_fleet(fleet: Fleet, settings: Settings, printer: Printer, root: str = ".
     preps: list = []
     reason = None
     if settings.prepare:
-        preps, reason = everywhere(prepare_command(fleet), token + "p", PREPARE_OUT)
+        preps, reason = everywhere(prepare_command(fleet), _prepare_token(token), PREPARE_OUT)
         if reason or not all(r.ok for r in preps):
             reason = f"prepare: {reason or 'failed'}"
     if not reason:
@@ -307,12 +311,12 @@ def planned_commands(fleet: Fleet, settings: Settings, token: str = "TOKEN") -> 
         if settings.sync:
             files = ", ".join(f.path for f in fleet.files)
             cmds.append((f"sync (when a file differs; a tar stream of {files} on stdin)", sync_command(n, opts)))
-        ptok, rtok = f"{token}p-{n.ip}", f"{token}-{n.ip}"  # as session.run_everywhere names them
+        ptok, rtok = node_token(_prepare_token(token), n.ip), node_token(token, n.ip)
         if settings.prepare:
             cmds.append(("prepare", opts.argv(n.ip, run_script(n.dir, prepare_command(fleet), env, ptok), run=ptok)))
         cmds.append(("run", opts.argv(n.ip, run_script(n.dir, suite_command(fleet), env, rtok), run=rtok)))
         if opts.name == "ssh":
-            stop = f"exec /bin/sh -c {shlex.quote(stop_script(n.dir, f'{token}-{n.ip}', settings.grace))}"
+            stop = f"exec /bin/sh -c {shlex.quote(stop_script(n.dir, rtok, settings.grace))}"
             cmds.append(("stop (when a node fails)", opts.argv(n.ip, stop)))
         script = node_gather_script(n)
         cmds.append(

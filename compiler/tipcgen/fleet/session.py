@@ -176,6 +176,12 @@ def _watch(runs: list[NodeRun], timeout: float) -> Optional[str]:
         time.sleep(0.2)
 
 
+def node_token(token: str, ip: str) -> str:
+    """The token a node's run is started and stopped by: two nodes sharing a host never stop each
+    other's runs. The one spelling for the runs, the dry run's commands and the stop line."""
+    return f"{token}-{ip}"
+
+
 def run_everywhere(
     nodes: Sequence[Node],
     command: Callable[[Node], list],
@@ -190,10 +196,10 @@ def run_everywhere(
 ) -> tuple[list[NodeRun], Optional[str]]:
     """Run `command(node)` on every node at once; (the runs, why they were stopped or None).
 
-    A node's token is `<token>-<ip>`: two nodes sharing a host never stop each other's runs."""
+    A node's run carries `node_token(token, ip)`."""
     runs = []
     for n in nodes:
-        tok = f"{token}-{n.ip}"
+        tok = node_token(token, n.ip)
         argv = opts.argv(n.ip, run_script(n.dir, command(n), env(n), tok), run=tok)
         runs.append(NodeRun(n, argv, tok, out_path(n)))
     reason: Optional[str] = None

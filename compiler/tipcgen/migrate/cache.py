@@ -16,9 +16,10 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, fields
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 
 from tipcgen.errors import TipcError
 from tipcgen.fsio import cache_dir, is_temp, write_text
@@ -26,7 +27,7 @@ from tipcgen.inputs import dirs_below, read_bytes, read_json
 from tipcgen.migrate.entries import EntryPoint, EntryRow
 from tipcgen.migrate.switch import Migration, Row, RowDifference
 
-VERSION = 2  # 2: every field of the Migration (1 lacked the .gitignore lines --apply appends)
+VERSION = 3  # 3: the record's fields are the Migration's own (1 lacked the .gitignore lines --apply appends)
 KEEP = 16  # records kept (the newest): one per repo and option set being migrated
 MAX_RECORD_BYTES = 256 << 20  # the new tree's bytes are in it (PaddleClas: a few MiB)
 MAX_INPUT_BYTES = 64 << 20  # one file of test_tipc/ hashed
@@ -86,6 +87,46 @@ def _entry(data: dict) -> EntryRow:
     return EntryRow(**{**data, "entry": EntryPoint(**data["entry"])})
 
 
+def _files_in(data: dict) -> dict[str, bytes]:
+    files = {rel: base64.b64decode(text, validate=True) for rel, text in data.items()}
+    if any(rel.startswith("/") or ".." in rel.split("/") for rel in files):
+        raise ValueError("not a tree tipcgen wrote")  # apply's check_tree would refuse it anyway
+    return files
+
+
+_rows: tuple[Callable[[Any], Any], Callable[[Any], Any]] = (
+    lambda rows: [asdict(r) for r in rows],
+    lambda data: [_row(r) for r in data],
+)
+# The fields JSON cannot hold as they are: (to the record, back). Every other field of the Migration
+# is recorded as it is, so a field added to it is cached with no line here (and one JSON cannot
+# hold makes the record unwritable: a miss, never a Migration short of a field).
+_CODECS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "files": (lambda files: {rel: base64.b64encode(b).decode("ascii") for rel, b in files.items()}, _files_in),
+    "rows": _rows,
+    "chain_rows": _rows,
+    "prepare_rows": _rows,
+    "entries": (lambda entries: [asdict(e) for e in entries], lambda data: [_entry(e) for e in data]),
+    "sources": (
+        lambda sources: [[model, file, source] for (model, file), source in sources.items()],
+        lambda data: {(model, file): source for model, file, source in data},
+    ),
+}
+_RECORDED = [f.name for f in fields(Migration) if f.name != "root"]  # root: the path as given now
+_HINTS = get_type_hints(Migration)
+
+
+def _plain(name: str, value: Any) -> Any:
+    """A field recorded as it is, back in the JSON type its annotation names (a record of another
+    shape is not ours: a miss)."""
+    want = get_origin(_HINTS[name]) or _HINTS[name]
+    if want is Union:  # Optional[str]
+        want = tuple(get_origin(a) or a for a in get_args(_HINTS[name]))
+    if not isinstance(value, want):
+        raise TypeError(f"{name}: {type(value).__name__}")
+    return value
+
+
 def load(environ: Mapping[str, str], key: Optional[str], root: str) -> Optional[Migration]:
     """The recorded Migration for `key` (its root: `root`, as given now), or None."""
     if key is None or not enabled(environ):
@@ -96,59 +137,19 @@ def load(environ: Mapping[str, str], key: Optional[str], root: str) -> Optional[
                          links=False, values=MAX_RECORD_BYTES, objects=MAX_RECORD_BYTES)  # fmt: skip
         if data.get("version") != VERSION or data.get("key") != key:
             return None
-        files = {rel: base64.b64decode(text, validate=True) for rel, text in data["files"].items()}
-        if any(rel.startswith("/") or ".." in rel.split("/") for rel in files):
-            return None  # not a tree we wrote (apply's check_tree would refuse it anyway)
-        m = Migration(root, data["layout"], data["runner"], dict(data["specs"]), files)
-        m.rows = [_row(r) for r in data["rows"]]
-        m.chain_rows = [_row(r) for r in data["chain_rows"]]
-        m.entries = [_entry(e) for e in data["entries"]]
-        m.not_imported = dict(data["not_imported"])
-        m.sources = {(model, file): source for model, file, source in data["sources"]}
-        m.untyped = {k: list(v) for k, v in data["untyped"].items()}
-        m.deviations = dict(data["deviations"])
-        m.replaced, m.added = list(data["replaced"]), list(data["added"])
-        m.prepare_modes_lost = list(data["prepare_modes_lost"])
-        m.modes_left_out = list(data["modes_left_out"])
-        m.configs_kept = dict(data["configs_kept"])
-        m.prepare_rows = [_row(r) for r in data["prepare_rows"]]
-        m.gitignore_hidden, m.gitignore = list(data["gitignore_hidden"]), list(data["gitignore"])
-        m.sourced_kept = dict(data["sourced_kept"])
+        recorded = data["fields"]
+        values = {n: _CODECS[n][1](recorded[n]) if n in _CODECS else _plain(n, recorded[n]) for n in _RECORDED}
+        return Migration(root=root, **values)
     except (TipcError, OSError, KeyError, TypeError, ValueError, AttributeError):
         return None  # absent, or not ours: the run computes everything
-    return m
 
 
 def store(environ: Mapping[str, str], key: Optional[str], m: Migration) -> None:
     """Record `m` under `key` (best effort), keeping the newest KEEP records."""
-    from dataclasses import asdict
-
     if key is None or not enabled(environ):
         return
-    data = {
-        "version": VERSION,
-        "key": key,
-        "layout": m.layout,
-        "runner": m.runner,
-        "specs": m.specs,
-        "files": {rel: base64.b64encode(b).decode("ascii") for rel, b in m.files.items()},
-        "rows": [asdict(r) for r in m.rows],
-        "chain_rows": [asdict(r) for r in m.chain_rows],
-        "entries": [asdict(e) for e in m.entries],
-        "not_imported": m.not_imported,
-        "sources": [[model, file, source] for (model, file), source in m.sources.items()],
-        "untyped": m.untyped,
-        "deviations": m.deviations,
-        "replaced": m.replaced,
-        "added": m.added,
-        "prepare_modes_lost": m.prepare_modes_lost,
-        "modes_left_out": m.modes_left_out,
-        "configs_kept": m.configs_kept,
-        "prepare_rows": [asdict(r) for r in m.prepare_rows],
-        "gitignore_hidden": m.gitignore_hidden,
-        "gitignore": m.gitignore,
-        "sourced_kept": m.sourced_kept,
-    }
+    recorded = {n: _CODECS[n][0](getattr(m, n)) if n in _CODECS else getattr(m, n) for n in _RECORDED}
+    data = {"version": VERSION, "key": key, "fields": recorded}
     path = _path(environ, key)
     with contextlib.suppress(TipcError, OSError, TypeError, ValueError):  # best effort: unwritten is a miss later
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
