@@ -1,4 +1,4 @@
-"""Other TIPC chains as runners (dialects/chains.py): PaddleClas's test_paddle2onnx.sh.
+"""Other TIPC chains as runners (dialects/chains/): PaddleClas's test_paddle2onnx.sh.
 
 A chain config is planned by its own layout and runner (`tipcgen plan`/`run` pick it by its
 first line), its generated script does what the Plan says (the differential harness, with the

@@ -64,7 +64,7 @@ def plan_source(
         if chain is not None and layout and chain_of(text) is None:
             # a train-type config named for a chain (PaddleClas's PTQ): --layout plans it as a train config
             chain = None
-        if chain is not None:  # another chain's config: its own layout and runner (dialects/chains.py)
+        if chain is not None:  # another chain's config: its own layout and runner (dialects/chains/)
             if layout:
                 raise UsageError(f"--layout {layout}: {source} is a {chain.description}; --layout names train layouts")
             lay = chain

@@ -76,7 +76,7 @@ def get_layout(name: str) -> Layout:
 
 
 def any_layout(name: str) -> Layout:
-    """A train layout, or another chain's (dialects/chains.py) by its name."""
+    """A train layout, or another chain's (dialects/chains/) by its name."""
     from tipcgen.dialects.chains import CHAIN_LAYOUTS
 
     return CHAIN_LAYOUTS[name] if name in CHAIN_LAYOUTS else get_layout(name)

@@ -57,7 +57,6 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Optional
 
-from tipcgen.errors import TipcError
 from tipcgen.fsio import write_atomic, write_text
 from tipcgen.inputs import read_bytes
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
@@ -938,7 +937,7 @@ def compare(
 
     Differences, in the order a reader needs them: commands (argv, CUDA_VISIBLE_DEVICES, cwd,
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
-    with plan None and one "plan" difference. `chain`: a chain layout's name (dialects/chains.py):
+    with plan None and one "plan" difference. `chain`: a chain layout's name (dialects/chains/):
     its script runs, and the Plan follows that layout (dialects/chains/). `quant_made`: see
     run_upstream.
     """
@@ -1087,23 +1086,3 @@ def _resolved(plan, root: str):
     from tipcgen.plan.steps import runtime_argv
 
     return replace(plan, steps=tuple(replace(s, argv=runtime_argv(s, root)) for s in plan.steps))
-
-
-# ---- the corpus
-
-
-def train_configs(corpus: Path, repo: str) -> list[Path]:
-    """The train-type configs (what test_train_inference_python.sh reads) of a repo's corpus folder."""
-    from tipcgen.dialects import detect
-    from tipcgen.script.lines import split_lines
-
-    out = []
-    for path in sorted((corpus / corpus_name(repo)).rglob("*.txt")):
-        try:
-            text = read_bytes(str(path), tree=str(corpus), what="a corpus config").decode("utf-8")
-        except (UnicodeDecodeError, TipcError):
-            continue
-        name, _why = detect(split_lines(text))
-        if name is not None:
-            out.append(path)
-    return out

@@ -97,7 +97,7 @@ class Migration:
     deviations: dict[str, str] = field(default_factory=dict)  # name -> what/why
     replaced: list[str] = field(default_factory=list)  # files of the repo the new tree rewrites
     added: list[str] = field(default_factory=list)  # files it adds
-    # Other chains' configs (dialects/chains.py) x their mode: the repo's chain script vs our Plan
+    # Other chains' configs (dialects/chains/) x their mode: the repo's chain script vs our Plan
     # (Row.runner; Row.prepare "not compared").
     chain_rows: list[Row] = field(default_factory=list)
     # Modes the repo's prepare.sh is in use for (it tests for them; its scripts and docs call it

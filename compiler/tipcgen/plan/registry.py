@@ -29,7 +29,7 @@ RUNNERS: dict[str, Runner] = {
     "paddleseg": paddleseg,
     "paddlevideo": paddlevideo,
     "paddledetection": paddledetection,
-    # the other chains (dialects/chains.py)
+    # the other chains (dialects/chains/)
     "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
     "paddleclas_cpp_infer": paddleclas_cpp_infer,
     "paddleclas_dy2static": paddleclas_dy2static,
