@@ -446,3 +446,20 @@ def test_repo_text_in_the_summary_and_every_difference_is_shown_literally(name):
     assert any(f"- before: {first}" in c for c in doc.code), doc.code
     data = json.dumps(report_json(m), ensure_ascii=True)
     assert data.isascii() and json.loads(data)["rows"][0]["differences"][0]["detail"] == found[0].detail
+
+
+def test_mktemp_names_of_generated_scripts_are_one_name_so_the_report_is_the_same_each_run():
+    """The generated prepare.sh extracts into `<to>/.tipcgen/tmp.XXXXXX` (mktemp): two runs of the
+    same tree recorded different names, and the report differed run by run. A name the repo's own
+    script spells is kept as it is."""
+    from tipcgen.migrate.entrypoints import _normal
+    from tipcgen.migrate.oracle import Command
+
+    def recorded(name: str) -> Command:
+        argv = ("tar", "-xf", "/s/home/a.tar", "-C", f"/s/repo/test_tipc/data/.tipcgen/{name}", "data/tmp.abc123")
+        return _normal(Command(argv, None, "/s/repo/test_tipc/data/.tipcgen/old.Zq81Lp"), ("/s/repo", "/s", "/b"))
+
+    one, other = recorded("tmp.2lBbxA"), recorded("tmp.wKEhri")
+    assert one == other
+    assert one.argv[-2:] == ("./test_tipc/data/.tipcgen/tmp.XXXXXX", "data/tmp.abc123")
+    assert one.cwd == "./test_tipc/data/.tipcgen/old.XXXXXX"

@@ -316,14 +316,20 @@ def _make_inside(root: Path, rel: str) -> None:
         where.mkdir(parents=True, exist_ok=True)
 
 
+# The names mktemp gives the generated scripts' own directories (prepare.sh's <to>/.tipcgen/tmp.*
+# and old.*, benchmark_train.sh's tipc-benchmark.*) differ run by run: one name, so that the same
+# tree gives the same report each time.
+_MKTEMP = re.compile(r"(/\.tipcgen/(?:tmp|old)|/tipc-benchmark)\.[A-Za-z0-9]{6}(?![A-Za-z0-9])")
+
+
 def _normal(c: Command, places: tuple) -> Command:
     """A command with the run's own directories (the scratch repo, its scratch, the base of all
-    runs) as the same relative names on both sides."""
+    runs) as the same relative names on both sides, and mktemp's names as one."""
 
     def rel(text: str) -> str:
         for place, name in zip(places, (".", "..", "../..")):
             text = text.replace(place, name)
-        return text
+        return _MKTEMP.sub(r"\1.XXXXXX", text)
 
     return Command(tuple(rel(a) for a in c.argv), c.cuda_visible_devices, rel(c.cwd))
 
