@@ -103,6 +103,22 @@ def test_every_import_points_down_the_rank_table():
     assert not bad, "imports pointing up the stages:\n" + "\n".join(bad)
 
 
+def test_contributing_lists_every_stage_in_the_rank_tables_order():
+    """CONTRIBUTING's tree is the map a contributor adds code by: every stage of RANKS, in its
+    order (a stage it lacks, or one listed above what imports it, is a false map)."""
+    import re
+
+    text = (PKG.parents[1] / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    tree = text.split("compiler/tipcgen/\n", 1)[1].split("```", 1)[0]
+    heads = [m.group(1) for m in re.finditer(r"^  ((?:\w+(?:\.py|/) ?)+)\s", tree, re.M)]  # "fleet/ bench/"
+    listed = [name for head in heads for name in re.findall(r"(\w+)(?:\.py|/)", head)]
+    names = {f"tipcgen.{name}" for name in listed}
+    stages = [s for rank in RANKS for s in rank if s != "tipcgen" and s.count(".") == 1]
+    assert set(stages) <= names, f"stages CONTRIBUTING does not list: {sorted(set(stages) - names)}"
+    order = [rank_of(f"tipcgen.{name}") for name in listed if f"tipcgen.{name}" in MODULES]
+    assert order == sorted(order), f"CONTRIBUTING lists stages out of the rank order: {listed}"
+
+
 def test_every_module_has_a_rank():
     for module in MODULES:
         rank_of(module)

@@ -19,7 +19,7 @@ import pytest
 
 from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import any_layout, signature
+from tipcgen.dialects import get_layout, signature
 from tipcgen.dialects.chains import PADDLECLAS_CPP_INFER, PADDLECLAS_PADDLE2ONNX, chain_layout
 from tipcgen.errors import UsageError
 from tipcgen.plan.planner import plan_config
@@ -84,7 +84,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def test_the_chain_is_detected_by_its_header_and_type_line():
     for text in (TOY, SHITU):
         assert chain_layout(signature(split_lines(text))) is PADDLECLAS_CPP_INFER
-    assert any_layout(LAYOUT) is PADDLECLAS_CPP_INFER
+    assert get_layout(LAYOUT) is PADDLECLAS_CPP_INFER
     # PaddleDetection's cpp_infer_params configs have `python:` on line 3: not this table
     other = TOY.replace("cpp_infer_type:cls", "python:python3.7")
     assert chain_layout(signature(split_lines(other))) is None

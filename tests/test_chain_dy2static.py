@@ -23,7 +23,7 @@ import pytest
 
 from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import any_layout, signature
+from tipcgen.dialects import get_layout, signature
 from tipcgen.dialects.chains import PADDLECLAS_DY2STATIC, chain_layout
 from tipcgen.plan.planner import plan_config
 from tipcgen.plan.runners.paddleclas_dy2static import MODES
@@ -81,7 +81,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def test_the_chain_is_detected_by_its_first_section():
     assert chain_layout(signature(split_lines(TOY))) is PADDLECLAS_DY2STATIC
     assert chain_layout(signature(split_lines(VARIANTS["amp_only"]))) is PADDLECLAS_DY2STATIC
-    assert any_layout(LAYOUT) is PADDLECLAS_DY2STATIC
+    assert get_layout(LAYOUT) is PADDLECLAS_DY2STATIC
     # a train config is not this chain's
     assert chain_layout(signature(split_lines(TOY.replace(" base_train ", "train_params", 1)))) is None
 

@@ -21,7 +21,7 @@ import pytest
 
 from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import any_layout, signature
+from tipcgen.dialects import get_layout, signature
 from tipcgen.dialects.chains import PADDLECLAS_LITE_ARM, chain_layout
 from tipcgen.plan.planner import plan_config
 from tipcgen.plan.runners.paddleclas_lite_arm import ORACLE_CHECKOUT, ORACLE_TOOLS
@@ -63,7 +63,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_the_chain_is_detected_by_its_keys():
     assert chain_layout(signature(split_lines(TOY))) is PADDLECLAS_LITE_ARM
-    assert any_layout(LAYOUT) is PADDLECLAS_LITE_ARM
+    assert get_layout(LAYOUT) is PADDLECLAS_LITE_ARM
     assert chain_layout(signature(split_lines(TOY.replace("clas_model_file", "det_model_file")))) is None
 
 

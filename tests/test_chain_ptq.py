@@ -19,7 +19,7 @@ import pytest
 
 from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import any_layout, detect, signature
+from tipcgen.dialects import detect, get_layout, signature
 from tipcgen.dialects.chains import PADDLECLAS_PTQ, chain_layout, chain_of_text
 from tipcgen.plan.planner import plan_config
 from tipcgen.script.lines import split_lines
@@ -108,7 +108,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 def test_the_chain_is_told_by_its_file_name_only():
     lines = split_lines(TOY)
     assert chain_layout(signature(lines, NAME)) is PADDLECLAS_PTQ
-    assert chain_of_text(TOY, NAME) is PADDLECLAS_PTQ and any_layout(LAYOUT) is PADDLECLAS_PTQ
+    assert chain_of_text(TOY, NAME) is PADDLECLAS_PTQ and get_layout(LAYOUT) is PADDLECLAS_PTQ
     # without its name, or under a train config's name, it is PaddleClas's train config
     assert chain_of_text(TOY) is None and chain_of_text(TOY, "ToyNet_train_infer_python.txt") is None
     assert detect(lines)[0] == "paddleclas"

@@ -22,7 +22,7 @@ import pytest
 
 from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import any_layout, signature
+from tipcgen.dialects import get_layout, signature
 from tipcgen.dialects.chains import (
     PADDLECLAS_SERVING_CPP,
     PADDLECLAS_SERVING_CPP_SHITU,
@@ -98,7 +98,7 @@ def _layout_of(text: str):
 
 def test_the_four_tables_are_told_apart_by_content():
     for name, text in TOYS.items():
-        assert _layout_of(text) is any_layout(name), name
+        assert _layout_of(text) is get_layout(name), name
     # the same content named as a C++ config (two corpus files are): the C++ twin of its table
     name = "ToyNet_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"
     assert chain_of_text(CLS, name) is PADDLECLAS_SERVING_CPP

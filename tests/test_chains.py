@@ -19,7 +19,7 @@ import pytest
 
 from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import any_layout, signature
+from tipcgen.dialects import get_layout, signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_layout
 from tipcgen.plan.planner import plan_config
 from tipcgen.script.lines import split_lines
@@ -62,7 +62,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 def test_the_chain_is_detected_by_its_first_line_and_keys():
     assert chain_layout(signature(split_lines(TOY))) is PADDLECLAS_PADDLE2ONNX
-    assert any_layout(LAYOUT) is PADDLECLAS_PADDLE2ONNX
+    assert get_layout(LAYOUT) is PADDLECLAS_PADDLE2ONNX
     # PaddleSeg's paddle2onnx configs have other keys: not this table
     other = TOY.replace("inference:", "--onnx_file:").replace("Global.use_onnx:True", "--img_path:x.png")
     assert chain_layout(signature(split_lines(other))) is None

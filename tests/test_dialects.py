@@ -114,6 +114,20 @@ def test_every_layout_and_runner_has_fixtures():
     )
 
 
+def test_one_lookup_finds_every_layout_by_its_own_name():
+    """get_layout is the one lookup of a layout by name: a chain never shares a train layout's name
+    (one would hide the other), and each name finds its own record."""
+    from tipcgen.dialects import get_layout
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
+    from tipcgen.errors import UsageError
+
+    assert not set(LAYOUTS) & set(CHAIN_LAYOUTS)
+    for name, layout in {**LAYOUTS, **CHAIN_LAYOUTS}.items():
+        assert get_layout(name) is layout
+    with pytest.raises(UsageError, match="unknown layout 'nosuch'"):
+        get_layout("nosuch")
+
+
 def test_no_orphan_goldens():
     orphans = orphan_goldens()
     assert not orphans, f"golden files without a config: {[str(p) for p in orphans]}; {REGENERATE}"

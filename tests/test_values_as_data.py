@@ -43,7 +43,7 @@ from helpers.cli import invoke_in
 from helpers.difftest import Case, Harness
 from helpers.sweep import examples
 from helpers.tools import require
-from tipcgen.dialects import any_layout
+from tipcgen.dialects import get_layout
 from tipcgen.script.shellwords import sed_literal
 from tipcgen.spec.ir import SpecFile, Suite
 
@@ -387,7 +387,7 @@ def check_case(work: Path, bases: dict, spec: str, path: tuple, field: tuple, pa
     suites = [path[1]] if path[0] == "suites" else list(loaded.suites)
     mark = (SUITE_FIELDS if path[0] in ("suites", "defaults") else TOP_FIELDS)[field]
     for suite_name in suites[:2]:
-        layout = any_layout(loaded.suite_layout(suite_name))
+        layout = get_layout(loaded.suite_layout(suite_name))
         script = layout.dialect.script
         model = loaded.model
         config = f"test_tipc/configs/{model}/{loaded.suites[suite_name].file}"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Optional
 
 from conftest import RECORDER
-from tipcgen.dialects import any_layout
+from tipcgen.dialects import get_layout
 from tipcgen.emit.files import runner_script
 from tipcgen.errors import UsageError
 from tipcgen.migrate.oracle import nested_recorder
@@ -66,7 +66,7 @@ class Harness:
         if key not in self.scripts:
             d = self.root / "runners" / f"{layout}-{runner or 'default'}" / "test_tipc"
             d.mkdir(parents=True, exist_ok=True)
-            script, common = runner_script(any_layout(layout), "differential test", runner)
+            script, common = runner_script(get_layout(layout), "differential test", runner)
             (d / "test_train_inference_python.sh").write_text(script)
             (d / "common_func.sh").write_text(common)
             self.scripts[key] = d / "test_train_inference_python.sh"
@@ -92,11 +92,11 @@ class Harness:
             path.chmod(0o755)
         # A chain that runs another runner script (dy2static: test_train_inference_python.sh) finds
         # a recorder there, which also records the config it is given.
-        nested = getattr(runner_for(any_layout(case.layout), case.runner), "ORACLE_NESTED", ())
+        nested = getattr(runner_for(get_layout(case.layout), case.runner), "ORACLE_NESTED", ())
         for name in nested:
             (work / "test_tipc").mkdir(exist_ok=True)
             (work / "test_tipc" / name).write_text(nested_recorder(RECORDER))
-        module = runner_for(any_layout(case.layout), case.runner)
+        module = runner_for(get_layout(case.layout), case.runner)
         for rel, text in getattr(module, "ORACLE_CHECKOUT", {}).items():  # what a checkout holds
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
             (work / rel).write_text(text)
@@ -126,7 +126,7 @@ class Harness:
             try:
                 plan = plan_config(
                     text,
-                    any_layout(case.layout),
+                    get_layout(case.layout),
                     case.mode,
                     gpuid=case.gpuid,
                     cuda_visible_devices=case.cuda,
@@ -147,7 +147,7 @@ def dirs_for(text: str, case: Case, work: Path) -> None:
     """The directories a checkout has where the plan's steps run (the serving chains `cd` there)."""
     try:
         plan = plan_config(
-            text, any_layout(case.layout), case.mode, gpuid=case.gpuid, runner=case.runner, source=case.config
+            text, get_layout(case.layout), case.mode, gpuid=case.gpuid, runner=case.runner, source=case.config
         )
     except UsageError:
         return

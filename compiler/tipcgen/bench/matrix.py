@@ -155,14 +155,14 @@ def plan_run(
     suffix: str = "",
 ) -> BenchRun:
     """One run of the matrix: its id, its numbers and every node's train command."""
-    from tipcgen.dialects import any_layout
+    from tipcgen.dialects import get_layout
     from tipcgen.lower.text import config_text
     from tipcgen.plan.planner import plan_config
 
     suite = spec.suites[suite_name]
     per_card = bs // mode.workers if bench.batch_scope == "global" else bs
     global_bs = bs if bench.batch_scope == "global" else bs * mode.workers
-    layout = any_layout(spec.suite_layout(suite_name))
+    layout = get_layout(spec.suite_layout(suite_name))
     cfg = config_text(run_suite(suite, suite_name, spec, bench, mode, per_card, fp), layout)
     run_id = f"{suite.model_name}_bs{per_card}_{fp}_{mode.run_mode}_{mode.device_num}{suffix}"
     log_dir = os.path.join(os.path.abspath(out), "logs", run_id)

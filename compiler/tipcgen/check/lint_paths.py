@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout
+from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.dialects.chains import chain_of_lines
 from tipcgen.errors import SpecError, UsageError
 from tipcgen.inputs import read_bytes, walk
@@ -74,7 +74,7 @@ def lint_spec(path: str) -> list[Finding]:
     spec = load_spec(path)
     out = []
     for name, suite in spec.suites.items():
-        layout = any_layout(spec.suite_layout(name))
+        layout = get_layout(spec.suite_layout(name))
         label = f"{path} [suite {name}: {spec.config_path(suite.file)}]"
         for f in lint_text(config_text(suite, layout), layout, label):
             if f.rule in suite.allow:

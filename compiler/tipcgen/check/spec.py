@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional
 
-from tipcgen.dialects import any_layout, get_layout
+from tipcgen.dialects import get_layout
 from tipcgen.errors import Problem, SpecError, UsageError
 from tipcgen.inputs import read_text, spec_paths
 from tipcgen.lint.checks import lint_text
@@ -35,7 +35,7 @@ def load_spec_text(text: str, filename: str) -> Spec:
     """A spec's text, typed and checked; every problem located, raised as one SpecError."""
     spec, pos = parse_spec_text(text, filename, rule_ids=RULES)
     # Each suite's config, lowered once for every check below.
-    texts = {name: config_text(suite, any_layout(spec.suite_layout(name))) for name, suite in spec.suites.items()}
+    texts = {name: config_text(suite, get_layout(spec.suite_layout(name))) for name, suite in spec.suites.items()}
     problems = check_spec(spec, pos, texts) + check_expressible(spec, pos)
     problems += _semantic_checks(spec, pos, texts) + _docs_checks(spec, pos)
     if problems:
@@ -239,7 +239,7 @@ def _planning_refusal(text_: str, layout_name: str, runner: Optional[str], label
 
 
 def _check_trivia(spec: Spec, pos: Positions, name: str, suite: Suite) -> list[Problem]:
-    layout = any_layout(spec.suite_layout(name))
+    layout = get_layout(spec.suite_layout(name))
     trivia, rows = suite.trivia, len(layout.rows)
     last = min(rows, trivia.core_lines if trivia.core_lines is not None else rows) - 1
     out = []
@@ -356,7 +356,7 @@ def check_expressible(spec: Spec, pos: Positions) -> list[Problem]:
     """Fields a suite sets that its layout has no line for: an error, never silently dropped."""
     problems = []
     for name, suite in spec.suites.items():
-        layout = any_layout(spec.suite_layout(name))
+        layout = get_layout(spec.suite_layout(name))
         present = set(layout.roles)
         for role, (_, path) in ROLES.items():
             if role in present or path[0] in ("model_name", "python", "topology"):
@@ -418,7 +418,7 @@ def _semantic_checks(spec: Spec, pos: Positions, texts: dict[str, str]) -> list[
     """Lint every suite's lowered config; error findings the suite does not `allow` fail."""
     problems = []
     for name, suite in spec.suites.items():
-        layout = any_layout(spec.suite_layout(name))
+        layout = get_layout(spec.suite_layout(name))
         config = spec.config_path(suite.file)
         for finding in lint_text(texts[name], layout, config):
             if finding.severity != ERROR or finding.rule in suite.allow:

@@ -17,7 +17,7 @@ from tipcgen.run.doctor import CHECK_NAMES, CONNECT_TIMEOUT, IMPORT_TIMEOUT, Tar
 
 def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
     """The Plan (as `tipcgen run` makes it from this environment) and the config's lines doctor reads."""
-    from tipcgen.dialects import any_layout, detect_text
+    from tipcgen.dialects import detect_text, get_layout
     from tipcgen.lower.configview import ConfigView
 
     plan = plan_for(source, mode, suite, None, None)  # also checks the mode, the suite, the config
@@ -38,7 +38,7 @@ def read_suite(source: str, mode: str, suite: Optional[str]) -> Target:
     spec = load_spec(source)
     name = pick_suite(spec, suite, source)
     text = config_files(spec)[spec.config_path(spec.suites[name].file)]
-    view = ConfigView.parse(text, any_layout(spec.suite_layout(name)))
+    view = ConfigView.parse(text, get_layout(spec.suite_layout(name)))
     command = f"tipcgen prepare {source} --mode {mode}" + (f" --suite {suite}" if suite else "")
     return Target(
         f"{source} [suite {name}]", mode, plan, view.value("python"), view.value("gpu_list"), text.encode(),

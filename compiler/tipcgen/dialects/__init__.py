@@ -65,7 +65,8 @@ __all__ = ["LAYOUTS", "NAMES", "Layout", "Signature", "detect", "get_layout", "s
 
 def get_layout(name: str) -> Layout:
     """The registered layout `name` (a train layout, or another chain's: a suite may be either),
-    or a UsageError listing the names."""
+    or a UsageError listing the names. The one lookup of a layout by its name: the two registries
+    never share a name (tests/test_dialects.py)."""
     from tipcgen.dialects.chains import CHAIN_LAYOUTS
 
     if name in LAYOUTS:
@@ -73,13 +74,6 @@ def get_layout(name: str) -> Layout:
     if name in CHAIN_LAYOUTS:
         return CHAIN_LAYOUTS[name]
     raise UsageError(f"unknown layout {name!r}; layouts: {', '.join(NAMES)} (other chains: {', '.join(CHAIN_LAYOUTS)})")
-
-
-def any_layout(name: str) -> Layout:
-    """A train layout, or another chain's (dialects/chains/) by its name."""
-    from tipcgen.dialects.chains import CHAIN_LAYOUTS
-
-    return CHAIN_LAYOUTS[name] if name in CHAIN_LAYOUTS else get_layout(name)
 
 
 def signature(lines: list[str], name: str = "") -> Signature:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from tipcgen.dialects import Layout, any_layout
+from tipcgen.dialects import Layout, get_layout
 from tipcgen.emit.docs_lang import translator
 from tipcgen.emit.prepare import describe_steps
 from tipcgen.lower.text import config_text
@@ -28,7 +28,7 @@ def doc_context(
     results: Optional[list[dict]] = None,
 ) -> dict:
     suite = spec.suites[suite_name]
-    layout = any_layout(spec.suite_layout(suite_name))
+    layout = get_layout(spec.suite_layout(suite_name))
     cfg_text = config_text(suite, layout)
     config_path = spec.config_path(suite.file)
     kinds = []

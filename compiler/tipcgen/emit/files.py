@@ -10,7 +10,7 @@ from typing import Optional
 
 import jinja2
 
-from tipcgen.dialects import Layout, any_layout, foreign_sections, get_layout
+from tipcgen.dialects import Layout, foreign_sections, get_layout
 from tipcgen.emit.chain_docs import chain_doc_files
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
@@ -228,7 +228,7 @@ def config_files(spec: Spec) -> dict[str, str]:
     """The spec's legacy config files (suites and verbatim other configs), keyed by relative path."""
     files: dict[str, str] = {}
     for name, suite in spec.suites.items():
-        files[spec.config_path(suite.file)] = config_text(suite, any_layout(spec.suite_layout(name)))
+        files[spec.config_path(suite.file)] = config_text(suite, get_layout(spec.suite_layout(name)))
     for file, raw in spec.other_configs.items():
         files[spec.config_path(file)] = raw.text()
     return files
@@ -292,7 +292,7 @@ def shared_scripts(
     files = {"test_tipc/test_train_inference_python.sh": script, "test_tipc/common_func.sh": common}
     bench = benchmark_script(layout, text_banner, runner)
     if bench is not None and any(
-        has_benchmark_section(config_text(suite, any_layout(spec.suite_layout(name))))
+        has_benchmark_section(config_text(suite, get_layout(spec.suite_layout(name))))
         for spec in specs
         for name, suite in spec.train_suites.items()
     ):

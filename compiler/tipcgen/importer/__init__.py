@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from pydantic import ValidationError
 
-from tipcgen.dialects import LAYOUTS, any_layout, detect, get_layout
+from tipcgen.dialects import LAYOUTS, detect, get_layout
 from tipcgen.dialects.chains import chain_family, chain_of_lines, foreign_chain
 from tipcgen.errors import SpecError
 from tipcgen.importer.factor import factor_defaults, factor_presets, model_dir_name, name_suites, suite_name
@@ -66,7 +66,7 @@ def import_configs(
     suites: dict = {}
     model_names = []
     for dec, kind in train:
-        data = import_suite(dec, any_layout(kind), os.path.basename(dec.path))
+        data = import_suite(dec, get_layout(kind), os.path.basename(dec.path))
         if kind != main_layout:  # named right after the file: it says how to read the rest
             data = {"file": data.pop("file"), "layout": kind, **data}
         model_names.append(str(data["model_name"]))
@@ -103,7 +103,7 @@ def _foreign_chains(kinds: dict[str, str], family: Optional[str] = None) -> set[
     if not train and family is None:
         return set()
     main = Counter(train).most_common(1)[0][0] if train else str(family)
-    return {name for name, kind in kinds.items() if is_chain_layout(kind) and foreign_chain(any_layout(kind), main)}
+    return {name for name, kind in kinds.items() if is_chain_layout(kind) and foreign_chain(get_layout(kind), main)}
 
 
 def _main_layout(kinds: list[str], family: Optional[str] = None) -> str:
@@ -133,7 +133,7 @@ def _unshadow(named: dict, defaults: dict, presets: dict, main_layout: str) -> N
         start = shared_defaults(defaults) if is_chain_layout(own) and not inherits_all(own) else defaults
         base = merge(start, presets.get(suite.get("preset")) or {}) if suite.get("preset") else start
         merged = merge(base, suite)
-        layout = any_layout(merged.get("layout", main_layout))
+        layout = get_layout(merged.get("layout", main_layout))
         for index in (merged.get("trivia") or {}).get("line_overrides") or {}:
             row = layout.rows[int(index)] if int(index) < len(layout.rows) else None
             if row is None or row.role not in ROLES:

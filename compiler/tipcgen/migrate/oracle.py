@@ -467,10 +467,10 @@ def chain_run_options(chain: str) -> dict:
     """run_upstream's options for a chain layout's script: the script and status log its dialect
     names, and what its runner asks the harness for (ORACLE_NESTED, ORACLE_TOOLS, ORACLE_CHECKOUT,
     ORACLE_LOG_DIRS; none: the train runners' defaults)."""
-    from tipcgen.dialects import any_layout
+    from tipcgen.dialects import get_layout
     from tipcgen.plan.planner import runner_for
 
-    layout = any_layout(chain)
+    layout = get_layout(chain)
     module = runner_for(layout)
     return {
         "script": layout.dialect.script,
@@ -524,10 +524,10 @@ class Diff:
         tipcgen.plan.runner.Deviation); empty: the run is faithful."""
         if self.plan is None or self.layout is None:
             return list(self.differences)
-        from tipcgen.dialects import any_layout
+        from tipcgen.dialects import get_layout
         from tipcgen.plan.planner import runner_for
 
-        module = runner_for(any_layout(self.layout), self.runner)
+        module = runner_for(get_layout(self.layout), self.runner)
         patterns = [re.compile(p) for dev in module.DEVIATIONS for p in dev.categories]
         return [d for d in self.differences if not any(p.search(d.category) for p in patterns)]
 
@@ -535,10 +535,10 @@ class Diff:
         """Names of the deviations that explain some difference of this run."""
         if self.plan is None or self.layout is None:
             return []
-        from tipcgen.dialects import any_layout
+        from tipcgen.dialects import get_layout
         from tipcgen.plan.planner import runner_for
 
-        module = runner_for(any_layout(self.layout), self.runner)
+        module = runner_for(get_layout(self.layout), self.runner)
         return [
             dev.name
             for dev in module.DEVIATIONS
@@ -549,10 +549,10 @@ class Diff:
         """The name of the runner's deviation that explains `difference` ("" when none does)."""
         if self.plan is None or self.layout is None:
             return ""
-        from tipcgen.dialects import any_layout
+        from tipcgen.dialects import get_layout
         from tipcgen.plan.planner import runner_for
 
-        module = runner_for(any_layout(self.layout), self.runner)
+        module = runner_for(get_layout(self.layout), self.runner)
         return next(
             (dev.name for dev in module.DEVIATIONS if any(re.search(p, difference.category) for p in dev.categories)),
             "",
@@ -966,11 +966,11 @@ def compare(
         return diff
     try:
         if chain is not None:  # the chain's layout, whatever the config's name would tell
-            from tipcgen.dialects import any_layout
+            from tipcgen.dialects import get_layout
             from tipcgen.inputs import read_text
             from tipcgen.plan.planner import plan_config
 
-            plan = plan_config(read_text(str(config)), any_layout(chain), mode, gpuid=gpuid, source=str(config))
+            plan = plan_config(read_text(str(config)), get_layout(chain), mode, gpuid=gpuid, source=str(config))
         else:
             plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
     except UsageError as exc:
@@ -1047,11 +1047,11 @@ def _replaced(commands: list, ran: list, layout: str, runner: Optional[str]) -> 
     """Commands a runner's deliberate replacement of upstream's stand for (its ORACLE_REPLACED:
     (label, upstream pattern, plan pattern), e.g. dy2static's loss comparison) taken out of both
     sides before the commands are compared, with one Difference (the label) where they were."""
-    from tipcgen.dialects import any_layout
+    from tipcgen.dialects import get_layout
     from tipcgen.plan.planner import runner_for
 
     out: dict = {"ran": list(ran), "differences": []}
-    for label, up_pattern, plan_pattern in getattr(runner_for(any_layout(layout), runner), "ORACLE_REPLACED", ()):
+    for label, up_pattern, plan_pattern in getattr(runner_for(get_layout(layout), runner), "ORACLE_REPLACED", ()):
         up = [c for c in commands if re.search(up_pattern, " ".join(c.argv))]
         ours = [x for x in out["ran"] if x[0].argv and re.search(plan_pattern, " ".join(x[0].argv))]
         if not up and not ours:

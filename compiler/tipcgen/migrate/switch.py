@@ -348,14 +348,14 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
 def _script_deviations(m: Migration) -> dict:
     """Each script the switch generates (by basename) -> the Deviation records of its Plan: the
     train runner's (the spec's runner), benchmark_train.sh's, each chain table's."""
-    from tipcgen.dialects import any_layout
+    from tipcgen.dialects import get_layout
     from tipcgen.dialects.chains import CHAIN_LAYOUTS
     from tipcgen.plan.benchmark_train import DEVIATIONS as BENCH_DEVIATIONS
     from tipcgen.plan.planner import runner_for
 
     found: dict = {}
     if m.layout:
-        layout = any_layout(m.layout)
+        layout = get_layout(m.layout)
         found[layout.dialect.script] = tuple(runner_for(layout, m.runner or None).DEVIATIONS)
     found["benchmark_train.sh"] = tuple(BENCH_DEVIATIONS)
     for layout in CHAIN_LAYOUTS.values():

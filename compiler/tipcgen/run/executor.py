@@ -462,12 +462,12 @@ def run_plan(
     and "end" after it ran or was skipped. `environ` defaults to os.environ.
     """
     if any(step.service or step.quiet for step in plan.steps):
-        from tipcgen.dialects import any_layout
+        from tipcgen.dialects import get_layout
 
         # A background server and its stop (the serving chains) are the generated script's job.
         raise UsageError(
             f"the {plan.layout} plan starts a background service, which `tipcgen run` does not run: run "
-            f"test_tipc/{any_layout(plan.layout).dialect.script} (tipcgen build writes it)"
+            f"test_tipc/{get_layout(plan.layout).dialect.script} (tipcgen build writes it)"
         )
     base = dict(os.environ if environ is None else environ)
     overrides = LimitOverrides.of(timeout, stall, base)
