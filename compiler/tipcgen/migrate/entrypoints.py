@@ -59,6 +59,7 @@ from tipcgen.migrate.oracle import (
     kl_quant_dir,
     step_dirs,
 )
+from tipcgen.migrate.shims import shim
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
 from tipcgen.script.code import code_only
 from tipcgen.script.lines import config_python, first_header
@@ -74,42 +75,8 @@ _SUFFIXES = (".sh", ".py", ".yml", ".yaml", ".txt", ".json", ".cfg", ".conf", ".
 # its arguments up to the command), then the command runs. `sleep` is recorded and returns.
 # One record per command, written with one write (concurrent commands of a script, a server in
 # the background and its clients, never interleave inside a record).
-_RECORD_FN = r"""tipc_record() {
-    local rec
-    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then rec=$'set\x1f'$CUDA_VISIBLE_DEVICES; else rec=$'unset\x1f'; fi
-    printf -v rec '%s\x1f%s' "$rec" "$PWD"
-    for arg in "$@"; do printf -v rec '%s\x1f%s' "$rec" "$arg"; done
-    printf '%s\x1e' "$rec" >>"$TIPC_RECORD"
-}
-"""
-_RECORDER = "#!/usr/bin/env bash\n" + _RECORD_FN + 'tipc_record "${0##*/}" "$@"\nexit 0\n'
-# Wrappers a script runs its commands under: recorded as a command of their own (the wrapper and
-# its arguments up to the command), then the command runs.
-_WRAPPER = (
-    "#!/usr/bin/env bash\n"
-    + _RECORD_FN
-    + r"""name=${0##*/}
-args=()
-case $name in
-timeout)
-    while [[ $# -gt 0 && $1 == -* ]]; do
-        case $1 in -s|-k|--signal|--kill-after) args+=("$1" "${2:-}"); shift 2 ;; *) args+=("$1"); shift ;; esac
-    done
-    args+=("${1:-}"); shift ;;
-setsid)
-    while [[ $# -gt 0 && $1 == -* ]]; do args+=("$1"); shift; done ;;
-env)
-    while [[ $# -gt 0 && ( $1 == -* || $1 == *=* ) ]]; do args+=("$1"); shift; done ;;
-esac
-tipc_record "$name" "${args[@]}"
-if [[ $# -eq 0 ]]; then
-    [[ $name == env ]] && exec /usr/bin/env "${args[@]}"
-    exit 0
-fi
-[[ $name == env ]] && exec /usr/bin/env "${args[@]}" "$@"
-exec "$@"
-"""
-)
+_RECORDER = shim("entry_recorder.sh")
+_WRAPPER = _RECORDER.replace('tipc_record "${0##*/}" "$@"\nexit 0\n', shim("wrapper_body.sh"))
 # `sleep N`: recorded once the script's other children (a server started in the background) have
 # ended (at most 5 s), so their commands come in the same order each run: the oracle's own shim.
 _SLEEP = _SLEEP_AFTER_BACKGROUND

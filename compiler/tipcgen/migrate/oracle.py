@@ -59,6 +59,7 @@ from typing import Optional
 
 from tipcgen.fsio import write_atomic, write_text
 from tipcgen.inputs import read_bytes
+from tipcgen.migrate.shims import shim
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
 from tipcgen.script.lines import config_python
 
@@ -118,25 +119,7 @@ CHAIN_TOOLS: dict[str, tuple] = {
     "test_serving_infer_python.sh": ("sed", "cp"),
     "test_serving_infer_cpp.sh": ("sed", "cp"),
 }
-# `sleep` for the scripts that start a server in the background (`nohup ... &`, then `sleep`):
-# it returns once the script's other children (the backgrounded recorder) have ended, at most after
-# 5 s, so the server's command is recorded before its clients', as the real sleep orders them; then
-# it records itself as SHIMS' sleep does (one write).
-_SLEEP_AFTER_BACKGROUND = r"""#!/usr/bin/env bash
-for _ in $(seq 500); do
-    others=$(ps -o pid= --ppid "$PPID" 2>/dev/null | grep -vw "$$")
-    [[ -z ${others//[[:space:]]/} ]] && break
-    /bin/sleep 0.01
-done
-r=$(
-    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
-    printf '\x1f%s' "$PWD"
-    printf '\x1f%s' "${0##*/}" "$@"
-    printf '\x1e'
-)
-printf '%s' "$r" >>"$TIPC_RECORD"
-exit 0
-"""
+_SLEEP_AFTER_BACKGROUND = shim("sleep_after_background.sh")
 CHAIN_SHIMS: dict[str, dict] = {
     "test_serving_infer_python.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
     "test_serving_infer_cpp.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
@@ -144,33 +127,14 @@ CHAIN_SHIMS: dict[str, dict] = {
 
 # The recorder of tests/conftest.py, plus its own name (argv[0]), the wrappers it runs under
 # (TIPC_WRAP: `\x1ftimeout\x1f5m`, set by the timeout shim) and a chosen failure code.
-RECORDER = r"""#!/usr/bin/env bash
-# one write per record: a backgrounded server and a `sleep` record at the same time
-r=$(
-    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
-    printf '\x1f%s' "$PWD"
-    printf '%s' "${TIPC_WRAP:-}"
-    printf '\x1f%s' "${0##*/}" "$@"
-    printf '\x1e'
-)
-printf '%s' "$r" >>"$TIPC_RECORD"
-if [[ -n ${TIPC_RECORD_FAIL:-} ]]; then
-    for arg in "$@"; do
-        if [[ $arg == *"$TIPC_RECORD_FAIL"* ]]; then
-            exit "${TIPC_RECORD_CODE:-1}"
-        fi
-    done
-fi
-exit 0
-"""
+RECORDER = shim("recorder.sh")
 
 
 def nested_recorder(recorder: str) -> str:
     """A recorder standing in for a nested runner script (`bash test_tipc/X.sh CONFIG ...`): the
     text of its config argument, read when it runs, is recorded (and failed on) as one more
     argument, so two runs on one rewritten file tell apart."""
-    head = "#!/usr/bin/env bash\n"
-    assert recorder.startswith(head)
+    head = recorder[: recorder.index("\n") + 1]  # the shebang
     prefix = 'if [[ -f ${1:-} ]]; then\n    tipc_text=$(cat -- "$1"; printf x)\n    set -- "$@" "${tipc_text%x}"\nfi\n'
     return head + prefix + recorder[len(head) :]
 
@@ -183,27 +147,8 @@ _RECORD_ONLY += "exit 0\n"
 SHIMS = {
     # recorded (a wait is behaviour: PaddleClas sleeps 5 s around each training), not slept
     "sleep": _RECORD_ONLY,
-    "nvidia-smi": "#!/bin/sh\necho 'nvidia-smi: neutralised by the upstream oracle' >&2\nexit 1\n",
-    "wget": "#!/bin/sh\necho 'wget: no network in the upstream oracle' >&2\nexit 1\n",
-    "curl": "#!/bin/sh\necho 'curl: no network in the upstream oracle' >&2\nexit 1\n",
-    "pip": "#!/bin/sh\necho 'pip: neutralised by the upstream oracle' >&2\nexit 1\n",
-    "pip3": "#!/bin/sh\necho 'pip3: neutralised by the upstream oracle' >&2\nexit 1\n",
-    "git": "#!/bin/sh\necho 'git: neutralised by the upstream oracle' >&2\nexit 1\n",
-    # timeout [OPTION]... DURATION COMMAND [ARG]...: run COMMAND at once (the run has its own
-    # bound); what it runs, directly or through a script, is recorded with `timeout [OPTION]...
-    # DURATION` before it (TIPC_WRAP), so a cap only one side has is a difference.
-    "timeout": """#!/usr/bin/env bash
-wrap=$'\\x1ftimeout'
-while [[ $# -gt 0 && $1 == -* ]]; do
-    case $1 in
-    -s | -k | --signal | --kill-after) wrap+=$'\\x1f'"$1"$'\\x1f'"${2:-}" && shift 2 ;;
-    *) wrap+=$'\\x1f'"$1" && shift ;;
-    esac
-done
-wrap+=$'\\x1f'"${1:-}"
-shift
-TIPC_WRAP="${TIPC_WRAP:-}$wrap" exec "$@"
-""",
+    **dict.fromkeys(("nvidia-smi", "wget", "curl", "pip", "pip3", "git"), shim("refuse.sh")),
+    "timeout": shim("timeout_wrap.sh"),
 }
 
 
@@ -267,12 +212,7 @@ _MAKE = RECORDER.replace(
     "    for name in " + " ".join(BUILT) + '; do cp -- "$(dirname -- "$0")/.demo" "$PWD/$name"; done\n'
     "fi\nexit 0\n",
 )
-# `find /usr -name libcudart.so` (and libcudnn): one answer, whatever this machine holds.
-_FIND = """#!/usr/bin/env bash
-for arg in "$@"; do
-    case $arg in libcudart.so) echo /usr/local/cuda/lib64/libcudart.so ;; libcudnn.so) echo /usr/lib/libcudnn.so ;; esac
-done
-"""
+_FIND = shim("find_cuda.sh")
 
 
 def _stage_build(bin_dir: Path, root: Path, script: str) -> None:
