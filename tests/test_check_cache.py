@@ -171,3 +171,22 @@ def test_a_repo_change_that_matters_is_still_seen(repo, monkeypatch, change):
     code, out = cli("check")
     assert sorted(seen) == ["ch_PP-OCRv3_rec", "tiny_rec"], "the repo was not rendered again"
     assert code == (0 if change == "spec" else 1), out
+
+
+def test_an_edit_of_any_template_or_shim_changes_the_code_digest(tmp_path, monkeypatch):
+    """The caches' keys hold tipcgen's code and templates: a template below templates/ (the
+    harness's shims in templates/shims/) edited is a new key, so no verdict of the old shim is reused."""
+    from importlib import resources
+
+    copy = tmp_path / "templates"
+    shutil.copytree(str(resources.files("tipcgen.templates")), copy)
+    real_files = resources.files
+    monkeypatch.setattr(resources, "files", lambda pkg: copy if pkg == "tipcgen.templates" else real_files(pkg))
+    before = check_cache._code_digest()
+    assert check_cache._code_digest() == before
+    for rel in ("shims/recorder.sh", "prepare_lib.sh"):
+        path = copy / rel
+        path.write_text(path.read_text() + "# edited\n")
+        after = check_cache._code_digest()
+        assert after != before, rel
+        before = after

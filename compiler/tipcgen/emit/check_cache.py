@@ -62,11 +62,12 @@ def _code_digest() -> str:
         if "__pycache__" not in path.parts:
             data = read_bytes(str(path), _CODE_BYTES, tree=str(base), what="tipcgen's code")
             digest.update(str(path.relative_to(base)).encode() + b"\0" + data + b"\0")
-    templates = resources.files("tipcgen.templates")
-    for entry in sorted(templates.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith((".j2", ".sh")) and entry.is_file():
+    templates = Path(str(resources.files("tipcgen.templates")))
+    for entry in sorted(templates.rglob("*")):  # the harness's shims too (templates/shims/)
+        if entry.name.endswith((".j2", ".sh")) and entry.is_file() and "__pycache__" not in entry.parts:
             data = read_bytes(str(entry), _CODE_BYTES, tree=str(templates), what="a template")
-            digest.update(b"templates/" + entry.name.encode() + b"\0" + data + b"\0")
+            rel = entry.relative_to(templates).as_posix()
+            digest.update(b"templates/" + rel.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
 
 
