@@ -41,11 +41,11 @@ from helpers.upstream import (
     SHIMS,
     Command,
     Difference,
-    _recorded_argv,
-    _records,
-    _snapshot,
-    _write_exe,
+    recorded_argv,
+    records,
+    snapshot,
     upstream_dir,
+    write_exe,
 )
 
 # PaddleDetection's benchmark script rewrites line 10 of these (the datasets' `repeat`).
@@ -133,12 +133,12 @@ def _stage(scratch: Path, side: str, test_tipc: dict, config: Path, dialect: str
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
     for name in PYTHONS:
-        _write_exe(bin_dir / name, RECORDER)
+        write_exe(bin_dir / name, RECORDER)
     for name, body in SHIMS.items():
         # Upstream's `sleep 5`s return at once; ours sleeps for real (a step limit's watcher
         # sleeps out the limit).
         if not (name == "sleep" and side == "ours"):
-            _write_exe(bin_dir / name, body)
+            write_exe(bin_dir / name, body)
     root = scratch / "repo"
     (root / "test_tipc").mkdir(parents=True)
     for name, content in test_tipc.items():
@@ -172,7 +172,7 @@ def run_bench(side: str, test_tipc: dict, config: Path, dialect: str, params: st
             BENCHMARK_ROOT=str(scratch / "bm"),
             TMPDIR=str(scratch),
         )
-        before = _snapshot(root)
+        before = snapshot(root)
         args = ["bash", "test_tipc/benchmark_train.sh", config_arg, "benchmark_train"] + ([params] if params else [])
         t0 = time.perf_counter()
         proc = subprocess.Popen(
@@ -195,9 +195,9 @@ def run_bench(side: str, test_tipc: dict, config: Path, dialect: str, params: st
 
         text = lambda p: norm(p.read_bytes().decode("utf-8", "replace"))  # noqa: E731
         run.commands = [
-            Command(tuple(norm(a) for a in c.argv), c.cuda_visible_devices, c.cwd) for c in _records(record, root)
+            Command(tuple(norm(a) for a in c.argv), c.cuda_visible_devices, c.cwd) for c in records(record, root)
         ]
-        for path in sorted(_snapshot(root) - before):
+        for path in sorted(snapshot(root) - before):
             rel = "./" + path.relative_to(root).as_posix()
             run.files.append(rel)
             if path.name == "results.log":
@@ -334,7 +334,7 @@ def _compare_plan(upstream: BenchRun, ours: BenchRun, config: Path, dialect: str
     text = config.read_bytes().decode("utf-8")
     try:
         bp = plan_benchmark(text, dialect, params, repo_name="repo", save_log=".", benchmark_root="<scratch>/bm")
-        want = [_recorded_argv(argv) for argv, _kind in commands(bp, get_layout(dialect))]
+        want = [recorded_argv(argv) for argv, _kind in commands(bp, get_layout(dialect))]
     except UsageError as exc:
         if ours.returncode == 2:
             return []

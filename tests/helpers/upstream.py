@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from tipcgen.migrate.oracle import *  # noqa: F403 (the tests import the harness from here)
-from tipcgen.migrate.oracle import _recorded_argv, _records, _snapshot, _write_exe, corpus_name  # noqa: F401
 from tipcgen.migrate.oracle import compare as _compare
+from tipcgen.migrate.oracle import corpus_name, recorded_argv, records, snapshot, write_exe  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -48,16 +48,16 @@ from tipcgen.fsio import write_atomic
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
 from tipcgen.migrate.entries import EntryPoint, EntryRow
 from tipcgen.migrate.oracle import (
-    _SLEEP_AFTER_BACKGROUND,
     BUILD_TOOLS,
     PYTHONS,
+    SLEEP_AFTER_BACKGROUND,
     TOOLS,
     Command,
-    _owner_writable,
-    _records,
-    _write_exe,
     kl_quant_dir,
+    owner_writable,
+    records,
     step_dirs,
+    write_exe,
 )
 from tipcgen.migrate.shims import shim
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
@@ -79,7 +79,7 @@ _RECORDER = shim("entry_recorder.sh")
 _WRAPPER = _RECORDER.replace('tipc_record "${0##*/}" "$@"\nexit 0\n', shim("wrapper_body.sh"))
 # `sleep N`: recorded once the script's other children (a server started in the background) have
 # ended (at most 5 s), so their commands come in the same order each run: the oracle's own shim.
-_SLEEP = _SLEEP_AFTER_BACKGROUND
+_SLEEP = SLEEP_AFTER_BACKGROUND
 WRAPPERS = ("timeout", "nohup", "setsid", "env")
 # Programs recorded and answered with success: network and package tools (nothing fetched), the
 # device query, builds, archives of what would have been fetched.
@@ -221,10 +221,10 @@ class Stager:
         bin_dir = scratch / "bin"
         bin_dir.mkdir()
         for name in {*self.pythons, *RECORDED, *(t for tools in BUILD_TOOLS.values() for t in tools)}:
-            _write_exe(bin_dir / name, _RECORDER)
+            write_exe(bin_dir / name, _RECORDER)
         for name in WRAPPERS:
-            _write_exe(bin_dir / name, _WRAPPER)
-        _write_exe(bin_dir / "sleep", _SLEEP)
+            write_exe(bin_dir / name, _WRAPPER)
+        write_exe(bin_dir / "sleep", _SLEEP)
         root = scratch / "repo"
         for rel, data in self.tree.items():
             path = root / rel
@@ -238,7 +238,7 @@ class Stager:
             (root / d).mkdir(parents=True, exist_ok=True)
         for d in self.dirs.get(config, ()) if config is not None else ():
             _make_inside(root, d)
-        _owner_writable(root)
+        owner_writable(root)
         return root
 
     def run(self, entry: EntryPoint, timeout: float) -> Run:
@@ -267,7 +267,7 @@ class Stager:
             record = scratch / "record.bin"
             env = {"PATH": f"{scratch / 'bin'}{os.pathsep}{SYSTEM_PATH}", "TIPC_RECORD": str(record)}
             ran = sandboxed_run(list(entry.argv), scratch=scratch, cwd=root, env=env, timeout=timeout)
-            commands = [_normal(c, (str(root), str(scratch), str(self.base))) for c in _records(record, root)]
+            commands = [_normal(c, (str(root), str(scratch), str(self.base))) for c in records(record, root)]
             logs = sorted(
                 p.relative_to(root).as_posix() for p in (root / "test_tipc" / "output").rglob("*") if p.is_file()
             )

@@ -119,10 +119,10 @@ CHAIN_TOOLS: dict[str, tuple] = {
     "test_serving_infer_python.sh": ("sed", "cp"),
     "test_serving_infer_cpp.sh": ("sed", "cp"),
 }
-_SLEEP_AFTER_BACKGROUND = shim("sleep_after_background.sh")
+SLEEP_AFTER_BACKGROUND = shim("sleep_after_background.sh")
 CHAIN_SHIMS: dict[str, dict] = {
-    "test_serving_infer_python.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
-    "test_serving_infer_cpp.sh": {"sleep": _SLEEP_AFTER_BACKGROUND},
+    "test_serving_infer_python.sh": {"sleep": SLEEP_AFTER_BACKGROUND},
+    "test_serving_infer_cpp.sh": {"sleep": SLEEP_AFTER_BACKGROUND},
 }
 
 # The recorder of tests/conftest.py, plus its own name (argv[0]), the wrappers it runs under
@@ -201,7 +201,7 @@ def kl_quant_dir(text: str) -> Optional[str]:
     return f"{model.rstrip('/')}/quant_post_static_model"
 
 
-def _write_exe(path: Path, text: str) -> None:
+def write_exe(path: Path, text: str) -> None:
     write_text(str(path), text, mode=0o755)
 
 
@@ -219,14 +219,14 @@ def _stage_build(bin_dir: Path, root: Path, script: str) -> None:
     """Recorders for the tools a chain's script builds with, and what the download, the clone and
     the build would leave (PaddleClas's deploy/cpp*, CMake's source with its bootstrap, faiss)."""
     for name in BUILD_TOOLS.get(script, ()):
-        _write_exe(bin_dir / name, _MAKE if name == "make" else RECORDER)
+        write_exe(bin_dir / name, _MAKE if name == "make" else RECORDER)
     if script == "test_inference_cpp.sh":
-        _write_exe(bin_dir / ".demo", RECORDER)
-        _write_exe(bin_dir / "find", _FIND)
+        write_exe(bin_dir / ".demo", RECORDER)
+        write_exe(bin_dir / "find", _FIND)
         (root / "deploy" / "cpp").mkdir(parents=True)
         (root / "deploy" / "cpp_shitu" / "faiss").mkdir(parents=True)
         (root / "deploy" / "cpp_shitu" / "cmake-3.22.0").mkdir()
-        _write_exe(root / "deploy" / "cpp_shitu" / "cmake-3.22.0" / "bootstrap", RECORDER)
+        write_exe(root / "deploy" / "cpp_shitu" / "cmake-3.22.0" / "bootstrap", RECORDER)
 
 
 def _stage(
@@ -252,15 +252,15 @@ def _stage(
     if python and "/" not in python:
         names.add(python)
     for name in names:
-        _write_exe(bin_dir / name, RECORDER)
+        write_exe(bin_dir / name, RECORDER)
     for name, body in {**SHIMS, **(shims or {})}.items():
-        _write_exe(bin_dir / name, body)
+        write_exe(bin_dir / name, body)
     root = scratch / "repo"
     # the scripts and what they source; not a real repo's outputs or configs
     shutil.copytree(
         repo_dir, root / "test_tipc", symlinks=True, ignore=shutil.ignore_patterns("output", "configs", "specs")
     )  # links copied as links: tipcgen reads nothing through them
-    _owner_writable(root / "test_tipc")
+    owner_writable(root / "test_tipc")
     conf_dir = root / "test_tipc" / "configs" / config.parent.name
     conf_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(str(conf_dir / config.name), data)
@@ -280,7 +280,7 @@ def _stage(
     return root, f"test_tipc/configs/{config.parent.name}/{config.name}"
 
 
-def _owner_writable(top: Path) -> None:
+def owner_writable(top: Path) -> None:
     """The copy writable by its owner, as a checkout is: copytree keeps the modes of a read-only
     source, and the sandbox's root has no capability to write past them."""
     for path in [top, *top.rglob("*")]:
@@ -289,11 +289,11 @@ def _owner_writable(top: Path) -> None:
             path.chmod(mode | stat.S_IWUSR | stat.S_IRUSR | (stat.S_IXUSR if path.is_dir() else 0))
 
 
-def _snapshot(root: Path) -> set:
+def snapshot(root: Path) -> set:
     return {p for p in root.rglob("*") if not p.is_dir()}
 
 
-def _records(path: Path, root: Path) -> list:
+def records(path: Path, root: Path) -> list:
     if not path.exists():
         return []
     out = []
@@ -363,9 +363,9 @@ def run_upstream(
             quant_made,
         )
         for name in nested:
-            _write_exe(root / "test_tipc" / name, nested_recorder(RECORDER))
+            write_exe(root / "test_tipc" / name, nested_recorder(RECORDER))
         for name in tools:
-            _write_exe(scratch / "bin" / name, RECORDER)
+            write_exe(scratch / "bin" / name, RECORDER)
         for rel, text in (checkout or {}).items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             write_text(str(root / rel), text)
@@ -378,15 +378,15 @@ def run_upstream(
             env["TIPC_RECORD_FAIL"] = fail
         if cuda is not None:
             env["CUDA_VISIBLE_DEVICES"] = cuda
-        before = _snapshot(root)
+        before = snapshot(root)
         args = ["bash", f"test_tipc/{script}", config_arg, mode] + ([gpuid] if gpuid else [])
         ran = sandboxed_run(args, scratch=scratch, cwd=root, env=env, timeout=timeout)
         run = UpstreamRun(
             repo, str(config), mode, gpuid, fail, str(root), ran.returncode, ran.elapsed,
             stdout=ran.tail("stdout"), stderr=ran.tail("stderr"),
         )  # fmt: skip
-        run.commands = _records(record, root)
-        created = sorted(_snapshot(root) - before)
+        run.commands = records(record, root)
+        created = sorted(snapshot(root) - before)
         outputs = [root / d for d in log_dirs]
         for path in created:
             rel = "./" + path.relative_to(root).as_posix()
@@ -571,7 +571,7 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
         # as the recorder (a nested runner's also fails on the config it is given)
         seen = step.argv[1:] if step.argv else ()
         if step.argv and step.argv[0] == "bash":
-            seen = _recorded_argv(step.argv, step.files)[1:]
+            seen = recorded_argv(step.argv, step.files)[1:]
         ok = bool(step.argv) and not (fail and any(fail in a for a in seen))
         ran.append((step, ok))
         if step.quiet:  # no status line, and its failure fails nothing (a service's stop, an edit)
@@ -640,7 +640,7 @@ def _compare_commands(up: list, ran: list, norm: _Norm) -> list:
     Difference per differing command (argv, CUDA_VISIBLE_DEVICES, cwd) and per command only one
     side runs, in upstream's order, each detail with both sides."""
     want = [
-        (_recorded_argv(step.argv, step.files), step.cuda_visible_devices, step.cwd or ".", step) for step, _ok in ran
+        (recorded_argv(step.argv, step.files), step.cuda_visible_devices, step.cwd or ".", step) for step, _ok in ran
     ]
     got = [(tuple(norm.text(a, "argv") for a in c.argv), c.cuda_visible_devices, c.cwd) for c in up]
     out: list = []
@@ -722,7 +722,7 @@ def _pair_differences(g: tuple, w: tuple, where: str, norm: _Norm) -> list:
     return out
 
 
-def _recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
+def recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
     """What the recorder sees of a step's argv: a leading `timeout DURATION` (PaddleDetection's
     `timeout 5m`) is recorded as it is (the timeout shim records its wrapper); `bash test_tipc/X.sh ARGS`
     is X.sh's recorder (`nested_recorder`): its name, ARGS, then the text of the files the step
@@ -730,7 +730,7 @@ def _recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
     if len(argv) > 1 and argv[0] == "bash" and argv[1].endswith(".sh"):
         return (argv[1].rsplit("/", 1)[-1], *argv[2:], *(text for _path, text in files))
     if len(argv) > 3 and argv[0] == "timeout" and argv[2] == "bash" and argv[3].endswith(".sh"):
-        return (*argv[:2], *_recorded_argv(argv[2:], files))
+        return (*argv[:2], *recorded_argv(argv[2:], files))
     if argv and "/" in argv[0] and argv[0].rsplit("/", 1)[1] in BUILT:  # a built demo, by its name
         return (argv[0].rsplit("/", 1)[1], *argv[1:])
     return tuple(argv)
