@@ -510,3 +510,81 @@ def test_whole_infer_finds_the_kl_quant_output_as_after_a_real_kl_quant_step(tmp
     )
     rows = {r.entry.mode: r for r in compare_entries(str(root), files, Covered(), 2, 60)}
     assert rows["whole_infer"].verdict == "CHANGED"
+
+
+# ---- the run cache (migrate/runcache.py)
+
+
+def _counting(monkeypatch) -> list:
+    """The runs that really ran (not answered from the cache), as (tree side, entry point)."""
+    from tipcgen.migrate.entrypoints import Stager
+
+    ran: list = []
+    real = Stager._run
+
+    def counted(self, entry, timeout):
+        ran.append(entry)
+        return real(self, entry, timeout)
+
+    monkeypatch.setattr(Stager, "_run", counted)
+    return ran
+
+
+def _snapshot_rows(rows: list) -> list:
+    return [(r.entry, r.verdict, r.detail, r.differences, r.before_exit, r.after_exit) for r in rows]
+
+
+def test_a_second_comparison_of_the_same_trees_runs_nothing_and_reports_the_same(tmp_path, monkeypatch):
+    """The user's second `migrate` (another option tried, a spec edited elsewhere): every run whose
+    staged inputs are the same is answered from the run cache, and the rows are the same."""
+    root = _repo(tmp_path)
+    env = {"TIPC_CACHE": str(tmp_path / "cache")}
+    files = {"test_tipc/run.sh": RUNNER.replace("--epochs=2", "--epochs=3").encode()}
+    ran = _counting(monkeypatch)
+    first = compare_entries(str(root), files, Covered(), 2, 60, environ=env)
+    assert ran, "the first comparison runs the entry points"
+    ran.clear()
+    second = compare_entries(str(root), files, Covered(), 2, 60, environ=env)
+    assert ran == [] and _snapshot_rows(second) == _snapshot_rows(first)
+    assert any(r.verdict == "CHANGED" for r in second), "the change is still reported from the cache"
+    # off: everything runs again
+    compare_entries(str(root), files, Covered(), 2, 60, environ={**env, "TIPC_MIGRATE_CACHE": "0"})
+    assert len(ran) >= len(first)
+
+
+@pytest.mark.parametrize("change", ["config", "script", "generated", "corrupt record"])
+def test_a_changed_input_runs_again_what_it_touches(tmp_path, monkeypatch, change):
+    root = _repo(tmp_path)
+    env = {"TIPC_CACHE": str(tmp_path / "cache")}
+    files = {"test_tipc/run.sh": RUNNER.replace("--epochs=2", "--epochs=3").encode()}
+    ran = _counting(monkeypatch)
+    compare_entries(str(root), files, Covered(), 2, 60, environ=env)
+    everything = len(ran)
+    ran.clear()
+    if change == "config":
+        (root / "test_tipc/configs/tiny/train.txt").write_text(CONFIG.replace("tools/train.py", "tools/train2.py"))
+    elif change == "script":  # a kept script of the old tree: every run of both trees has it staged
+        (root / "test_tipc/alone.sh").write_text(ALONE.replace("alone.py", "alone2.py"))
+    elif change == "generated":
+        files = {"test_tipc/run.sh": RUNNER.replace("--epochs=2", "--epochs=4").encode()}
+    else:
+        for record in (tmp_path / "cache" / "migrate-runs").rglob("*.json"):
+            record.write_text('{"version": 1, "key": "x", "commands": 5}')
+    compare_entries(str(root), files, Covered(), 2, 60, environ=env)
+    if change == "generated":  # only the switched tree's side runs again
+        assert 0 < len(ran) < everything
+    else:
+        assert len(ran) == everything
+
+
+def test_a_run_cut_at_its_bound_is_not_kept(tmp_path, monkeypatch):
+    from tipcgen.migrate.entries import EntryPoint
+    from tipcgen.migrate.entrypoints import Stager
+
+    tree = {"test_tipc/hang.sh": b"#!/bin/bash\nwhile :; do :; done\n"}
+    env = {"TIPC_CACHE": str(tmp_path / "cache")}
+    ran = _counting(monkeypatch)
+    for _ in range(2):  # a fresh Stager each time: its own memo would answer the second
+        run = Stager(tree, {}, [], tmp_path, env).run(EntryPoint("test_tipc/hang.sh", None, None), 1)
+        assert run.returncode is None
+    assert len(ran) == 2 and not list((tmp_path / "cache").rglob("*.json"))

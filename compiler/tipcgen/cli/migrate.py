@@ -76,7 +76,7 @@ def migrate(
             progress.begin()
             m = plan_migration(
                 root, modes=modes, jobs=jobs, timeout=timeout, progress=progress, configs=configs, layout=layout,
-                runner=runner,
+                runner=runner, environ=os.environ,
             )  # fmt: skip
         progress.done()
         cache.store(os.environ, key, m)

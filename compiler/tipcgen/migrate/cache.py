@@ -25,16 +25,13 @@ from tipcgen.errors import TipcError
 from tipcgen.fsio import cache_dir, is_temp, write_text
 from tipcgen.inputs import dirs_below, read_bytes, read_json
 from tipcgen.migrate.entries import EntryPoint, EntryRow
+from tipcgen.migrate.runcache import enabled
 from tipcgen.migrate.switch import Migration, Row, RowDifference
 
 VERSION = 3  # 3: the record's fields are the Migration's own (1 lacked the .gitignore lines --apply appends)
 KEEP = 16  # records kept (the newest): one per repo and option set being migrated
 MAX_RECORD_BYTES = 256 << 20  # the new tree's bytes are in it (PaddleClas: a few MiB)
 MAX_INPUT_BYTES = 64 << 20  # one file of test_tipc/ hashed
-
-
-def enabled(environ: Mapping[str, str]) -> bool:
-    return environ.get("TIPC_MIGRATE_CACHE", "1").strip().lower() not in ("0", "false", "no")
 
 
 def options(

@@ -36,7 +36,7 @@ import shutil
 import tempfile
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +46,7 @@ from tipcgen.dialects import config_readers, section_owners
 from tipcgen.errors import TipcError
 from tipcgen.fsio import write_atomic
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
+from tipcgen.migrate import runcache
 from tipcgen.migrate.entries import EntryPoint, EntryRow
 from tipcgen.migrate.oracle import (
     BUILD_TOOLS,
@@ -203,7 +204,9 @@ def config_shape(data: bytes) -> tuple:
 class Stager:
     """Fresh scratch copies of one side's tree (old or switched), one per run."""
 
-    def __init__(self, tree: dict, configs: dict, pythons: Iterable[str], base: Path):
+    def __init__(
+        self, tree: dict, configs: dict, pythons: Iterable[str], base: Path, environ: Optional[Mapping] = None
+    ):
         self.tree = tree  # repo-relative -> bytes: the scripts and helpers of test_tipc/
         self.configs = configs  # repo-relative -> bytes
         self.base = base
@@ -216,6 +219,8 @@ class Stager:
         # comparison rests on that); a second asker waits for the first one's run.
         self._runs: dict = {}
         self._lock = threading.Lock()
+        self.environ = environ  # whose run cache (runcache.py) to use; None: none
+        self._side: Optional[str] = None
 
     def stage(self, scratch: Path, config: Optional[str]) -> Path:
         bin_dir = scratch / "bin"
@@ -250,11 +255,30 @@ class Stager:
         if not first:
             return future.result()
         try:
-            ran = self._run(entry, timeout)
+            ran = self._cached_run(entry, timeout)
         except BaseException as exc:
             future.set_exception(exc)
             raise
         future.set_result(ran)
+        return ran
+
+    def _cached_run(self, entry: EntryPoint, timeout: float) -> Run:
+        """A run recorded before for the same staged inputs (runcache.py), else run and recorded."""
+        if not runcache.enabled(self.environ):
+            return self._run(entry, timeout)
+        if self._side is None:
+            self._side = runcache.tree_digest(self.tree, self.pythons)
+        config = self.configs[entry.config] if entry.config else None
+        dirs = self.dirs.get(entry.config, ()) if entry.config else ()
+        k = runcache.key(self._side, entry.argv, config, tuple(dirs), timeout)
+        hit = runcache.load(self.environ, k)
+        if hit is not None:
+            commands, code, logs = hit
+            return Run([Command(*c) for c in commands], code, logs)
+        ran = self._run(entry, timeout)
+        if ran.returncode is not None:  # a run cut at its bound is not kept
+            recorded = [[list(c.argv), c.cuda_visible_devices, c.cwd] for c in ran.commands]
+            runcache.store(self.environ, k, recorded, ran.returncode, ran.logs)
         return ran
 
     def _run(self, entry: EntryPoint, timeout: float) -> Run:
@@ -518,10 +542,12 @@ def compare_entries(
     timeout: float = DEFAULT_TIMEOUT,
     progress: Optional[Callable[[int, int], None]] = None,
     left_out: frozenset = frozenset(),
+    environ: Optional[Mapping] = None,
 ) -> list[EntryRow]:
     """Every entry point of the repo's old test_tipc/, run on the old tree and on the tree with
     `files` (the switch's new and replaced files) in place. `left_out`: runner modes `--mode`
-    left out; no entry point runs in them (the report says so), as no row does."""
+    left out; no entry point runs in them (the report says so), as no row does. `environ`: the
+    environment whose run cache (runcache.py) holds runs of the same inputs; None: every run runs."""
     base = Path(root)
     tree, configs = old_tree(base)
     new_tree = dict(tree)
@@ -548,8 +574,8 @@ def compare_entries(
         and not rel.startswith(("test_tipc/configs/", "test_tipc/docs/", "test_tipc/specs/"))
     }
     with tempfile.TemporaryDirectory(prefix="tipcgen-entries-") as tmp:
-        before = Stager(tree, configs, pythons, Path(tmp))
-        after = Stager(new_tree, new_configs, pythons, Path(tmp))
+        before = Stager(tree, configs, pythons, Path(tmp), environ)
+        after = Stager(new_tree, new_configs, pythons, Path(tmp), environ)
         before.dirs = after.dirs = config_dirs(base, configs)
         scripts = [i for i in (_without(i, left_out) for i in scripts_of(base, tree)) if i is not None]
         workers = jobs or min(4, os.cpu_count() or 1)

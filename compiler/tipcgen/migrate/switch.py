@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,6 +24,7 @@ from tipcgen.errors import TipcError, UsageError
 from tipcgen.fsio import write_atomic
 from tipcgen.importer.prepare_import import repo_prepare_modes
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
+from tipcgen.migrate import runcache
 from tipcgen.sandbox import DEFAULT_TIMEOUT
 from tipcgen.spec.modes import CHAIN_MODES, MODES
 
@@ -263,10 +265,12 @@ def plan_migration(
     configs: Optional[str] = None,
     layout: str = "auto",
     runner: Optional[str] = None,
+    environ: Optional[Mapping] = None,
 ) -> Migration:
     """`jobs`: runs compared at once (0: the cores); `progress(done, total)` after each run;
     `layout`: as `tipcgen import --layout` (auto: detected per config); `runner`: one of the
-    layout's runners, instead of the one that follows the repo's script best."""
+    layout's runners, instead of the one that follows the repo's script best; `environ`: the
+    environment whose run cache the whole-tree comparison uses (None: it runs everything)."""
     from tipcgen.emit.repo import repo_files, repo_runner
     from tipcgen.importer import config_groups
     from tipcgen.project import Project
@@ -308,11 +312,13 @@ def plan_migration(
     for rel in hidden.stuck:  # not shown again even by the lines: named, never silently lost
         m.not_imported[rel] = "the repo's .gitignore hides it, and no `!` line in test_tipc/.gitignore shows it"
     m.modes_left_out = [mode for mode in MODES if mode not in modes]
-    _compare_entries(m, jobs, timeout, tally)
+    _compare_entries(m, jobs, timeout, tally, environ)
     return m
 
 
-def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_Tally] = None) -> None:
+def _compare_entries(
+    m: Migration, jobs: int, timeout: float, tally: Optional[_Tally] = None, environ: Optional[Mapping] = None
+) -> None:
     """The whole-tree oracle (entrypoints.py): every entry point of the old test_tipc/ before and
     after the switch; generated scripts' differences held to the verdicts found above."""
     from tipcgen.migrate.entrypoints import FOREIGN, UNTESTED, Covered, compare_entries
@@ -336,8 +342,10 @@ def _compare_entries(m: Migration, jobs: int, timeout: float, tally: Optional[_T
             tally.progress(before[0] + done, before[1] + total)
 
     m.entries = compare_entries(
-        m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress, left_out=frozenset(m.modes_left_out)
-    )
+        m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress, left_out=frozenset(m.modes_left_out),
+        environ=environ,
+    )  # fmt: skip
+    runcache.prune(environ)
     if "test_tipc/prepare.sh" in changed:
         _prepare_entries(m, jobs, timeout)
     for name, what, why in (FOREIGN, UNTESTED):  # the deviations the whole-tree oracle names itself
