@@ -72,12 +72,13 @@ TRAIN_MODES = ("lite_train_lite_infer", "lite_train_whole_infer", "whole_train_w
 _NOT_STAGED = ("configs", "docs", "output", "specs", "__pycache__")
 _SUFFIXES = (".sh", ".py", ".yml", ".yaml", ".txt", ".json", ".cfg", ".conf", ".cc", ".h", "")
 
-# Wrappers a script runs its commands under: recorded as a command of their own (the wrapper and
-# its arguments up to the command), then the command runs. `sleep` is recorded and returns.
-# One record per command, written with one write (concurrent commands of a script, a server in
-# the background and its clients, never interleave inside a record).
+# The recorder and the wrappers (timeout, nohup, setsid, env) share its record function: a
+# wrapper is the recorder with its last lines (the call) replaced by the wrapper's body.
 _RECORDER = shim("entry_recorder.sh")
-_WRAPPER = _RECORDER.replace('tipc_record "${0##*/}" "$@"\nexit 0\n', shim("wrapper_body.sh"))
+_CALL = 'tipc_record "${0##*/}" "$@"\nexit 0\n'
+if not _RECORDER.endswith(_CALL):
+    raise RuntimeError("templates/shims/entry_recorder.sh must end with the record call a wrapper replaces")
+_WRAPPER = _RECORDER[: -len(_CALL)] + shim("wrapper_body.sh")
 # `sleep N`: recorded once the script's other children (a server started in the background) have
 # ended (at most 5 s), so their commands come in the same order each run: the oracle's own shim.
 _SLEEP = SLEEP_AFTER_BACKGROUND
@@ -600,6 +601,7 @@ def compare_entries(
                 return result
 
             runs = list(pool.map(both, entries))
+    runcache.prune(environ)
     covered.texts = {
         os.path.basename(rel): new_tree[rel].decode("utf-8", "replace") for rel in generated if rel in new_tree
     }

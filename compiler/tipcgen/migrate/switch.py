@@ -24,7 +24,6 @@ from tipcgen.errors import TipcError, UsageError
 from tipcgen.fsio import write_atomic
 from tipcgen.importer.prepare_import import repo_prepare_modes
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
-from tipcgen.migrate import runcache
 from tipcgen.sandbox import DEFAULT_TIMEOUT
 from tipcgen.spec.modes import CHAIN_MODES, MODES
 
@@ -345,7 +344,6 @@ def _compare_entries(
         m.root, changed, covered, jobs=jobs, timeout=timeout, progress=progress, left_out=frozenset(m.modes_left_out),
         environ=environ,
     )  # fmt: skip
-    runcache.prune(environ)
     if "test_tipc/prepare.sh" in changed:
         _prepare_entries(m, jobs, timeout)
     for name, what, why in (FOREIGN, UNTESTED):  # the deviations the whole-tree oracle names itself
