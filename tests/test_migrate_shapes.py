@@ -1,6 +1,7 @@
 """Repo shapes `tipcgen migrate` meets in the corpus: no prepare.sh, configs elsewhere, two folders
-of one model name, another family's chain configs, configs nothing runs, and the repo's own
-.gitignore hiding generated files. Scratch repos of the real scripts, configs and .gitignore files."""
+of one model name, configs nothing runs, and the repo's own .gitignore hiding generated files.
+Scratch repos of the real scripts, configs and .gitignore files. (Another family's chain configs and
+the root .gitignore's `*.manifest`: PaddleSeg's whole tree, tests/test_migrate_whole.py.)"""
 
 from __future__ import annotations
 
@@ -60,48 +61,6 @@ def _plan(root: Path, **kw):
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-c", "core.excludesFile=", *args], cwd=root, capture_output=True, text=True)
-
-
-@_marked
-def test_another_familys_chain_configs_are_kept_with_their_script_and_gitignore_is_fixed(tmp_path):
-    root = _scratch(tmp_path, "PaddleSeg", ("deeplabv3p_resnet50",))
-    m = _plan(root)
-    folder = "test_tipc/configs/deeplabv3p_resnet50"
-    # PaddleSeg's dy2static config fits PaddleClas's table: kept verbatim, the repo's script kept
-    why = m.configs_kept[f"{folder}/train_dy2static_python.txt"]
-    assert "paddleclas_dy2static" in why and "test_train_dy2static_python.sh" in why
-    assert "test_tipc/test_train_dy2static_python.sh" not in m.files
-    assert not any(r.config.endswith("dy2static_python.txt") for r in m.chain_rows)
-    assert (
-        "test_serving_infer_cpp.sh"
-        in m.configs_kept[f"{folder}/model_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"]
-    )
-    # every run compared identical or faithful; entry points that would change are named one by one
-    assert m.rows and all(r.commands > 0 for r in m.rows) and not m.changed and not m.not_imported, m.changed
-    assert all(e.differences for e in m.entries_changed)
-    # --mode lite_train_lite_infer: no row and no entry point in the runner modes it left out
-    # (a chain's own modes still run), and the report says which were not compared
-    assert m.modes_left_out == ["lite_train_whole_infer", "whole_train_whole_infer", "whole_infer"]
-    assert not {e.entry.mode for e in m.entries} & set(m.modes_left_out)
-    assert {e.entry.mode for e in m.entries} > {"lite_train_lite_infer", None}
-    from tipcgen.migrate.report import report_markdown
-
-    assert "`whole_infer` (left out by `--mode`)" in " ".join(report_markdown(m).split())
-    # the root's `*.manifest` hides tipcgen's ownership record: one verified line shows it
-    assert m.gitignore_hidden == ["test_tipc/.tipcgen.manifest"] and m.gitignore == ["!/.tipcgen.manifest"]
-    _git(root, "init", "-q")
-    applied = invoke_in(root, "migrate", "--apply", "--accept-changes", *LITE)
-    assert applied.exit_code == 0, applied.output
-    # written from the report's verdicts (the cache), .gitignore lines included
-    assert "inputs unchanged since the last report" in applied.output
-    assert "!/.tipcgen.manifest\n" in (root / "test_tipc/.gitignore").read_text()
-    listed = _git(root, "ls-files", "--others", "--exclude-standard", "test_tipc").stdout.split()
-    assert "test_tipc/.tipcgen.manifest" in listed and "test_tipc/spec.schema.json" in listed
-    assert (root / f"{folder}/train_dy2static_python.txt").read_bytes() == (
-        corpus_dir() / "PaddleSeg/deeplabv3p_resnet50/train_dy2static_python.txt"
-    ).read_bytes()
-    check = invoke_in(root, "check", "--no-cache")
-    assert check.exit_code == 0, check.output
 
 
 @_marked

@@ -7,10 +7,12 @@ switched tree --apply writes is the one the oracle ran."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 
 from helpers.cli import invoke_in
+from helpers.upstream import corpus_dir
 from helpers.whole_repo import FAMILIES, available, whole_repo
 from tipcgen.migrate.entrypoints import old_tree, scripts_of
 
@@ -53,7 +55,58 @@ def test_every_entry_point_is_run_and_every_change_is_in_the_report(tmp_path, re
     # each family's whole tree switches with nothing changed but named deviations: the report is
     # ready, a plain --apply writes it, and the switched repo is what its specs build
     assert ready and result.exit_code == 0, [line[:300] for line in changed]
+    if repo == "PaddleSeg":
+        _another_familys_chain_configs_are_kept(root)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     applied = invoke_in(root, "migrate", "--mode", "lite_train_lite_infer", "--apply")
     assert applied.exit_code == 0, applied.output[-2000:]
+    # written from the report's verdicts (the cache)
+    assert "inputs unchanged since the last report" in applied.output, applied.output[-2000:]
     checked = invoke_in(root, "check")
     assert checked.exit_code == 0, checked.output[-2000:]
+    if repo == "PaddleSeg":
+        # the root's `*.manifest` hid tipcgen's ownership record: the line --apply wrote shows it to git
+        assert "!/.tipcgen.manifest\n" in (root / "test_tipc/.gitignore").read_text()
+        listed = subprocess.run(
+            ["git", "-c", "core.excludesFile=", "ls-files", "--others", "--exclude-standard", "test_tipc"],
+            cwd=root, capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        assert "test_tipc/.tipcgen.manifest" in listed and "test_tipc/spec.schema.json" in listed
+        folder = "test_tipc/configs/deeplabv3p_resnet50"
+        assert (root / f"{folder}/train_dy2static_python.txt").read_bytes() == (
+            corpus_dir() / "PaddleSeg/deeplabv3p_resnet50/train_dy2static_python.txt"
+        ).read_bytes()
+
+
+def _another_familys_chain_configs_are_kept(root) -> None:
+    """PaddleSeg's shapes, on the Migration the report above left in the verdict cache: its
+    dy2static config fits PaddleClas's chain table, so it is kept verbatim with the repo's own
+    script; its C++ serving config likewise; the root .gitignore's `*.manifest` is answered."""
+    from tipcgen.migrate import cache
+    from tipcgen.migrate.report import report_markdown
+    from tipcgen.sandbox import DEFAULT_TIMEOUT
+
+    modes = ("lite_train_lite_infer",)
+    key = cache.input_key(str(root), cache.options(modes, DEFAULT_TIMEOUT, True, None, "auto", None))
+    m = cache.load(dict(os.environ), key, str(root))
+    assert m is not None, "the report leaves its Migration in the verdict cache"
+    folder = "test_tipc/configs/deeplabv3p_resnet50"
+    why = m.configs_kept[f"{folder}/train_dy2static_python.txt"]
+    assert "paddleclas_dy2static" in why and "test_train_dy2static_python.sh" in why
+    assert "test_tipc/test_train_dy2static_python.sh" not in m.files
+    assert not any(r.config.endswith("dy2static_python.txt") for r in m.chain_rows)
+    assert (
+        "test_serving_infer_cpp.sh"
+        in m.configs_kept[f"{folder}/model_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"]
+    )
+    # every run compared identical or faithful; entry points that would change are named one by one
+    assert m.rows and all(r.commands > 0 for r in m.rows) and not m.changed, m.changed
+    assert all(e.differences for e in m.entries_changed)
+    # --mode lite_train_lite_infer: no row and no entry point in the runner modes it left out
+    # (a chain's own modes still run), and the report says which were not compared
+    assert m.modes_left_out == ["lite_train_whole_infer", "whole_train_whole_infer", "whole_infer"]
+    assert not {e.entry.mode for e in m.entries} & set(m.modes_left_out)
+    assert {e.entry.mode for e in m.entries} > {"lite_train_lite_infer", None}
+    assert "`whole_infer` (left out by `--mode`)" in " ".join(report_markdown(m).split())
+    # the root's `*.manifest` hides tipcgen's ownership record: one verified line shows it
+    assert m.gitignore_hidden == ["test_tipc/.tipcgen.manifest"] and m.gitignore == ["!/.tipcgen.manifest"]
