@@ -175,7 +175,9 @@ def pytest_xdist_auto_num_workers(config):
     worker runs meanwhile (2 cores: 184-196 s with 3 workers, 210-222 s with 2, 204 s with 4). The
     marked tier is CPU-bound (real Paddle, thousands of script runs): 598 s with 2, 631 s with 3."""
     cores = os.cpu_count() or 1
-    fast = config.getoption("markexpr", "") == "not corpus and not paddle and not slow"
+    addopts = config.getini("addopts")
+    fast_tier = addopts[addopts.index("-m") + 1] if "-m" in addopts[:-1] else None
+    fast = fast_tier is not None and config.getoption("markexpr", "") == fast_tier
     return min(4, cores + 1 if fast else cores)
 
 
@@ -190,9 +192,9 @@ def pytest_collection_modifyitems(config, items):
         seconds = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    rank = {}
+    rank: dict = {}
     for item in items:
         rank.setdefault(item.nodeid.split("::", 1)[0], len(rank))
-    items.sort(
-        key=lambda item: (-float(seconds.get(item.nodeid.split("::", 1)[0], 0.0)), rank[item.nodeid.split("::", 1)[0]])
-    )
+    # files by measured seconds, longest first; ties (and the unmeasured) in collection order
+    order = {name: (-float(seconds.get(name, 0.0)), i) for name, i in rank.items()}
+    items.sort(key=lambda item: order[item.nodeid.split("::", 1)[0]])

@@ -75,7 +75,7 @@ def test_every_change_that_matters_is_still_seen(built, monkeypatch, change):
         spec = built / "specs" / SPEC
         spec.write_text(spec.read_text().replace("model: tiny_rec\n", "model: tiny_rec\n# edited\n", 1))
     elif change == "code":  # another tipcgen (code or templates): every key is new
-        monkeypatch.setattr(check_cache, "_code_digest", lambda: "another tipcgen")
+        monkeypatch.setattr(check_cache, "code_digest", lambda: "another tipcgen")
     elif change == "corrupt":
         cache = next((built / "cache").glob("check-v*.json"))
         cache.write_text("{not json")
@@ -182,11 +182,11 @@ def test_an_edit_of_any_template_or_shim_changes_the_code_digest(tmp_path, monke
     shutil.copytree(str(resources.files("tipcgen.templates")), copy)
     real_files = resources.files
     monkeypatch.setattr(resources, "files", lambda pkg: copy if pkg == "tipcgen.templates" else real_files(pkg))
-    before = check_cache._code_digest()
-    assert check_cache._code_digest() == before
+    before = check_cache.code_digest()
+    assert check_cache.code_digest() == before
     for rel in ("shims/recorder.sh", "prepare_lib.sh"):
         path = copy / rel
         path.write_text(path.read_text() + "# edited\n")
-        after = check_cache._code_digest()
+        after = check_cache.code_digest()
         assert after != before, rel
         before = after

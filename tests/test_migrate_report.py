@@ -325,7 +325,7 @@ def test_any_input_change_is_a_miss(tmp_path, monkeypatch, change):
     elif change == "timeout":
         options["timeout"] = 61.0
     elif change == "code":
-        monkeypatch.setattr("tipcgen.emit.check_cache._code_digest", lambda: "another tipcgen")
+        monkeypatch.setattr("tipcgen.emit.check_cache.code_digest", lambda: "another tipcgen")
     elif change == "renamed":
         config.rename(config.with_name("train_amp_infer_python.txt"))
     else:

@@ -50,7 +50,7 @@ ENV_KEYS = ("TIPC_ALLOW_FILE_URLS",)  # what spec validation reads from the envi
 TOP = "test_tipc"
 
 
-def _code_digest() -> str:
+def code_digest() -> str:
     """sha256 of tipcgen's code and templates: any change to them makes every key new."""
     from importlib import resources
 
@@ -134,7 +134,7 @@ class CheckCache:
         except (TipcError, OSError):
             return None
         if self._code is None:
-            self._code = _code_digest()
+            self._code = code_digest()
         material = [
             VERSION,
             self._code,

@@ -45,11 +45,11 @@ def options(
 def input_key(root: str, options: Mapping[str, Any]) -> Optional[str]:
     """The hash of everything the Migration of `root` depends on; None when a file cannot be read
     (then nothing is cached: the run computes and reports as usual)."""
-    from tipcgen.emit.check_cache import _code_digest
+    from tipcgen.emit.check_cache import code_digest
 
     digest = hashlib.sha256()
     # the root too: the record names the repo's configs by their paths there
-    material = [VERSION, _code_digest(), os.path.abspath(root), dict(sorted(options.items()))]
+    material = [VERSION, code_digest(), os.path.abspath(root), dict(sorted(options.items()))]
     digest.update(json.dumps(material, default=str).encode())
     tipc = os.path.join(root, "test_tipc")
     paths = [os.path.join(root, ".gitignore")] if os.path.lexists(os.path.join(root, ".gitignore")) else []

@@ -38,9 +38,9 @@ def tree_digest(tree: Mapping[str, bytes], pythons: list) -> str:
     """The part of a key every run of one side shares: tipcgen's code (the harness, its shims),
     whether the sandbox is on, the recorders' names and the side's scripts."""
     from tipcgen import sandbox
-    from tipcgen.emit.check_cache import _code_digest
+    from tipcgen.emit.check_cache import code_digest
 
-    digest = hashlib.sha256(json.dumps([VERSION, _code_digest(), sandbox.enabled(), sorted(pythons)]).encode())
+    digest = hashlib.sha256(json.dumps([VERSION, code_digest(), sandbox.enabled(), sorted(pythons)]).encode())
     for rel in sorted(tree):
         digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(tree[rel]).digest())
     return digest.hexdigest()
