@@ -260,6 +260,31 @@ def test_write_gate_refuses_link_fifo_device(tmp_path):
     assert stat.S_ISLNK(os.lstat(tmp_path / "lnk").st_mode)
 
 
+def test_a_scratch_file_is_only_ever_created_never_written_through_or_over(tmp_path):
+    """write_new (the oracles' staging of a run): a new file with its mode whatever the umask; a
+    link, a FIFO or a file already at the path is refused naming it, and nothing is written there."""
+    from tipcgen.fsio import PathError, write_new
+
+    old = os.umask(0o077)
+    try:
+        write_new(str(tmp_path / "rec"), b"#!/bin/sh\n", 0o755)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "rec").read_bytes() == b"#!/bin/sh\n" and stat.S_IMODE(
+        (tmp_path / "rec").stat().st_mode
+    ) == 0o755
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    (tmp_path / "lnk").symlink_to(victim)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    os.mkfifo(tmp_path / "fifo")
+    for name in ("lnk", "dangling", "fifo", "victim"):
+        with pytest.raises(PathError, match="File exists") as err:
+            write_new(str(tmp_path / name), b"x")
+        assert str(tmp_path / name) in str(err.value)
+    assert victim.read_text() == "keep\n" and not (tmp_path / "nowhere").exists()
+
+
 def test_write_gate_failure_names_the_path_on_a_full_disk():
     """/dev/full is a device: refused by name before anything is written."""
     from tipcgen.fsio import PathError, append_text

@@ -1,6 +1,7 @@
 """The one gate for writing files: atomically, after everything was rendered in memory, never
 through a link, into a FIFO or a device (write_atomic, write_text, append_text, open_output;
-tests/test_gates.py fails on a raw write anywhere else in the package).
+write_new for a run's own scratch; tests/test_gates.py fails on a raw write anywhere else in the
+package).
 
 `build` writes only below `--out/<model>/`: every relative path is checked, and a directory on
 the way that is a symbolic link leading outside `--out` is refused (check_destinations). One
@@ -138,6 +139,26 @@ def copy_file(src: str, dest: str, tree: Optional[str] = None, mode: Optional[in
     if len(data) > MAX_FILE_BYTES:
         raise PathError(f"{printable(src)}: error: more than {MAX_FILE_BYTES} bytes; not a script or config")
     write_atomic(dest, data, mode)
+
+
+def write_new(path: str, data: bytes, mode: int = 0o644) -> None:
+    """Create `path` holding `data`, for a file of a scratch directory tipcgen made for one run
+    (the oracles stage a repo's scripts and recorders per run): created exclusively, never through
+    a link or over a file (O_EXCL | O_NOFOLLOW: anything at `path` is refused), with `mode` from
+    the start. No temp file and rename: nothing reads the directory before the run, and the fewer
+    system calls are most of a staging's cost."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        raise path_error(exc, "write") from None
+    try:
+        os.fchmod(fd, mode)  # whatever the umask took (an executable recorder needs its x bits)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise path_error(exc, "write") from None
 
 
 def write_text(path: str, text: str, mode: Optional[int] = None) -> bool:

@@ -3,14 +3,12 @@
 # wrappers it runs under in TIPC_WRAP, argv[0] and the arguments), one write each, so that a
 # backgrounded server and a `sleep` never interleave; TIPC_RECORD_FAIL fails a chosen command.
 # one write per record: a backgrounded server and a `sleep` record at the same time
-r=$(
-    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
-    printf '\x1f%s' "$PWD"
-    printf '%s' "${TIPC_WRAP:-}"
-    printf '\x1f%s' "${0##*/}" "$@"
-    printf '\x1e'
-)
-printf '%s' "$r" >>"$TIPC_RECORD"
+# (built with printf -v: no subshell, whose fork is most of a record's cost)
+if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then tipc_r=$'set\x1f'$CUDA_VISIBLE_DEVICES; else tipc_r=$'unset\x1f'; fi
+tipc_r+=$'\x1f'$PWD
+tipc_r+=${TIPC_WRAP:-}
+printf -v tipc_a '\x1f%s' "${0##*/}" "$@"
+printf '%s\x1e' "$tipc_r$tipc_a" >>"$TIPC_RECORD"
 if [[ -n ${TIPC_RECORD_FAIL:-} ]]; then
     for arg in "$@"; do
         if [[ $arg == *"$TIPC_RECORD_FAIL"* ]]; then

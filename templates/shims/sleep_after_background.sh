@@ -3,7 +3,7 @@
 # returns once the script's other children (the backgrounded recorder) have ended, at most after
 # 5 s, so the server's command is recorded before its clients', as the real sleep orders them; then
 # it records itself (one write).
-for _ in $(seq 500); do
+for ((tipc_i = 0; tipc_i < 500; tipc_i++)); do
     others=$(pgrep -P "$PPID" | grep -vxF "$$")
     [[ -z ${others//[[:space:]]/} ]] && break
     /bin/sleep 0.01

@@ -44,7 +44,7 @@ from typing import Callable, Optional
 
 from tipcgen.dialects import config_readers, section_owners
 from tipcgen.errors import TipcError
-from tipcgen.fsio import write_atomic
+from tipcgen.fsio import write_new
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
 from tipcgen.migrate import runcache
 from tipcgen.migrate.entries import EntryPoint, EntryRow
@@ -55,10 +55,8 @@ from tipcgen.migrate.oracle import (
     TOOLS,
     Command,
     kl_quant_dir,
-    owner_writable,
     records,
     step_dirs,
-    write_exe,
 )
 from tipcgen.migrate.shims import shim
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
@@ -222,29 +220,35 @@ class Stager:
         self._lock = threading.Lock()
         self.environ = environ  # whose run cache (runcache.py) to use; None: none
         self._side: Optional[str] = None
+        # bin/ of every run: the recorders, the wrappers and `sleep` (one body per name)
+        recorded = {*self.pythons, *RECORDED, *(t for tools in BUILD_TOOLS.values() for t in tools)}
+        self._bin = {name: _RECORDER.encode() for name in sorted(recorded)}
+        self._bin.update({name: _WRAPPER.encode() for name in WRAPPERS})
+        self._bin["sleep"] = _SLEEP.encode()
 
     def stage(self, scratch: Path, config: Optional[str]) -> Path:
         bin_dir = scratch / "bin"
         bin_dir.mkdir()
-        for name in {*self.pythons, *RECORDED, *(t for tools in BUILD_TOOLS.values() for t in tools)}:
-            write_exe(bin_dir / name, _RECORDER)
-        for name in WRAPPERS:
-            write_exe(bin_dir / name, _WRAPPER)
-        write_exe(bin_dir / "sleep", _SLEEP)
+        for name, body in self._bin.items():
+            write_new(str(bin_dir / name), body, 0o755)
         root = scratch / "repo"
+        made = set()
         for rel, data in self.tree.items():
             path = root / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(str(path), data, 0o755 if rel.endswith(".sh") else 0o644)
+            if path.parent not in made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                made.add(path.parent)
+            write_new(str(path), data, 0o755 if rel.endswith(".sh") else 0o644)
         if config is not None:
             path = root / config
             path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(str(path), self.configs[config])
+            write_new(str(path), self.configs[config])
         for d in ("deploy", "ppdet/modeling/transformers/ext_op", "test_tipc/output"):
             (root / d).mkdir(parents=True, exist_ok=True)
         for d in self.dirs.get(config, ()) if config is not None else ():
             _make_inside(root, d)
-        owner_writable(root)
+        # every file and directory above is made here with its owner's write bit (no copy of a
+        # read-only source): nothing to make writable, unlike oracle._stage's copytree
         return root
 
     def run(self, entry: EntryPoint, timeout: float) -> Run:

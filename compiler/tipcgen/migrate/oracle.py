@@ -57,7 +57,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Optional
 
-from tipcgen.fsio import write_atomic, write_text
+from tipcgen.fsio import write_atomic, write_new, write_text
 from tipcgen.inputs import read_bytes
 from tipcgen.migrate.shims import shim
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
@@ -128,6 +128,8 @@ CHAIN_SHIMS: dict[str, dict] = {
 # The recorder of tests/conftest.py, plus its own name (argv[0]), the wrappers it runs under
 # (TIPC_WRAP: `\x1ftimeout\x1f5m`, set by the timeout shim) and a chosen failure code.
 RECORDER = shim("recorder.sh")
+if "tipc_r+=${TIPC_WRAP:-}\n" not in RECORDER:
+    raise RuntimeError("templates/shims/recorder.sh must add TIPC_WRAP on a line of its own (_RECORD_ONLY drops it)")
 
 
 def nested_recorder(recorder: str) -> str:
@@ -141,7 +143,7 @@ def nested_recorder(recorder: str) -> str:
 
 # The recorder without the failure part and the wrappers: a shim that records itself and succeeds
 # (`sleep 5`: a wait wherever it runs; a cap is recorded on the commands it caps).
-_RECORD_ONLY = RECORDER.split("if [[ -n ${TIPC_RECORD_FAIL", 1)[0].replace("    printf '%s' \"${TIPC_WRAP:-}\"\n", "")
+_RECORD_ONLY = RECORDER.split("if [[ -n ${TIPC_RECORD_FAIL", 1)[0].replace("tipc_r+=${TIPC_WRAP:-}\n", "")
 _RECORD_ONLY += "exit 0\n"
 
 SHIMS = {
@@ -251,10 +253,9 @@ def _stage(
     names = set(PYTHONS) | set(TOOLS) | set(tools)
     if python and "/" not in python:
         names.add(python)
-    for name in names:
-        write_exe(bin_dir / name, RECORDER)
-    for name, body in {**SHIMS, **(shims or {})}.items():
-        write_exe(bin_dir / name, body)
+    bodies = {**dict.fromkeys(sorted(names), RECORDER), **SHIMS, **(shims or {})}
+    for name, body in bodies.items():  # a fresh bin/: created, not replaced (fsio.write_new)
+        write_new(str(bin_dir / name), body.encode(), 0o755)
     root = scratch / "repo"
     # the scripts and what they source; not a real repo's outputs or configs
     shutil.copytree(
