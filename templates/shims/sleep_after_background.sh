@@ -8,11 +8,7 @@ for ((tipc_i = 0; tipc_i < 500; tipc_i++)); do
     [[ -z ${others//[[:space:]]/} ]] && break
     /bin/sleep 0.01
 done
-r=$(
-    if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then printf 'set\x1f%s' "$CUDA_VISIBLE_DEVICES"; else printf 'unset\x1f'; fi
-    printf '\x1f%s' "$PWD"
-    printf '\x1f%s' "${0##*/}" "$@"
-    printf '\x1e'
-)
-printf '%s' "$r" >>"$TIPC_RECORD"
+if [[ -n ${CUDA_VISIBLE_DEVICES+x} ]]; then tipc_r=$'set\x1f'$CUDA_VISIBLE_DEVICES; else tipc_r=$'unset\x1f'; fi
+printf -v tipc_a '\x1f%s' "$PWD" "${0##*/}" "$@"
+printf '%s\x1e' "$tipc_r$tipc_a" >>"$TIPC_RECORD"
 exit 0
