@@ -10,11 +10,9 @@ No Paddle Inference C++ library is on this machine: the chain is held to the com
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ import pytest
 from helpers.cli import invoke_in
 from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
+from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_CPP_INFER, chain_layout
 from tipcgen.errors import UsageError
@@ -68,34 +67,18 @@ def test_every_paddleclas_cpp_config_is_faithful_to_the_real_script(corpus, tmp_
     """Every corpus config of the chain x (passing, the yaml writer failing, the demo failing):
     the real test_inference_cpp.sh and our Plan agree, every difference a deviation (its build,
     which the Plan leaves to preparation); and our generated script agrees with the Plan."""
-    from tipcgen.migrate.oracle import compare
-
-    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
-    if not (upstream / "PaddleClas" / "test_inference_cpp.sh").is_file():
-        pytest.skip(f"the upstream scripts are not at {upstream}")
+    need_upstream("test_inference_cpp.sh")
     configs = sorted(
         p for p in (corpus / "PaddleClas").rglob("*.txt")
         if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLECLAS_CPP_INFER
     )  # fmt: skip
     assert len(configs) == len(list((corpus / "PaddleClas").rglob("*_infer_cpp_linux_gpu_cpu.txt")))
-    table = {"runs": 0, "identical": 0, "faithful": 0, "identical but the build": 0}
-    deviations: dict = {}
-    unexplained = []
-    runs = [(config, fail) for config in configs for fail in (None, "generate_cpp_yaml", "inference_")]
-    with ThreadPoolExecutor(2) as pool:  # each run is a bash script of its own
-        diffs = pool.map(lambda r: compare(r[0], "PaddleClas", MODE, fail=r[1], upstream=upstream, chain=LAYOUT), runs)
-        for (config, fail), d in zip(runs, diffs):
-            table["runs"] += 1
-            table["identical"] += not d.differences
-            table["identical but the build"] += [x.category.split(":")[0] for x in d.differences] == ["build"]
-            table["faithful"] += d.faithful
-            for name in d.explained_by():
-                deviations[name] = deviations.get(name, 0) + 1
-            if not d.faithful:
-                unexplained.append(f"{config.name} fail={fail}: {[x.detail for x in d.unexplained()]}")
-    print("cpp oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
-    assert not unexplained, "\n".join(unexplained[:5])
-    assert table["identical but the build"] == table["runs"]
+    runs = [(config, MODE, None, fail) for config in configs for fail in (None, "generate_cpp_yaml", "inference_")]
+    tally = oracle("PaddleClas", runs, chain=LAYOUT)
+    print(tally.report("cpp oracle"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+    # every run is identical but for the build (the Plan leaves it to preparation)
+    assert all([x.category.split(":")[0] for x in d.differences] == ["build"] for _run, d in tally.diffs)
     cases = [Case(str(c), LAYOUT, MODE, fail="inference_" if n % 2 else None) for n, c in enumerate(configs[::3])]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
@@ -108,9 +91,7 @@ def test_the_deviations_show_where_they_say_against_the_real_script(corpus, tmp_
     `cpp-model-dir-per-run` says; an unknown type runs nothing upstream (and exits 0), we refuse."""
     from tipcgen.migrate.oracle import compare, run_upstream
 
-    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
-    if not (upstream / "PaddleClas" / "test_inference_cpp.sh").is_file():
-        pytest.skip(f"the upstream scripts are not at {upstream}")
+    upstream = need_upstream("test_inference_cpp.sh")
     for name in ("quant", "shitu", "xpu", "no_quant_flag", "two_models"):
         path = _write(tmp_path, name, VARIANTS[name])
         for fail in (None, ".yaml"):

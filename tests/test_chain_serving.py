@@ -10,11 +10,9 @@ named deviation says so, then a live server run.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ import pytest
 from helpers.cli import invoke_in
 from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
+from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import (
     PADDLECLAS_SERVING_CPP,
@@ -215,42 +214,23 @@ def test_every_paddleclas_serving_config_is_faithful_to_the_real_scripts(corpus,
     """Every corpus serving config x (passing, one step failing): the real script and our Plan
     agree, every difference a named deviation; and a sample of our generated scripts agrees with
     the Plan."""
-    from tipcgen.migrate.oracle import compare
-
-    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
-    if not (upstream / "PaddleClas" / "test_serving_infer_python.sh").is_file():
-        pytest.skip(f"the upstream scripts are not at {upstream}")
+    need_upstream("test_serving_infer_python.sh")
     found = _serving_configs(corpus)
-    runs = [(p, layout, f) for i, (p, layout) in enumerate(found) for f in (None, FAILS[i % len(FAILS)])]
-
-    def one(run):
-        path, layout, fail = run
-        return run, compare(path, "PaddleClas", MODE, fail=fail, upstream=upstream, chain=layout.name)
-
-    table = {"runs": 0, "identical": 0, "faithful": 0}
-    deviations: dict = {}
-    unexplained = []
-    with ThreadPoolExecutor(2) as pool:
-        for (path, _layout, fail), d in pool.map(one, runs):
-            table["runs"] += 1
-            table["identical"] += not d.differences
-            table["faithful"] += d.faithful
-            for name in d.explained_by():
-                deviations[name] = deviations.get(name, 0) + 1
-            if not d.faithful:
-                unexplained.append(f"{path.name} fail={fail}: {[x.detail for x in d.unexplained()]}")
-    print("serving oracle:", json.dumps({"configs": len(found), **table, "deviations": deviations}))
-    assert not unexplained, "\n".join(unexplained[:5])
-    assert table["runs"] == 2 * len(found) == 124
+    runs = [(p, MODE, None, f, {"chain": layout.name}) for i, (p, layout) in enumerate(found)
+            for f in (None, FAILS[i % len(FAILS)])]  # fmt: skip
+    tally = oracle("PaddleClas", runs)
+    print(tally.report("serving oracle"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+    assert tally.runs == 2 * len(found) == 124
     # the deviations are the ones expected; every run sleeps (the warm-up and pauses, recorded by the
     # oracle's sleep shim), which the generated script does not: serving-server-always-stopped names it
-    assert set(deviations) == {
+    assert set(tally.runs_by_deviation) == {
         "serving-gpu-log-names",
         "serving-server-own-status",
         "serving-cpp-shitu-gpu-server-log",
         "serving-server-always-stopped",
     }
-    assert deviations["serving-server-always-stopped"] == table["runs"]
+    assert tally.runs_by_deviation["serving-server-always-stopped"] == tally.runs
     sample = {layout.name: p for p, layout in found}  # one config of each table
     cases = [Case(str(p), name, MODE, fail=f) for name, p in sample.items() for f in (None, "--port")]
     mismatches = Harness(tmp_path / "h", tools=("sed", "cp")).run(cases)

@@ -1,12 +1,13 @@
-"""Many runs of the upstream oracle (helpers/upstream.py) at once, for a runner's upstream tests:
-`oracle(repo, runs)` compares (config, mode, gpuid, fail) runs on 2 threads into a `Tally` (runs,
-identical, faithful, the unfaithful ones described, which deviation explained which configs);
+"""Many runs of the upstream oracle (helpers/upstream.py) at once, for a runner's or a chain's
+upstream tests: `oracle(repo, runs)` compares (config, mode, gpuid, fail[, options]) runs on 2
+threads into a `Tally` (runs, identical, faithful, the unfaithful ones described, which deviation
+explained which configs and how many runs; options: compare's, e.g. the chain layout);
 `compare_text` compares a config's text written where the upstream scripts expect a config."""
 
 from __future__ import annotations
 
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ class Tally:
     faithful: int = 0
     unfaithful: list = field(default_factory=list)
     configs_by_deviation: dict = field(default_factory=lambda: defaultdict(set))
+    runs_by_deviation: Counter = field(default_factory=Counter)
+    diffs: list = field(default_factory=list)  # (run, diff), in the order of the runs
 
     def add(self, config: Path, diff) -> None:
         self.runs += 1
@@ -35,6 +38,7 @@ class Tally:
         self.faithful += 1
         for name in diff.explained_by():
             self.configs_by_deviation[name].add(config)
+            self.runs_by_deviation[name] += 1
 
     def report(self, title: str) -> str:
         lines = [f"{title}: {self.runs} runs, {self.identical} identical, {self.faithful} faithful"]
@@ -42,19 +46,33 @@ class Tally:
         return "\n".join(lines)
 
 
-def oracle(repo: str, runs: list, workers: int = 2) -> Tally:
-    """Compare (config, mode, gpuid, fail) runs of `repo` with upstream on `workers` threads."""
+def oracle(repo: str, runs: list, workers: int = 2, **options) -> Tally:
+    """Compare (config, mode, gpuid, fail[, per-run options]) runs of `repo` with upstream on
+    `workers` threads; `options` (and a run's own): compare's (chain=, quant_made=)."""
     scripts = upstream_dir()
     tally = Tally()
 
     def one(run):
-        config, mode, gpuid, fail = run
-        return config, compare(config, repo, mode, gpuid=gpuid, fail=fail, upstream=scripts)
+        config, mode, gpuid, fail, *own = run
+        kw = {**options, **(own[0] if own else {})}
+        return run, compare(config, repo, mode, gpuid=gpuid, fail=fail, upstream=scripts, **kw)
 
     with ThreadPoolExecutor(workers) as pool:
-        for config, diff in pool.map(one, runs):
-            tally.add(config, diff)
+        for run, diff in pool.map(one, runs):
+            tally.add(run[0], diff)
+            tally.diffs.append((run, diff))
     return tally
+
+
+def need_upstream(script: str) -> Path:
+    """The upstream scripts' folder (../shared/upstream, TIPC_UPSTREAM), or a skip naming where
+    PaddleClas's `script` was looked for."""
+    import pytest
+
+    where = upstream_dir()
+    if not (where / "PaddleClas" / script).is_file():
+        pytest.skip(f"the upstream scripts are not at {where}")
+    return where
 
 
 def compare_text(repo: str, config: Path, text: str, mode: str, gpuid: Optional[str] = None):
