@@ -265,19 +265,3 @@ def test_tiny_rec_dy2static_for_real_through_the_script_and_tipcgen_run(tmp_path
             print(
                 f"dy2static real run ({how}, {'broken' if broken else 'passing'}, both {seconds:.1f} s): {verdict.splitlines()[-1]}"
             )
-
-
-def test_a_folder_holding_only_a_dy2static_config_is_of_the_repos_family(tmp_path):
-    """PaddleVideo's BMN/ holds its dy2static config alone: with the repo's family given (migrate's
-    repo_family), it is kept verbatim for the repo's own script, never typed by PaddleClas's table."""
-    from tipcgen.importer import import_configs
-
-    path = tmp_path / "train_dy2static_python.txt"
-    path.write_text(TOY)
-    alone = import_configs([str(path)])
-    assert alone.layouts[path.name] == "paddleclas_dy2static", "no family known: the table it fits"
-    for family in ("paddlevideo", "paddleseg"):
-        kept = import_configs([str(path)], family=family)
-        assert kept.layouts[path.name] == "raw"
-        assert kept.spec["other_configs"][path.name]["own_script"] is True
-    assert import_configs([str(path)], family="paddleclas").layouts[path.name] == "paddleclas_dy2static"

@@ -201,35 +201,3 @@ def test_tiny_rec_ptq_runs_for_real_and_fails_cleanly(tmp_path):
         assert "cannot load weights" in (cwd / "test_tipc/output/tiny_rec" / MODE / "export.log").read_text()
         assert "Run failed" in lines[1]  # the predictor finds no model
         assert not (cwd / "tiny_rec_infer" / "quant_post_static_model").exists()
-
-
-def test_a_spec_suite_names_the_chain_and_the_build_writes_its_script(tmp_path):
-    """Import names such a config's chain (its file name says it: `layout: paddleclas_ptq`),
-    typed as a train suite, the same config bytes; planned and built as the chain's:
-    test_ptq_inference_python.sh beside the train runner, the chain's page, no train doc."""
-    folder = tmp_path / "src" / "ToyNet"
-    folder.mkdir(parents=True)
-    (folder / NAME).write_text(TOY + "\n")
-    res = invoke_in(tmp_path, "import", str(folder), "--out", str(tmp_path / "specs"))
-    assert res.exit_code == 0, res.output
-    spec = tmp_path / "specs" / "ToyNet.yml"
-    text = spec.read_text()
-    assert "layout: paddleclas_ptq\n" in text and "train:" in text, text
-    res = invoke_in(tmp_path, "plan", str(spec), "--mode", MODE, "--format", "json")
-    assert res.exit_code == 0, res.output
-    plan = json.loads(res.output)
-    assert plan["layout"] == LAYOUT and [s["kind"] for s in plan["steps"]] == ["export"] + ["infer"] * 5
-    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
-    assert res.exit_code == 0, res.output
-    tipc = tmp_path / "gen" / "ToyNet" / "test_tipc"
-    assert (tipc / "configs" / "ToyNet" / NAME).read_text() == TOY + "\n"
-    assert (
-        "# usage: bash test_tipc/test_ptq_inference_python.sh CONFIG MODE"
-        in (tipc / "test_ptq_inference_python.sh").read_text()
-    )
-    assert sorted(p.name for p in (tipc / "docs").iterdir()) == ["test_ptq_inference_python.md"]
-    # another chain's table has no line for a train field: refused, located
-    other = text.replace("layout: paddleclas_ptq\n", "layout: paddleclas_paddle2onnx\n", 1)
-    spec.write_text(other)
-    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen2"))
-    assert res.exit_code == 2 and "has no line for this field" in res.output, res.output

