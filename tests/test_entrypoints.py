@@ -588,3 +588,27 @@ def test_a_run_cut_at_its_bound_is_not_kept(tmp_path, monkeypatch):
         run = Stager(tree, {}, [], tmp_path, env).run(EntryPoint("test_tipc/hang.sh", None, None), 1)
         assert run.returncode is None
     assert len(ran) == 2 and not list((tmp_path / "cache").rglob("*.json"))
+
+
+def test_a_runs_scratch_is_its_owners_to_write_whatever_the_umask(tmp_path):
+    """Staged scripts keep their modes and every directory its owner's bits under a umask that
+    takes them (a script writes its outputs beside itself, as in a checkout)."""
+    import os
+    import stat
+
+    from tipcgen.migrate.entrypoints import Stager
+
+    tree = {"test_tipc/run.sh": b"#!/bin/bash\necho hi > test_tipc/output/x\n", "test_tipc/lib/util.py": b"x = 1\n"}
+    configs = {"test_tipc/configs/m/a.txt": b"model_name:m\n"}
+    old = os.umask(0o277)
+    try:
+        scratch = tmp_path / "s"
+        scratch.mkdir()
+        root = Stager(tree, configs, [], tmp_path).stage(scratch, "test_tipc/configs/m/a.txt")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((root / "test_tipc/run.sh").stat().st_mode) == 0o755
+    assert stat.S_IMODE((root / "test_tipc/lib/util.py").stat().st_mode) == 0o644
+    assert stat.S_IMODE((scratch / "bin" / "python").stat().st_mode) == 0o755
+    for where, _dirs, _files in os.walk(root):
+        assert os.stat(where).st_mode & 0o700 == 0o700, where

@@ -45,7 +45,7 @@ from typing import Callable, Optional
 from tipcgen.dialects import config_readers, section_owners
 from tipcgen.errors import TipcError
 from tipcgen.fsio import write_new
-from tipcgen.inputs import MAX_FILE_BYTES, read_bytes
+from tipcgen.inputs import MAX_FILE_BYTES, dirs_below, read_bytes
 from tipcgen.migrate import runcache
 from tipcgen.migrate.entries import EntryPoint, EntryRow
 from tipcgen.migrate.oracle import (
@@ -247,8 +247,12 @@ class Stager:
             (root / d).mkdir(parents=True, exist_ok=True)
         for d in self.dirs.get(config, ()) if config is not None else ():
             _make_inside(root, d)
-        # every file and directory above is made here with its owner's write bit (no copy of a
-        # read-only source): nothing to make writable, unlike oracle._stage's copytree
+        # the files above carry their modes (write_new); the directories get their owner's bits
+        # whatever the umask took, as a checkout has them (the scripts write their outputs there)
+        for where, _dirs, _files in dirs_below(str(root)):
+            mode = os.stat(where).st_mode
+            if mode & 0o700 != 0o700:
+                os.chmod(where, mode | 0o700)
         return root
 
     def run(self, entry: EntryPoint, timeout: float) -> Run:
