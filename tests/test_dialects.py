@@ -299,7 +299,7 @@ def test_cli_smoke(tmp_path):
 
 
 # What makes each chain's steps fail in the recorder (an argv substring), one case each: its
-# script then goes on, skips or stops as its Plan says. A chain without an entry runs passing only.
+# script then goes on, skips or stops as its Plan says. Every chain names at least one (checked below).
 CHAIN_FAILS = {
     "paddleclas_cpp_infer": ("generate_cpp_yaml", ".yaml", "fp16"),  # the yaml writer, the demo, some runs
     "paddleclas_lite_arm": ("LD_LIBRARY_PATH", "push", "precision INT8"),  # the runs, the pushes, one edit
