@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tipcgen.migrate.shims import bash_by_path
+
 REPO = Path(__file__).resolve().parents[1]
 
 # `python3` in a config is this interpreter, as in an activated venv, whichever way pytest was
@@ -79,8 +81,7 @@ if [[ -n ${TIPC_RECORD_FAIL:-} ]]; then
 fi
 exit 0
 """
-# bash by its path (one exec fewer per recorded command than `env` finding it)
-RECORDER = RECORDER.replace("#!/usr/bin/env bash\n", f"#!{shutil.which('bash') or '/usr/bin/env bash'}\n", 1)
+RECORDER = bash_by_path(RECORDER)  # one exec fewer per recorded command than `env` finding bash
 
 
 class Recorder:

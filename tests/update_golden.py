@@ -21,8 +21,9 @@ The golden files of `<stem>.txt`:
                                <stem>.test_train_inference_python.sh, <stem>.common_func.sh
                                and, when the config has a train_benchmark_params
                                section and the dialect (and runner) has one, <stem>.benchmark_train.sh;
-                               for a chain's config, its own script only (e.g.
-                               <stem>.test_inference_cpp.sh: the rest is the model's, not the chain's).
+                               for a chain's configs, its own script only, once per folder (the
+                               first config's, e.g. <stem>.test_inference_cpp.sh): it reads its config
+                               when it runs, so the others' differ in their banner only (checked).
                                Per config, not per folder: the runner's limits table names the
                                config file and every script's banner names its spec.
 
@@ -116,6 +117,11 @@ def is_chain(config: Path) -> bool:
     return dialect_of(config) in CHAIN_LAYOUTS
 
 
+def chain_first(config: Path) -> Path:
+    """The config of a chain's fixture folder whose build holds the folder's golden script."""
+    return min(c for c in fixture_configs(config.parent.parent) if c.parent == config.parent)
+
+
 def modes_of(config: Path) -> tuple[str, ...]:
     """The modes a fixture config is planned in: the four train modes, or its chain's own."""
     if not is_chain(config):
@@ -200,6 +206,13 @@ def build_scripts(config: Path, spec_text: str) -> dict[Path, bytes]:
     return scripts
 
 
+def golden_scripts(config: Path, spec_text: str) -> dict[Path, bytes]:
+    """build_scripts' goldens: all of them, or none for a chain's config but its folder's first."""
+    if is_chain(config) and config != chain_first(config):
+        return {}
+    return build_scripts(config, spec_text)
+
+
 def script_goldens(config: Path) -> list[Path]:
     """The golden scripts of one config that are on disk."""
     return sorted(p for p in config.parent.glob(f"*{SCRIPT_SUFFIX}") if p.is_file() and script_owner(p) == config.stem)
@@ -211,8 +224,8 @@ def expected_files(config: Path) -> dict[Path, bytes]:
     files = {spec_path(config): spec_text.encode("utf-8")}
     for mode in modes_of(config):
         files[plan_path(config, mode)] = plan_json(config, mode).encode("utf-8")
-    scripts = build_scripts(config, spec_text)
-    again = build_scripts(config, spec_text)
+    scripts = golden_scripts(config, spec_text)
+    again = golden_scripts(config, spec_text)
     if again != scripts:
         differ = sorted(p.name for p in scripts.keys() | again.keys() if scripts.get(p) != again.get(p))
         raise GoldenError(f"{config}: two builds of its spec differ in {differ} (the build is not deterministic)")
@@ -303,7 +316,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         for path in script_goldens(config):
             if path not in expected:
                 stale += 1
-                print(f"{'would delete' if args.check else 'deleted'} {_rel(path)} (the build writes no such script)")
+                why = "the build writes no such script, or its chain folder's first config holds it"
+                print(f"{'would delete' if args.check else 'deleted'} {_rel(path)} ({why})")
                 if not args.check:
                     path.unlink()
     if not args.targets:

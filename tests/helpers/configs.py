@@ -19,10 +19,9 @@ def variant(tmp_path: Path, base: Path, name: str, append: str = "", **lines: st
     return path
 
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-
-
 def fixture_text(folder: str, name: str) -> str:
     """A fixture config's text (tests/fixtures/<folder>/<name>): the golden harness's toy configs,
     which a chain's own tests start from."""
+    from update_golden import FIXTURES
+
     return (FIXTURES / folder / name).read_bytes().decode("utf-8")
