@@ -25,7 +25,7 @@ from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
 from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
-from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_layout
+from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, PADDLESEG_PADDLE2ONNX, chain_layout
 from tipcgen.script.lines import split_lines
 
 LAYOUT = PADDLECLAS_PADDLE2ONNX.name
@@ -49,6 +49,32 @@ def test_what_is_not_this_table_and_a_train_layout_for_it_are_refused(tmp_path):
     assert chain_layout(signature(split_lines(other))) is None
     res = invoke_in(tmp_path, "plan", str(_write(tmp_path, "toy", TOY)), "--mode", MODE, "--layout", "paddleclas")
     assert res.exit_code == 2 and "is a PaddleClas paddle2onnx config" in res.output
+
+
+@pytest.mark.corpus
+def test_every_paddleseg_paddle2onnx_config_is_faithful_to_paddlesegs_own_script(corpus, tmp_path):
+    """PaddleSeg's paddle2onnx chain, a table entry (plan/runners/paddleseg_paddle2onnx.py): every
+    corpus config x (passing, the conversion failing, the inference failing) against PaddleSeg's
+    own test_paddle2onnx.sh, and our generated script against the Plan."""
+    need_upstream("test_paddle2onnx.sh", repo="PaddleSeg")
+    configs = sorted(
+        p for p in (corpus / "PaddleSeg").rglob("*.txt")
+        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLESEG_PADDLE2ONNX
+    )  # fmt: skip
+    assert configs, "no PaddleSeg paddle2onnx config in the corpus"
+    runs = [(c, MODE, None, f) for c in configs for f in (None, "--save_file", "infer_onnx")]
+    from tipcgen.importer import config_groups, import_group
+
+    for _directory, paths in config_groups(sorted({str(c.parent) for c in configs})).items():
+        report = import_group(paths)  # typed as this chain's suites, rebuilt byte for byte
+        assert not report.failures and report.layouts, report.failures
+        assert all(report.layouts[c.name] == PADDLESEG_PADDLE2ONNX.name for c in configs if str(c.parent) == _directory)
+    tally = oracle("PaddleSeg", runs, chain=PADDLESEG_PADDLE2ONNX.name)
+    print(tally.report("PaddleSeg paddle2onnx oracle"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+    cases = [Case(str(c), PADDLESEG_PADDLE2ONNX.name, MODE, fail=f) for c in configs for f in (None, "infer_onnx")]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches[:5])
 
 
 @pytest.mark.corpus
@@ -214,7 +240,7 @@ def test_every_paddleclas_chain_config_imports_typed_and_rebuilds_byte_identical
             if chain is not None:
                 assert kind == chain.name, file
     print("PaddleClas import by layout:", json.dumps(counts, sort_keys=True))
-    assert all(counts.get(name, 0) > 0 for name in CHAIN_LAYOUTS), counts
+    assert all(counts.get(name, 0) > 0 for name in CHAIN_LAYOUTS if name.startswith("paddleclas_")), counts
 
 
 def test_lint_knows_the_chain_opset_and_the_model_it_needs(tmp_path):

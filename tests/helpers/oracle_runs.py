@@ -64,13 +64,13 @@ def oracle(repo: str, runs: list, workers: int = 2, **options) -> Tally:
     return tally
 
 
-def need_upstream(script: str) -> Path:
+def need_upstream(script: str, repo: str = "PaddleClas") -> Path:
     """The upstream scripts' folder (../shared/upstream, TIPC_UPSTREAM), or a skip naming where
-    PaddleClas's `script` was looked for."""
+    `repo`'s `script` was looked for."""
     import pytest
 
     where = upstream_dir()
-    if not (where / "PaddleClas" / script).is_file():
+    if not (where / repo / script).is_file():
         pytest.skip(f"the upstream scripts are not at {where}")
     return where
 

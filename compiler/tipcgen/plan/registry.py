@@ -18,6 +18,7 @@ from tipcgen.plan.runners import (
     paddleclas_serving_python,
     paddledetection,
     paddleseg,
+    paddleseg_paddle2onnx,
     paddlevideo,
 )
 
@@ -30,11 +31,12 @@ RUNNERS: dict[str, Runner] = {
     "paddlevideo": paddlevideo,
     "paddledetection": paddledetection,
     # the other chains (dialects/chains/)
-    "paddleclas_paddle2onnx": paddleclas_paddle2onnx,
+    "paddleclas_paddle2onnx": paddleclas_paddle2onnx.RUNNER,
     "paddleclas_cpp_infer": paddleclas_cpp_infer,
     "paddleclas_dy2static": paddleclas_dy2static,
     "paddleclas_lite_arm": paddleclas_lite_arm,
     "paddleclas_serving_python": paddleclas_serving_python,
     "paddleclas_serving_cpp": paddleclas_serving_cpp,
     "paddleclas_ptq": paddleclas_ptq,
+    "paddleseg_paddle2onnx": paddleseg_paddle2onnx.RUNNER,
 }

@@ -25,6 +25,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
     PADDLECLAS_SERVING_PYTHON,
     PADDLECLAS_SERVING_PYTHON_SHITU,
 )
+from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 
 # One module per chain (dialects/chains/<chain>.py); detection tries them in this order. A chain
 # whose script reads two line tables (PaddleClas serving: a classifier's, PP-ShiTu's) lists its
@@ -39,6 +40,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLECLAS_SERVING_PYTHON_SHITU,
     PADDLECLAS_SERVING_CPP,
     PADDLECLAS_SERVING_CPP_SHITU,
+    PADDLESEG_PADDLE2ONNX,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),
@@ -47,13 +49,18 @@ TYPED_CHAINS: dict[str, Layout] = {PADDLECLAS_PTQ.name: PADDLECLAS_PTQ}
 
 
 def script_layout(layout: Layout) -> Layout:
-    """The chain layout a script is rendered from: the first of those sharing `layout`'s script."""
-    return next(c for c in _CHAINS if c.dialect.script == layout.dialect.script)
+    """The chain layout a script is rendered from: the first of its family's sharing `layout`'s script."""
+    return next(c for c in _CHAINS if _same_script(c, layout))
 
 
 def script_siblings(layout: Layout) -> tuple[Layout, ...]:
     """The other line tables the script of `layout` reads (in _CHAINS order)."""
-    return tuple(c for c in _CHAINS if c.dialect.script == layout.dialect.script and c is not layout)
+    return tuple(c for c in _CHAINS if _same_script(c, layout) and c is not layout)
+
+
+def _same_script(a: Layout, b: Layout) -> bool:
+    """Two line tables one script reads: the same script name in the same repo family."""
+    return a.dialect.script == b.dialect.script and a.name.split("_", 1)[0] == b.name.split("_", 1)[0]
 
 
 def chain_layout(sig: Signature) -> Optional[Layout]:
