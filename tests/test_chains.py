@@ -25,7 +25,9 @@ from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
 from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
-from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, PADDLESEG_PADDLE2ONNX, chain_layout
+from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_layout
+from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
+from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 from tipcgen.script.lines import split_lines
 
 LAYOUT = PADDLECLAS_PADDLE2ONNX.name
@@ -51,28 +53,36 @@ def test_what_is_not_this_table_and_a_train_layout_for_it_are_refused(tmp_path):
     assert res.exit_code == 2 and "is a PaddleClas paddle2onnx config" in res.output
 
 
+# The chains that are tables of another family than PaddleClas: (repo, layout, what fails each step)
+TABLE_CHAINS = [
+    ("PaddleSeg", PADDLESEG_PADDLE2ONNX, ("--save_file", "infer_onnx")),
+    ("PaddleVideo", PADDLEVIDEO_PADDLE2ONNX, ("--save_file", "predict_onnx")),
+]
+
+
 @pytest.mark.corpus
-def test_every_paddleseg_paddle2onnx_config_is_faithful_to_paddlesegs_own_script(corpus, tmp_path):
-    """PaddleSeg's paddle2onnx chain, a table entry (plan/runners/paddleseg_paddle2onnx.py): every
-    corpus config x (passing, the conversion failing, the inference failing) against PaddleSeg's
-    own test_paddle2onnx.sh, and our generated script against the Plan."""
-    need_upstream("test_paddle2onnx.sh", repo="PaddleSeg")
+@pytest.mark.parametrize("repo, layout, fails", TABLE_CHAINS, ids=[t[1].name for t in TABLE_CHAINS])
+def test_every_config_of_a_table_chain_is_faithful_to_its_repos_own_script(corpus, tmp_path, repo, layout, fails):
+    """A chain written as a table (dialects/chains/, e.g. PaddleSeg's paddle2onnx): every corpus
+    config imports as a typed suite of it, byte for byte; x (passing, each step failing) against the
+    repo's own script; and our generated script against the Plan."""
+    need_upstream(layout.dialect.script, repo=repo)
     configs = sorted(
-        p for p in (corpus / "PaddleSeg").rglob("*.txt")
-        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLESEG_PADDLE2ONNX
+        p for p in (corpus / repo).rglob("*.txt")
+        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is layout
     )  # fmt: skip
-    assert configs, "no PaddleSeg paddle2onnx config in the corpus"
-    runs = [(c, MODE, None, f) for c in configs for f in (None, "--save_file", "infer_onnx")]
+    assert configs, f"no {layout.name} config in the corpus"
     from tipcgen.importer import config_groups, import_group
 
     for _directory, paths in config_groups(sorted({str(c.parent) for c in configs})).items():
         report = import_group(paths)  # typed as this chain's suites, rebuilt byte for byte
         assert not report.failures and report.layouts, report.failures
-        assert all(report.layouts[c.name] == PADDLESEG_PADDLE2ONNX.name for c in configs if str(c.parent) == _directory)
-    tally = oracle("PaddleSeg", runs, chain=PADDLESEG_PADDLE2ONNX.name)
-    print(tally.report("PaddleSeg paddle2onnx oracle"))
+        assert all(report.layouts[c.name] == layout.name for c in configs if str(c.parent) == _directory)
+    mode = layout.dialect.table.mode
+    tally = oracle(repo, [(c, mode, None, f) for c in configs for f in (None, *fails)], chain=layout.name)
+    print(tally.report(f"{layout.name} oracle"))
     assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
-    cases = [Case(str(c), PADDLESEG_PADDLE2ONNX.name, MODE, fail=f) for c in configs for f in (None, "infer_onnx")]
+    cases = [Case(str(c), layout.name, mode, fail=f) for c in configs for f in (None, fails[-1])]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
 

@@ -329,6 +329,7 @@ CHAIN_FAILS = {
     "paddleclas_serving_cpp": ("paddle_serving_client.convert",),
     "paddleclas_serving_cpp_shitu": ("prototxt",),  # the edits fail: nothing else does
     "paddleseg_paddle2onnx": ("--save_file", "infer_onnx"),  # the conversion, the inference
+    "paddlevideo_paddle2onnx": ("--save_file", "predict_onnx"),
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Callable, Optional
 
+from tipcgen.dialects.steps import ChainTable
+
 BAR = "=" * 27
 
 
@@ -116,6 +118,9 @@ class Dialect:
     # PaddleSeg's prepare.sh reads it with func_parser_value_cpp in cpp_infer): the generated
     # prepare.sh reads the name as its second word there (tipc_word), and so do the specs' checks.
     prepare_word_modes: tuple = ()
+    # A chain of fixed commands: its steps as data (dialects/steps.py), run by plan/runners/table.py
+    # under the runner name `runners[0]` (no runner module, no template of its own).
+    table: Optional[ChainTable] = None
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """Every runner, by the name a dialect's `Dialect.runners` and a spec's `runner:` use (static: no
-module is looked up by a string at run time; mypy checks each against `plan.runner.Runner`)."""
+module is looked up by a string at run time; mypy checks each against `plan.runner.Runner`); a
+chain whose Dialect carries a table (dialects/steps.py) is registered by it, run by the one
+interpreter (plan/runners/table.py)."""
 
 from __future__ import annotations
 
+from tipcgen.dialects.chains import CHAIN_LAYOUTS
 from tipcgen.plan.runner import Runner
 from tipcgen.plan.runners import (
     models,
@@ -12,15 +15,14 @@ from tipcgen.plan.runners import (
     paddleclas_cpp_infer,
     paddleclas_dy2static,
     paddleclas_lite_arm,
-    paddleclas_paddle2onnx,
     paddleclas_ptq,
     paddleclas_serving_cpp,
     paddleclas_serving_python,
     paddledetection,
     paddleseg,
-    paddleseg_paddle2onnx,
     paddlevideo,
 )
+from tipcgen.plan.runners.table import TableRunner
 
 RUNNERS: dict[str, Runner] = {
     "ocr": ocr,
@@ -31,12 +33,18 @@ RUNNERS: dict[str, Runner] = {
     "paddlevideo": paddlevideo,
     "paddledetection": paddledetection,
     # the other chains (dialects/chains/)
-    "paddleclas_paddle2onnx": paddleclas_paddle2onnx.RUNNER,
     "paddleclas_cpp_infer": paddleclas_cpp_infer,
     "paddleclas_dy2static": paddleclas_dy2static,
     "paddleclas_lite_arm": paddleclas_lite_arm,
     "paddleclas_serving_python": paddleclas_serving_python,
     "paddleclas_serving_cpp": paddleclas_serving_cpp,
     "paddleclas_ptq": paddleclas_ptq,
-    "paddleseg_paddle2onnx": paddleseg_paddle2onnx.RUNNER,
 }
+# the chains that are tables: registered where they are written (dialects/chains/), nowhere else
+RUNNERS.update(
+    {
+        layout.dialect.runners[0]: TableRunner(layout.dialect.table)
+        for layout in CHAIN_LAYOUTS.values()
+        if layout.dialect.table
+    }
+)

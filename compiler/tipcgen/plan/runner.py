@@ -1,6 +1,7 @@
 """The runner interface. A runner is one upstream `test_train_inference_python.sh` made a module
 (plan/runners/<name>.py), registered in plan/registry.py and named in its dialect's
-`Dialect.runners`; mypy holds every registered module to `Runner`:
+`Dialect.runners`, or a chain of fixed commands written as a table (dialects/steps.py, run by
+plan/runners/table.py); mypy holds every registered runner to `Runner`:
 
 - `plan(b: Builder) -> None`: the steps of `b.mode` for the config `b.v`, added with `b.add`
   in the order that repo's script runs them (argv, CUDA_VISIBLE_DEVICES, logs, status paths);
@@ -19,8 +20,9 @@ each runner and its repo's real script by the upstream oracle (tests/helpers/ups
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Protocol
+
+from tipcgen.dialects.steps import Deviation
 
 if TYPE_CHECKING:
     from tipcgen.plan.builder import Builder, OcrScript
@@ -43,21 +45,6 @@ class Runner(Protocol):
     def CLASSIC(self) -> Optional[OcrScript]: ...
 
     def plan(self, b: Builder) -> None: ...
-
-
-@dataclass(frozen=True)
-class Deviation:
-    """A deliberate difference between a runner and its repo's own script (docs/runners.md's table lists
-    them all, with the number of corpus configs each touches).
-
-    `categories` are regular expressions over the upstream oracle's difference categories
-    (tests/helpers/upstream.py) that this deviation explains: a run of the oracle whose every
-    difference matches a deviation of its runner counts as faithful."""
-
-    name: str
-    what: str  # what we do
-    why: str  # why we differ
-    categories: tuple = ()
 
 
 # The chains that edit config files with `sed -i` (serving, Lite): their values are data.

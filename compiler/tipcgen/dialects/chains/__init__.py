@@ -26,6 +26,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
     PADDLECLAS_SERVING_PYTHON_SHITU,
 )
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
+from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 
 # One module per chain (dialects/chains/<chain>.py); detection tries them in this order. A chain
 # whose script reads two line tables (PaddleClas serving: a classifier's, PP-ShiTu's) lists its
@@ -41,6 +42,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLECLAS_SERVING_CPP,
     PADDLECLAS_SERVING_CPP_SHITU,
     PADDLESEG_PADDLE2ONNX,
+    PADDLEVIDEO_PADDLE2ONNX,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),
