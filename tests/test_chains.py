@@ -25,7 +25,8 @@ from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
 from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
-from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_layout
+from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
+from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 from tipcgen.script.lines import split_lines
@@ -57,6 +58,7 @@ def test_what_is_not_this_table_and_a_train_layout_for_it_are_refused(tmp_path):
 TABLE_CHAINS = [
     ("PaddleSeg", PADDLESEG_PADDLE2ONNX, ("--save_file", "infer_onnx")),
     ("PaddleVideo", PADDLEVIDEO_PADDLE2ONNX, ("--save_file", "predict_onnx")),
+    ("models", MODELS_PADDLE2ONNX, ("--save_file", "onnx_python")),  # PaddleSeg's lines, its own script
 ]
 
 
@@ -67,9 +69,10 @@ def test_every_config_of_a_table_chain_is_faithful_to_its_repos_own_script(corpu
     config imports as a typed suite of it, byte for byte; x (passing, each step failing) against the
     repo's own script; and our generated script against the Plan."""
     need_upstream(layout.dialect.script, repo=repo)
+    family = chain_family(layout.name)
     configs = sorted(
         p for p in (corpus / repo).rglob("*.txt")
-        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is layout
+        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace"))), family) is layout
     )  # fmt: skip
     assert configs, f"no {layout.name} config in the corpus"
     from tipcgen.importer import config_groups, import_group

@@ -88,13 +88,14 @@ def test_a_models_several_configs_become_one_spec_with_shared_defaults(corpus, r
     # shared once, not copied into each suite
     assert doc["defaults"]["train"]["epochs"]["by_mode"] == {"lite_train_lite_infer": 5, "whole_train_whole_infer": 90}
     assert all("epochs" not in suite.get("train", {}) for suite in doc["suites"].values())
-    # 5 train suites; 6 other chains' configs verbatim: the Lite config fits PaddleClas's line table
-    # and the paddle2onnx one PaddleSeg's, but a chain of one family never types another's config:
-    # each is left to the repo's own script
-    chains = {n: s["layout"] for n, s in doc["suites"].items() if str(s.get("layout", "")).startswith("paddleclas_")}
-    assert len(doc["suites"]) == 5 and not chains and len(doc["other_configs"]) == 6
+    # 5 train suites and the paddle2onnx chain's (PaddleSeg's line table, the tutorials' own table);
+    # 5 other chains' configs verbatim: the Lite config fits PaddleClas's line table, but a chain of
+    # one family never types another's config: it is left to the repo's own script
+    chains = {s["file"]: s["layout"] for s in doc["suites"].values() if s.get("layout")}
+    assert chains == {"paddle2onnx_infer_python.txt": "models_paddle2onnx"}, chains
+    assert len(doc["suites"]) == 6 and len(doc["other_configs"]) == 5
     own = [name for name, raw in doc["other_configs"].items() if raw.get("own_script")]
-    assert sorted(own) == ["lite_arm_cpu_cpp.txt", "paddle2onnx_infer_python.txt"], own
+    assert own == ["lite_arm_cpu_cpp.txt"], own
     ocr = reports["PaddleOCR/ch_PP-OCRv3_rec"]
     assert ocr.exact == 3
     assert "fleet:" in ocr.yaml and "normal:" in ocr.yaml

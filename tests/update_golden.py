@@ -54,7 +54,7 @@ from typing import Optional
 from tipcgen.check.source import plan_source
 from tipcgen.check.spec import load_spec_text
 from tipcgen.dialects import LAYOUTS
-from tipcgen.dialects.chains import CHAIN_LAYOUTS
+from tipcgen.dialects.chains import CHAIN_LAYOUTS, chain_family, chain_of_text
 from tipcgen.emit.files import build_files
 from tipcgen.importer import import_group
 from tipcgen.plan.registry import RUNNERS
@@ -164,7 +164,7 @@ def with_runner(spec_text: str, runner: Optional[str]) -> str:
 def import_spec_yaml(config: Path) -> str:
     """The spec YAML `tipcgen import CONFIG` writes (auto layout, verified to rebuild exactly),
     with the folder's runner."""
-    report = import_group([str(config)], "auto")
+    report = import_group([str(config)], "auto", family=chain_family(dialect_of(config)) if is_chain(config) else None)
     if report.failures or report.yaml is None:
         reasons = "; ".join(f"{name}: {why}" for name, why in report.failures.items())
         raise GoldenError(f"{config}: tipcgen import fails: {reasons or 'no YAML produced'}")
@@ -178,7 +178,7 @@ def plan_json(config: Path, mode: str, layout: Optional[str] = None, runner: Opt
     plan = plan_source(
         str(config),
         mode,
-        layout=layout or (None if is_chain(config) else dialect_of(config)),
+        layout=layout or _plan_layout(config),
         gpuid=None,
         cuda_visible_devices=None,
         node_ip=None,
@@ -186,6 +186,17 @@ def plan_json(config: Path, mode: str, layout: Optional[str] = None, runner: Opt
         runner=runner or runner_of(config),
     )
     return plan.to_json() + "\n"  # the CLI echoes it with a newline
+
+
+def _plan_layout(config: Path) -> Optional[str]:
+    """--layout for a fixture's plan: its folder's train layout; for a chain's config none (its
+    content and name say which chain it is), or its family where another family's table reads the
+    same lines (the models tutorials' paddle2onnx: `--layout models`)."""
+    if not is_chain(config):
+        return dialect_of(config)
+    mine = CHAIN_LAYOUTS[dialect_of(config)]
+    found = chain_of_text(config.read_text(encoding="utf-8"), config.name)
+    return None if found is mine else chain_family(mine.name)
 
 
 def build_scripts(config: Path, spec_text: str) -> dict[Path, bytes]:

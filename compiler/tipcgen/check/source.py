@@ -60,11 +60,13 @@ def plan_source(
         limits = spec.suites[name].limits
     else:
         text = read_text(source)
-        chain = chain_of_text(text, os.path.basename(source))
+        chain = chain_of_text(text, os.path.basename(source), family=layout)
         if chain is not None and layout and chain_of(text) is None:
             # a train-type config named for a chain (PaddleClas's PTQ): --layout plans it as a train config
             chain = None
         if chain is not None:  # another chain's config: its own layout and runner (dialects/chains/)
+            if layout and chain is not chain_of_text(text, os.path.basename(source)):
+                layout = None  # --layout F picks family F's own script where two families' read these lines
             if layout:
                 raise UsageError(f"--layout {layout}: {source} is a {chain.description}; --layout names train layouts")
             lay = chain

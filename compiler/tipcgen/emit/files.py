@@ -261,7 +261,7 @@ def chain_scripts(specs: list[Spec], text_banner: str) -> dict[str, str]:
         for suite in spec.chain_suites.values():
             chains[str(suite.layout)] = get_layout(str(suite.layout))
         for file, raw in spec.other_configs.items():
-            layout = None if raw.own_script else chain_of_text(raw.text(), file)
+            layout = None if raw.own_script else chain_of_text(raw.text(), file, spec.layout)
             if layout is not None:
                 chains[layout.name] = layout
     files = {}

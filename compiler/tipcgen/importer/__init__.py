@@ -59,6 +59,7 @@ def import_configs(
     """Import the configs of one model into one spec (`lenient`: see factor_defaults; `family`:
     the repo's train layout, for a folder with no train config of its own: repo_family)."""
     decoded, kinds = _read_configs(paths, layout)
+    kinds = _own_chains(decoded, kinds, family)
     foreign = _foreign_chains(kinds, family)
     kinds = {name: "raw" if name in foreign else kind for name, kind in kinds.items()}
     train = [(d, kinds[os.path.basename(d.path)]) for d in decoded if kinds[os.path.basename(d.path)] != "raw"]
@@ -94,15 +95,37 @@ def import_configs(
     return ImportResult(spec, {os.path.basename(p): p for p in paths}, kinds, findings)
 
 
+def _own_chains(decoded: list, kinds: dict[str, str], family: Optional[str]) -> dict[str, str]:
+    """A chain config that another family's table fits, typed by the folder's family's own table
+    where it has one reading the same lines (the models tutorials' paddle2onnx configs are
+    PaddleSeg's lines, run by their own script)."""
+    main = _family_of(kinds, family)
+    if main is None:
+        return kinds
+    out = dict(kinds)
+    for dec in decoded:
+        name = os.path.basename(dec.path)
+        if is_chain_layout(kinds[name]) and foreign_chain(get_layout(kinds[name]), main):
+            own = chain_of_lines(dec.lines, name, family=main)
+            if own is not None and not foreign_chain(own, main):
+                out[name] = own.name
+    return out
+
+
+def _family_of(kinds: dict[str, str], family: Optional[str]) -> Optional[str]:
+    """The folder's family: its most common train layout, else the repo's `family`."""
+    train = [k for k in kinds.values() if k != "raw" and not is_chain_layout(k)]
+    return Counter(train).most_common(1)[0][0] if train else family
+
+
 def _foreign_chains(kinds: dict[str, str], family: Optional[str] = None) -> set[str]:
     """The chain configs of another family than the folder's train configs (PaddleSeg's dy2static
     config fits PaddleClas's table): kept verbatim and left to the repo's own script (`own_script`);
     typed by a foreign table, a foreign script would run them. A folder without train configs
     (PaddleVideo's BMN/ holds only its dy2static config) is of the repo's `family`."""
-    train = [k for k in kinds.values() if k != "raw" and not is_chain_layout(k)]
-    if not train and family is None:
+    main = _family_of(kinds, family)
+    if main is None:
         return set()
-    main = Counter(train).most_common(1)[0][0] if train else str(family)
     return {name for name, kind in kinds.items() if is_chain_layout(kind) and foreign_chain(get_layout(kind), main)}
 
 

@@ -426,7 +426,7 @@ def _account(m: Migration, specs: list, configs: list[str], tipc: Path) -> None:
             if source is None:
                 continue
             rel = _rel(m.root, source)
-            chain = chain_of_text(raw.text(), file)
+            chain = chain_of_text(raw.text(), file, spec.layout)
             if rel in chained:
                 continue
             why = _kept_why(m, tipc, file, raw, chain)
@@ -559,7 +559,7 @@ def _chained(m: Migration, specs: list) -> list:
             (s.file, get_layout(str(s.layout))) for s in spec.chain_suites.values()
         ]
         chained += [
-            (file, None if raw.own_script else chain_of_text(raw.text(), file))
+            (file, None if raw.own_script else chain_of_text(raw.text(), file, spec.layout))
             for file, raw in spec.other_configs.items()
         ]  # (another family's chain, `own_script`: kept with the repo's script, _account)
         for file, layout in sorted(chained, key=lambda item: item[0]):

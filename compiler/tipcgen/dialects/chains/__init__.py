@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Optional
 
 from tipcgen.dialects.base import Layout, Signature
+from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleclas_cpp_infer import PADDLECLAS_CPP_INFER
 from tipcgen.dialects.chains.paddleclas_dy2static import PADDLECLAS_DY2STATIC
 from tipcgen.dialects.chains.paddleclas_lite_arm import PADDLECLAS_LITE_ARM
@@ -43,6 +44,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLECLAS_SERVING_CPP_SHITU,
     PADDLESEG_PADDLE2ONNX,
     PADDLEVIDEO_PADDLE2ONNX,
+    MODELS_PADDLE2ONNX,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),
@@ -65,13 +67,15 @@ def _same_script(a: Layout, b: Layout) -> bool:
     return a.dialect.script == b.dialect.script and a.name.split("_", 1)[0] == b.name.split("_", 1)[0]
 
 
-def chain_layout(sig: Signature) -> Optional[Layout]:
+def chain_layout(sig: Signature, family: Optional[str] = None) -> Optional[Layout]:
     """The chain layout whose rule fits a config's signature, or None. A rule may read the
-    file name (`sig.name`): without it, a config named for the PTQ chain is a train config."""
-    for layout in _CHAINS:
-        if layout.detect is not None and layout.detect(sig):
-            return layout
-    return None
+    file name (`sig.name`): without it, a config named for the PTQ chain is a train config.
+    Two families' scripts may read one line table (the models tutorial's paddle2onnx config is
+    PaddleSeg's): `family` (a train layout's name, when the repo's is known) prefers its own."""
+    fits = [layout for layout in _CHAINS if layout.detect is not None and layout.detect(sig)]
+    own = [layout for layout in fits if family is not None and chain_family(layout.name) == family]
+    best = own or fits
+    return best[0] if best else None
 
 
 def chain_family(name: str) -> str:
@@ -94,19 +98,19 @@ _BY_NAME = {
 }
 
 
-def chain_of_text(text: str, name: str = "") -> Optional[Layout]:
+def chain_of_text(text: str, name: str = "", family: Optional[str] = None) -> Optional[Layout]:
     """The chain layout a config's text fits, or None; `name` (its file name, when known)
-    decides where the text cannot (_BY_NAME)."""
+    decides where the text cannot (_BY_NAME); `family` prefers that repo family's (chain_layout)."""
     from tipcgen.script.lines import split_lines
 
-    return chain_of_lines(split_lines(text), name)
+    return chain_of_lines(split_lines(text), name, family)
 
 
-def chain_of_lines(lines: list[str], name: str = "") -> Optional[Layout]:
+def chain_of_lines(lines: list[str], name: str = "", family: Optional[str] = None) -> Optional[Layout]:
     """chain_of_text for a config's non-empty lines (the one rule import, lint, plan and the build use)."""
     from tipcgen.dialects import signature
 
-    layout = chain_layout(signature(lines, name))
+    layout = chain_layout(signature(lines, name), family)
     if layout is not None and layout.name in _BY_NAME:
         marker, twin = _BY_NAME[layout.name]
         if marker in name.rsplit("/", 1)[-1]:
