@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tipcgen.dialects.chains.paddleseg_paddle2onnx import CONVERT, INFER, PADDLESEG_PADDLE2ONNX
+from tipcgen.dialects.chains.paddle2onnx import CONVERT
+from tipcgen.dialects.chains.paddleseg_paddle2onnx import INFER, PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.steps import ChainTable, Command
 
 # fmt: off

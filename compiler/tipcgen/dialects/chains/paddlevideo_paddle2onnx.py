@@ -4,8 +4,10 @@ lines without a log (its status_check gets four arguments)."""
 
 from __future__ import annotations
 
-from tipcgen.dialects.base import Dialect, F, H, Layout
-from tipcgen.dialects.chains.paddleseg_paddle2onnx import CONVERT, KEYS, P2O, VARS
+from dataclasses import replace
+
+from tipcgen.dialects.base import F, Layout
+from tipcgen.dialects.chains.paddle2onnx import CONVERT, HEAD, P2O_DIALECT, p2o_reads
 from tipcgen.dialects.steps import ChainTable, Command, Param, Val
 
 # fmt: off
@@ -14,25 +16,12 @@ INFER = (Val("python"), Val("p2o.infer.script"), Param("p2o.infer.yaml", "set_co
 PADDLEVIDEO_PADDLE2ONNX = Layout(
     "paddlevideo_paddle2onnx",
     "PaddleVideo paddle2onnx config (14 lines, test_paddle2onnx.sh)",
-    (H("paddle2onnx_params"), F("model_name", "model_name"), F("python", "python"), F("p2o.command", "2onnx"),
-     *(F(role, f"--{key}") for role, key in zip(P2O, KEYS)), F("p2o.infer.script", "inference"),
-     F("p2o.infer.yaml", "--config"), F("p2o.infer.model", "--onnx_file"), F("p2o.infer.data", "--input_file")),
-    Dialect(
-        family="chain",
-        title=("Paddle2ONNX 模型转换与推理测试", "Paddle2ONNX conversion and inference test"),
+    (*HEAD, F("p2o.infer.script", "inference"), F("p2o.infer.yaml", "--config"), F("p2o.infer.model", "--onnx_file"),
+     F("p2o.infer.data", "--input_file")),
+    replace(
+        P2O_DIALECT,
         runners=("paddlevideo_paddle2onnx",),
-        values_to_colon=True,
-        script="test_paddle2onnx.sh",
-        status_log="results_paddle2onnx.log",
-        command_roles=("p2o.command",),
-        reads=(  # named as in upstream's script
-            ("model_name", "value", "model_name"), ("python", "value", "python"),
-            ("padlle2onnx_cmd", "value", "p2o.command"), ("inference_py", "value", "p2o.infer.script"),
-            ("model_key", "key", "p2o.infer.model"),
-            *((f"{var}_{kind}", kind, role) for role, var in zip((*P2O, "p2o.infer.yaml", "p2o.infer.data"),
-                                                                 (*VARS, "config", "input_file"))
-              for kind in ("key", "value")),
-        ),
+        reads=p2o_reads(("p2o.infer.yaml", "config"), ("p2o.infer.data", "input_file")),
         table=ChainTable("paddle2onnx_infer", "./log/{model_name}/{mode}",
                          "{verdict} with command - {model} - {command} - {log} ", (  # its status_check
             Command("export", CONVERT, "trans_model.log", "trans_log", shown="{cmd} > {log} 2>&1 ", names_log=False,

@@ -81,6 +81,8 @@ class TableRunner:
             note = c.note.splitlines() or [c.kind]
             out += ["", f"# {n}. {note[0]}", *(f"# {line}" for line in note[1:])]
             indent = ""
+            # a guarded command names its log first, an unguarded one after its parameters (the
+            # order the hand-written paddle2onnx template had: its bytes stay as they were)
             lines = [f'{c.log_var}="${{LOG_PATH}}/{c.log}"'] if c.unless_null else []
             for p in (w for w in c.words if isinstance(w, Param)):
                 value = values[p.value or p.key]
