@@ -406,6 +406,37 @@ class BuildLock:
                 self.fd = None
 
 
+def private_dir(path: str | os.PathLike) -> None:
+    """Create PATH (a directory of the cache), and its missing parents, for its owner only
+    (as prepare.sh's `mkdir -p` under umask 077)."""
+    # Each missing directory made 0700 itself: changing the umask instead would change it for
+    # every thread of the process (a bash prepare started meanwhile would write private files).
+    missing = []
+    here = os.path.abspath(path)
+    while not os.path.isdir(here):
+        missing.append(here)
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    for p in reversed(missing):
+        try:
+            os.mkdir(p, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(p):
+                raise
+
+
+def is_private_dir(path: str) -> bool:
+    """PATH is a directory (not a link to one) of this user's that no one else may write into:
+    what tipcgen keeps there for itself (compiled templates) may be trusted."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
 CACHE_ENV = "TIPC_CACHE"
 DEFAULT_CACHE = "~/.cache/tipcgen"
 

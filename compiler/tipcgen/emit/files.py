@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Optional
+from typing import Any, Optional
 
 import jinja2
 
@@ -14,6 +14,7 @@ from tipcgen.dialects import Layout, foreign_sections, get_layout
 from tipcgen.emit.chain_docs import chain_doc_files
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
+from tipcgen.emit.template_cache import template_cache
 from tipcgen.lower.configview import ABSENT
 from tipcgen.lower.text import config_text
 from tipcgen.plan.benchmark_train import BENCH, HEADER
@@ -29,16 +30,20 @@ from tipcgen.spec.policy import WORD_BASH_RE
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     root = resources.files("tipcgen.templates")
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(root)),
+    options: dict[str, Any] = dict(
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
-        undefined=jinja2.StrictUndefined,
         autoescape=False,
         # bash's `${#array[@]}` would open a Jinja comment
         comment_start_string="<#--",
         comment_end_string="--#>",
+    )
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(root)),
+        undefined=jinja2.StrictUndefined,
+        bytecode_cache=template_cache(options),
+        **options,
     )
     env.filters["sh"] = shell_quote
     return env

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from tipcgen.errors import SpecError, UsageError
-from tipcgen.fsio import flock_dir, open_output
+from tipcgen.fsio import flock_dir, open_output, private_dir
 from tipcgen.inputs import open_read
 from tipcgen.run.prepare.options import MAX_REDIRECTS, FetchError, Options
 from tipcgen.spec.prepare import url_basename
@@ -51,24 +51,6 @@ class _TooBig(Exception):
 class _Deadline(BaseException):
     """The file's deadline passed (raised by SIGALRM, maybe inside httpx: not an Exception, so
     that no library code catching those can swallow it)."""
-
-
-def private_dir(path: Path) -> None:
-    """Create PATH (a directory of the cache), and its missing parents, for its owner only
-    (as prepare.sh's `mkdir -p` under umask 077)."""
-    # Each missing directory made 0700 itself: changing the umask instead would change it for
-    # every thread of the process (a bash prepare started meanwhile would write private files).
-    missing = []
-    for p in (path, *path.parents):
-        if p.is_dir():
-            break
-        missing.append(p)
-    for p in reversed(missing):
-        try:
-            os.mkdir(p, 0o700)
-        except FileExistsError:
-            if not p.is_dir():
-                raise
 
 
 def _open_private(path: Path, mode: str) -> Any:
