@@ -27,6 +27,7 @@ from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
+from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 from tipcgen.script.lines import split_lines
@@ -59,6 +60,7 @@ TABLE_CHAINS = [
     ("PaddleSeg", PADDLESEG_PADDLE2ONNX, ("--save_file", "infer_onnx")),
     ("PaddleVideo", PADDLEVIDEO_PADDLE2ONNX, ("--save_file", "predict_onnx")),
     ("models", MODELS_PADDLE2ONNX, ("--save_file", "onnx_python")),  # PaddleSeg's lines, its own script
+    ("PaddleDetection", PADDLEDETECTION_PADDLE2ONNX, ("export_model", "--save_file", "infer.py")),
 ]
 
 

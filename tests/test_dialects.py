@@ -333,6 +333,7 @@ CHAIN_FAILS = {
     "paddleseg_paddle2onnx": ("--save_file", "infer_onnx"),  # the conversion, the inference
     "paddlevideo_paddle2onnx": ("--save_file", "predict_onnx"),
     "models_paddle2onnx": ("--save_file", "onnx_python"),
+    "paddledetection_paddle2onnx": ("export_model", "--save_file", "infer.py"),  # the export, conversion, inference
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

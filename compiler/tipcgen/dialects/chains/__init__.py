@@ -26,6 +26,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
     PADDLECLAS_SERVING_PYTHON,
     PADDLECLAS_SERVING_PYTHON_SHITU,
 )
+from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 
@@ -45,6 +46,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLESEG_PADDLE2ONNX,
     PADDLEVIDEO_PADDLE2ONNX,
     MODELS_PADDLE2ONNX,
+    PADDLEDETECTION_PADDLE2ONNX,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),

@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from tipcgen.dialects.steps import ChainTable, Lit, Param, Val, Word
+from tipcgen.dialects.steps import Case, ChainTable, Command, Lit, Loop, Param, Val, Word
+from tipcgen.errors import UsageError
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
-from tipcgen.script.shellwords import set_param
+from tipcgen.script.shellwords import ifs_split, set_param
 
 if TYPE_CHECKING:
     from tipcgen.dialects.base import Dialect
-    from tipcgen.lower.configview import ConfigView
     from tipcgen.plan.builder import Builder, OcrScript
 
 
@@ -57,60 +57,152 @@ class TableRunner:
         b.log_dir = self.table.log_dir.format(root=b.root or ".", model_name=value("model_name"), mode=b.mode)
         # one file however the directory is spelt (PaddleSeg's ends in a `/`: its logs' names say `//`)
         b.status_log = f"{b.log_dir.rstrip('/')}/{v.layout.dialect.status_log}"
-        for c in self.table.commands:
-            if c.unless_null is not None and value(c.unless_null) == "null":
-                continue
-            cmd = " ".join(_word(v, value, w) for w in c.words)
-            log = f"{b.log_dir}/{c.log}"
-            shown = c.shown.format(cmd=cmd, log=log)
-            b.add(c.kind, cmd, log, shown=shown, status_path=log if c.names_log else None, cwd=c.cwd)
+        _plan(b, value, self.table.commands, {})
 
     # -- the bash
 
-    def log_path_expr(self) -> str:
-        return self.table.log_dir.format(root="${PWD}", model_name="${model_name%%:*}", mode="${MODE}")
+    def log_path_expr(self, dialect: Optional[Dialect] = None) -> str:
+        name = "${model_name%%:*}" if dialect is None or dialect.values_to_colon else "${model_name}"
+        return self.table.log_dir.format(root="${PWD}", model_name=name, mode="${MODE}")
+
+    def before_logs(self, dialect: Dialect) -> str:
+        """What the generated script checks before it writes anything: the items of a loop that a
+        Case would meet without a choice for them (the Plan refuses those configs: _word)."""
+        values = {role: var for var, kind, role in dialect.reads if kind == "value"}
+        out = []
+        for loop in (e for e in self.table.commands if isinstance(e, Loop)):
+            for command, case in ((c, w) for c in loop.commands for w in c.words if isinstance(w, Case)):
+                passed = [*(item for item, _role in case.choices), *_skipped(command, loop.var)]
+                message = _undefined("${FILENAME}", case, f"${{{loop.var}}}")
+                message = message.replace("`", "\\`").replace('"', '\\"')  # in a "..." string
+                items = " | ".join(item or '""' for item in passed)
+                out += [
+                    f"# An {loop.var} with no case in the {case.var} table: upstream prints {case.otherwise!r}",
+                    "# and exits 1 when it gets there; refused before anything runs, as the Plan refuses it.",
+                    f'declare -a {loop.var}_items=() && tipc_split {loop.var}_items "|" "${values[loop.role]}"',
+                    f'for {loop.var} in "${{{loop.var}_items[@]}}"; do',
+                    f"    case ${{{loop.var}}} in",
+                    f"    {items}) ;;",
+                    "    *)",
+                    f'        echo "tipc: {message}" >&2',
+                    "        exit 2",
+                    "        ;;",
+                    "    esac",
+                    "done",
+                ]
+        return "".join(f"{line}\n" for line in out)
 
     def bash(self, dialect: Dialect) -> str:
         """What the generated script runs after runner_lib: the same commands, in bash."""
         values = {role: var for var, kind, role in dialect.reads if kind == "value"}
         keys = {role: var for var, kind, role in dialect.reads if kind == "key"}
-        params = [w for c in self.table.commands for w in c.words if isinstance(w, Param)]
+        commands = [c for e in self.table.commands for c in (e.commands if isinstance(e, Loop) else (e,))]
+        params = [w for c in commands for w in c.words if isinstance(w, Param)]
         names = [f'{p.bash_var()}=""' for p in params]
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
-        for n, c in enumerate(self.table.commands, 1):
-            note = c.note.splitlines() or [c.kind]
-            out += ["", f"# {n}. {note[0]}", *(f"# {line}" for line in note[1:])]
-            indent = ""
-            # a guarded command names its log first, an unguarded one after its parameters (the
-            # order the hand-written paddle2onnx template had: its bytes stay as they were)
-            lines = [f'{c.log_var}="${{LOG_PATH}}/{c.log}"'] if c.unless_null else []
-            for p in (w for w in c.words if isinstance(w, Param)):
-                value = values[p.value or p.key]
-                lines.append(f'tipc_set_param {p.bash_var()} "${keys[p.key]}" "${value}"')
-            if not c.unless_null:
-                lines.append(f'{c.log_var}="${{LOG_PATH}}/{c.log}"')
-            words = " ".join(_bash_word(values, w) for w in c.words)
-            lines.append(f'cmd="{words}"')
-            shown = c.shown.format(cmd="${cmd}", log=f"${{{c.log_var}}}")
-            cwd = f" --cwd {c.cwd}" if c.cwd else ""
-            tail = f'--status-path "${c.log_var}" "$cmd" "${c.log_var}"' if c.names_log else f'"$cmd" "${c.log_var}"'
-            run = f'run_step --kind {c.kind}{cwd} --shown "{shown}"'
-            if c.unless_null:
-                out.append(f"if [[ ${values[c.unless_null]} != null ]]; then")
-                indent = "    "
-            lines += [f"{run} {tail}"] if len(indent + run + tail) < 120 else [f"{run} \\", f"    {tail}"]
-            out += [indent + line for line in lines]
-            if c.unless_null:
-                out.append("fi")
+        n = 0
+        for e in self.table.commands:
+            if isinstance(e, Loop):
+                note = e.note.splitlines() or [f"Each {e.var}."]
+                out += ["", *(f"# {line}" for line in note)]
+                out.append(f'declare -a {e.var}_items=() && tipc_split {e.var}_items "|" "${values[e.role]}"')
+                out.append(f'for {e.var} in "${{{e.var}_items[@]}}"; do')
+                for c in e.commands:
+                    n += 1
+                    out += _command(c, n, values, keys, "    ")
+                out.append("done")
+            else:
+                n += 1
+                out += _command(e, n, values, keys, "")
         return "\n".join(out) + "\n"
 
 
-def _word(v: ConfigView, value, w: Word) -> str:
+def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
+    """Add `entries` (Command, Loop) to the Plan; `env`: each enclosing loop's variable -> item."""
+    for c in entries:
+        if isinstance(c, Loop):
+            for item in ifs_split(value(c.role), "|"):
+                _plan(b, value, c.commands, {**env, c.var: item})
+            continue
+        if c.unless_null is not None:
+            got = env[c.unless_null] if c.unless_null in env else value(c.unless_null)
+            if got == "null" or (c.null_or_empty and got == ""):
+                continue
+        cmd = " ".join(_word(b, value, env, w) for w in c.words)
+        log = f"{b.log_dir}/{c.log}"
+        shown = c.shown.format(cmd=cmd, log=log)
+        b.add(c.kind, cmd, log, shown=shown, status_path=log if c.names_log else None, cwd=c.cwd)
+
+
+def _skipped(c: Command, var: str) -> tuple:
+    """The items of loop variable `var` for which command `c` is left out."""
+    if c.unless_null != var:
+        return ()
+    return ("null", "") if c.null_or_empty else ("null",)
+
+
+def _undefined(source: str, case: Case, item: str) -> str:
+    """Why a config is refused: an item `case` has no choice for (the Plan's and the bash's words)."""
+    items = ", ".join(i for i, _role in case.choices)
+    return (
+        f"{source}: {case.on} `{item}` is none of {items} (upstream's script prints "
+        f'"{case.otherwise}" and exits 1 there): refusing this config'
+    )
+
+
+def _command(c: Command, n: int, values: dict, keys: dict, pad: str) -> list:
+    """The bash of one command, each line after `pad`."""
+    note = c.note.splitlines() or [c.kind]
+    out = ["", *(pad + line for line in (f"# {n}. {note[0]}", *(f"# {line}" for line in note[1:])))]
+    indent = ""
+    # a guarded command names its log first, an unguarded one after its parameters (the
+    # order the hand-written paddle2onnx template had: its bytes stay as they were)
+    lines = [f'{c.log_var}="${{LOG_PATH}}/{c.log}"'] if c.unless_null else []
+    for case in (w for w in c.words if isinstance(w, Case)):
+        lines.append(f"case ${{{case.on}}} in")
+        lines += [f"{item}) {case.var}=${{{values[role]}}} ;;" for item, role in case.choices]
+        lines.append("esac")
+    for p in (w for w in c.words if isinstance(w, Param)):
+        lines.append(f'tipc_set_param {p.bash_var()} "${keys[p.key]}" "{_bash_value(values, p)}"')
+    if not c.unless_null:
+        lines.append(f'{c.log_var}="${{LOG_PATH}}/{c.log}"')
+    words = " ".join(_bash_word(values, w) for w in c.words)
+    lines.append(f'cmd="{words}"')
+    shown = c.shown.format(cmd="${cmd}", log=f"${{{c.log_var}}}")
+    cwd = f" --cwd {c.cwd}" if c.cwd else ""
+    tail = f'--status-path "${c.log_var}" "$cmd" "${c.log_var}"' if c.names_log else f'"$cmd" "${c.log_var}"'
+    run = f'run_step --kind {c.kind}{cwd} --shown "{shown}"'
+    if c.unless_null:
+        guard = values.get(c.unless_null, c.unless_null)
+        test = f"-n ${{{guard}}} && ${{{guard}}} != null" if c.null_or_empty else f"${guard} != null"
+        out.append(f"{pad}if [[ {test} ]]; then")
+        indent = "    "
+    lines += [f"{run} {tail}"] if len(pad + indent + run + tail) < 120 else [f"{run} \\", f"    {tail}"]
+    out += [pad + indent + line for line in lines]
+    if c.unless_null:
+        out.append(f"{pad}fi")
+    return out
+
+
+def _word(b: Builder, value, env: dict, w: Word) -> str:
     if isinstance(w, Lit):
         return w.text
     if isinstance(w, Val):
         return value(w.role)
-    return set_param(v.key(w.key), value(w.value or w.key))
+    if isinstance(w, Case):
+        role = w.role(env[w.on])
+        if role is None:
+            raise UsageError(_undefined(b.source, w, env[w.on]))
+        return value(role)
+    if isinstance(w.value, tuple):
+        return set_param(b.v.key(w.key), "".join(_word(b, value, env, part) for part in w.value))
+    return set_param(b.v.key(w.key), value(w.value or w.key))
+
+
+def _bash_value(values: dict, p: Param) -> str:
+    if isinstance(p.value, tuple):
+        return "".join(_bash_word(values, w) for w in p.value)
+    return f"${values[p.value or p.key]}"
 
 
 def _bash_word(values: dict, w: Word) -> str:
@@ -120,4 +212,6 @@ def _bash_word(values: dict, w: Word) -> str:
         return w.text
     if isinstance(w, Val):
         return f"${{{values[w.role]}}}"
+    if isinstance(w, Case):
+        return f"${{{w.var}}}"
     return f"${{{w.bash_var()}}}"
