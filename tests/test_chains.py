@@ -92,6 +92,28 @@ def test_every_config_of_a_table_chain_is_faithful_to_its_repos_own_script(corpu
     assert not mismatches, "\n".join(mismatches[:5])
 
 
+def test_an_infer_mode_without_an_export_is_refused_before_anything_runs(tmp_path):
+    """PaddleDetection's script runs the items before it, then says `Undefined infer_mode!` and exits
+    1 (a named deviation): the Plan refuses the config, naming the item, and the generated script
+    exits 2 before it runs or writes anything (the harness checks that against the Plan's refusal)."""
+    from tipcgen.errors import UsageError
+    from tipcgen.plan.planner import plan_config
+
+    layout = PADDLEDETECTION_PADDLE2ONNX
+    toy = fixture_text(layout.name, "toydet_s_320_paddle2onnx_python_linux_cpu.txt")
+    assert "infer_mode:norm|null|kl_quant\n" in toy
+    odd = _write(tmp_path, "odd", toy.replace("infer_mode:norm|null|kl_quant", "infer_mode:norm|pact"))
+    with pytest.raises(UsageError, match="infer_mode `pact` is none of norm, quant, fpgm, distill, kl_quant"):
+        plan_config(odd.read_text(), layout, MODE, source=str(odd))
+    # an empty item or `null` runs no export, so it needs no case (upstream's `[ ${x} != "null" ]`)
+    empty = _write(tmp_path, "empty", toy.replace("infer_mode:norm|null|kl_quant", "infer_mode:|null"))
+    plan = plan_config(empty.read_text(), layout, MODE, source=str(empty))
+    assert [s.kind for s in plan.steps] == ["export", "infer"] * 2
+    cases = [Case(str(c), layout.name, MODE) for c in (odd, empty)]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches)
+
+
 @pytest.mark.corpus
 def test_every_paddleclas_paddle2onnx_config_is_faithful_to_the_real_script(corpus, tmp_path):
     """Every corpus config of the chain x (passing, the conversion failing, the inference
