@@ -109,7 +109,11 @@ def test_an_infer_mode_without_an_export_is_refused_before_anything_runs(tmp_pat
     empty = _write(tmp_path, "empty", toy.replace("infer_mode:norm|null|kl_quant", "infer_mode:|null"))
     plan = plan_config(empty.read_text(), layout, MODE, source=str(empty))
     assert [s.kind for s in plan.steps] == ["export", "infer"] * 2
-    cases = [Case(str(c), layout.name, MODE) for c in (odd, empty)]
+    # a list too long to run: refused by both (plan/refusals.py, the script's tipc_check_matrix)
+    long = _write(tmp_path, "long", toy.replace("norm|null|kl_quant", "|".join(["null"] * 4097)))
+    with pytest.raises(UsageError, match="more than 4096 combinations"):
+        plan_config(long.read_text(), layout, MODE, source=str(long))
+    cases = [Case(str(c), layout.name, MODE) for c in (odd, empty, long)]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Optional
 
 from tipcgen.dialects.steps import Case, ChainTable, Command, Lit, Loop, Param, Val, Word
 from tipcgen.errors import UsageError
+from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
 from tipcgen.script.shellwords import ifs_split, set_param
 
@@ -70,6 +71,12 @@ class TableRunner:
         Case would meet without a choice for them (the Plan refuses those configs: _word)."""
         values = {role: var for var, kind, role in dialect.reads if kind == "value"}
         out = []
+        if dialect.matrix_roles and not dialect.log_name_roles:  # runner_lib checks them with the log names
+            lists = " ".join(f'"${values[role]}"' for role in dialect.matrix_roles)
+            out += [
+                "# Refuse lists too long to run, as the Plan does (plan/refusals.py: check_view).",
+                f'tipc_check_matrix "$FILENAME" {MAX_MATRIX} {lists} || exit 2',
+            ]
         for loop in (e for e in self.table.commands if isinstance(e, Loop)):
             for command, case in ((c, w) for c in loop.commands for w in c.words if isinstance(w, Case)):
                 passed = [*(item for item, _role in case.choices), *_skipped(command, loop.var)]
