@@ -24,6 +24,7 @@ import yaml
 
 from conftest import SPECS, Recorder, run_bash
 from helpers.cli import run_cli
+from helpers.machine import bound
 from tipcgen.errors import UsageError
 from tipcgen.fsio import LOCK_NAME, check_destinations
 
@@ -369,7 +370,7 @@ def test_huge_gpu_list_is_refused_fast(tmp_path, built):
         started = time.monotonic()
         proc = tipcgen(*args, cwd=repo, timeout=20)
         assert proc.returncode == 0, proc.stderr
-        assert time.monotonic() - started < 20
+        assert time.monotonic() - started < bound(20)
     refused(
         run_bash(
             repo / "test_tipc/test_train_inference_python.sh", ["huge.txt", MODE], repo, dict(os.environ), timeout=10

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers.machine import bound
 from tipcgen.cli import app
 from tipcgen.cli.common import MAX_LIMIT, MAX_WAIT
 from tipcgen.fleet import gather
@@ -429,7 +430,7 @@ def test_an_archive_that_never_ends_is_cut_off(nodes, repo, tmp_path):
     archive = hostile_tar(tmp_path / "hostile.tar", tmp_path)
     t0 = time.monotonic()
     result = invoke(["fleet", *nodes.args()], env=nodes.env(FAKE_TAR=str(archive), FAKE_TAR_TAIL="50000000"))
-    assert time.monotonic() - t0 < 15
+    assert time.monotonic() - t0 < bound(15)
     assert "after the end of its log archive; the rest was not gathered" in result.output, result.output
 
 
@@ -463,7 +464,7 @@ def test_doctor_refuses_a_fifo_and_a_link_leading_out(repo, tmp_path):
     for path in (fifo, link):
         result = invoke(["doctor", str(path.relative_to(repo))])
         assert result.exit_code == 2 and result.output.startswith(f"{path.relative_to(repo)}: error:"), result.output
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < bound(10)
 
 
 def test_doctor_survives_hostile_environment_and_interpreter(repo, tmp_path):
@@ -551,6 +552,6 @@ def test_doctor_holds_only_the_head_of_an_endless_interpreter(repo, tmp_path):
         timeout=60,
         preexec_fn=two_gib,
     )
-    assert time.monotonic() - t0 < 15
+    assert time.monotonic() - t0 < bound(15)
     no_traceback(res.stderr)
     assert res.returncode == 1 and "`import paddle` did not finish within 3 s" in res.stdout, res.stdout + res.stderr

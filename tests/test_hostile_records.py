@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers.machine import bound
 from tipcgen.cli import app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -211,7 +212,7 @@ def test_fifo_and_devices_are_refused_without_blocking(tmp_path):
     ):
         err = refused(*args, "--out", tmp_path / "out", names=(what, ": a run record is a regular file"))
         assert err.startswith(str(runs / "a.json" if args[-1] == runs else args[-1]))
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < bound(10)
     assert not (tmp_path / "out").exists()
 
 
@@ -268,7 +269,7 @@ def test_directory_of_records_is_bounded_and_links_out_are_refused(tmp_path):
         os.close(os.open(many / f"{i}.json", os.O_CREAT | os.O_WRONLY, 0o644))
     start = time.monotonic()
     refused("report", many, "--no-plots", names=(f"{many}: error: more than 10000 run records",))
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < bound(5)
     # a link in a directory of records leading out of it names the link
     secret = write(tmp_path / "secret" / "r.json", record(run_id="secret"))
     runs = tmp_path / "runs"

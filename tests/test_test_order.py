@@ -32,3 +32,16 @@ def test_longest_files_go_first_and_a_files_tests_keep_their_order():
         f"{fast}::b",
         "tests/test_not_measured.py::x",
     ]
+
+
+def test_hang_guards_stretch_with_the_load_and_never_shrink(monkeypatch):
+    """helpers/machine.py: a time bound of the tests (a hang guard) times the load per CPU."""
+    import os
+
+    from helpers.machine import bound
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (6.0, 6.0, 6.0))
+    assert bound(10) == 30.0
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 0.4, 0.4))
+    assert bound(10) == 10.0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from helpers.machine import bound
 from tipcgen.cli import app
 
 runner = CliRunner()
@@ -23,7 +24,7 @@ def run_cli(*args, cwd: Path, env: dict | None = None, timeout: float = 10) -> s
         env=env,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=bound(timeout),  # a hang guard: stretched on a loaded machine
         stdin=subprocess.DEVNULL,
     )
 
