@@ -27,8 +27,10 @@ from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
+from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
+from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 from tipcgen.script.lines import split_lines
 
@@ -61,6 +63,8 @@ TABLE_CHAINS = [
     ("PaddleVideo", PADDLEVIDEO_PADDLE2ONNX, ("--save_file", "predict_onnx")),
     ("models", MODELS_PADDLE2ONNX, ("--save_file", "onnx_python")),  # PaddleSeg's lines, its own script
     ("PaddleDetection", PADDLEDETECTION_PADDLE2ONNX, ("export_model", "--save_file", "infer.py")),
+    ("PaddleSeg", PADDLESEG_PTQ, ("quant/ptq.py", "--device=gpu")),  # the quantization, the GPU inference
+    ("models", MODELS_PTQ, ("post_quant.py", "infer.py")),  # PaddleSeg's twin; upstream never quantizes
 ]
 
 

@@ -334,6 +334,8 @@ CHAIN_FAILS = {
     "paddlevideo_paddle2onnx": ("--save_file", "predict_onnx"),
     "models_paddle2onnx": ("--save_file", "onnx_python"),
     "paddledetection_paddle2onnx": ("export_model", "--save_file", "infer.py"),  # the export, conversion, inference
+    "paddleseg_ptq": ("quant/ptq.py", "--device=gpu"),  # the quantization, the GPU inference
+    "models_ptq": ("post_quant.py", "infer.py"),  # the quantization, the inference
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

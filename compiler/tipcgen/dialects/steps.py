@@ -2,10 +2,13 @@
 commands is a `ChainTable` beside its line table, in its dialects/chains/ module; one interpreter,
 plan/runners/table.py, turns it into the Plan and into the generated bash.
 
-A command is words: `Lit` (text as it stands), `Val` (a role's value), `Param` (upstream's
-func_set_params of a role's key and a value: `key=value`, or a blank when either is null; the value
-a role's, or several words joined, `<dir>/<file>`) and `Case` (the value of the role a case table
-picks by a loop's item). A `Loop` runs its commands once per item of a role's `|` list.
+A command is words: `Lit` (text as it stands), `Val` (a role's value), `Key` (a role's key),
+`Item` (a loop's item, or the word its `Branch` gives it), `Join` (several words without a blank
+between: `${use_gpu_key}=${use_gpu}`), `Param` (upstream's func_set_params of a role's key and a
+value: `key=value`, or a blank when either is null; the value a role's, or several words joined,
+`<dir>/<file>`) and `Case` (the value of the role a case table picks by a loop's item). A `Loop`
+runs its commands (and loops: nested) once per item of a role's `|` list; its `Branch` picks a word
+by the item, or skips the item. A command's log name may name a loop's or a branch's variable.
 """
 
 from __future__ import annotations
@@ -40,11 +43,28 @@ class Val:
 
 
 @dataclass(frozen=True)
+class Key:
+    role: str  # a role's key (upstream's func_parser_key of its line)
+
+
+@dataclass(frozen=True)
+class Item:
+    var: str  # a loop's variable (Loop.var): its item; or a Branch's variable: the word it gives the item
+
+
+@dataclass(frozen=True)
+class Join:
+    """Words joined without a blank into one (upstream's `${use_gpu_key}=${use_gpu}`)."""
+
+    parts: tuple  # of Lit, Val, Key, Item
+
+
+@dataclass(frozen=True)
 class Param:
     key: str  # the role whose key is set
     var: str = ""  # the bash variable holding it (default: set_<last part of the role>)
-    # the role whose value is set (default: `key`'s own), or words (Lit, Val) joined without a blank
-    # into one value (`(Val("p2o.save_dir"), Lit("/"), Val("model_name"))`)
+    # the role whose value is set (default: `key`'s own), or words (Lit, Val, Key, Item) joined
+    # without a blank into one value (`(Val("p2o.save_dir"), Lit("/"), Val("model_name"))`)
     value: Union[str, tuple] = ""
 
     def bash_var(self) -> str:
@@ -67,14 +87,14 @@ class Case:
         return dict(self.choices).get(item)
 
 
-Word = Union[Lit, Val, Param, Case]
+Word = Union[Lit, Val, Key, Item, Join, Param, Case]
 
 
 @dataclass(frozen=True)
 class Command:
     kind: str  # the step's kind (export, infer, ...)
     words: tuple  # of Word
-    log: str  # its log's file name in the log directory
+    log: str  # its log's file name in the log directory; `{var}`: a loop's or a branch's variable (Item)
     log_var: str  # the bash variable naming that log
     shown: str = "{cmd} > {log} 2>&1"  # the status line's command
     cwd: Optional[str] = None  # run from this directory (the status line says how, in `shown`)
@@ -86,14 +106,32 @@ class Command:
 
 
 @dataclass(frozen=True)
+class Branch:
+    """Upstream's `if [ ${item} = A ] || [ ${item} = B ]; then ... elif ...; else echo OTHERWISE; fi`
+    around a loop's body, the branches alike but for a word (`cpu`, `gpu` in a log's name): the word
+    each item gives, in the bash variable `var` (Item, a log's `{var}`). An item of no branch runs
+    nothing of the body: upstream prints `otherwise` and goes on to the next item (unlike a Case's
+    item without a choice, which upstream exits on)."""
+
+    var: str  # the bash variable holding the word (upstream has none: each branch spells it out)
+    choices: tuple  # of (items, word): the items (a tuple) that give the word
+    otherwise: str  # what upstream prints for any other item
+
+    def word(self, item: str) -> Optional[str]:
+        return next((word for items, word in self.choices if item in items), None)
+
+
+@dataclass(frozen=True)
 class Loop:
-    """Commands run once per item of a role's `|`-separated list (upstream's `IFS="|"; for var in
-    ${list}`: an empty list runs nothing), the item in the bash variable `var`."""
+    """Commands (and loops, run inside it) once per item of a role's `|`-separated list (upstream's
+    `IFS="|"; for var in ${list}`: an empty list runs nothing), the item in the bash variable `var`;
+    a `branch` picks a word by the item, or skips it."""
 
     role: str
-    var: str  # named as upstream's loop variable; Case and Command.unless_null may name it
-    commands: tuple  # of Command
+    var: str  # named as upstream's loop variable; Case, Item and Command.unless_null may name it
+    commands: tuple  # of Command, Loop
     note: str = ""  # what the generated script's comment says of it
+    branch: Optional[Branch] = None
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Optional
 
 from tipcgen.dialects.base import Layout, Signature
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
+from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.paddleclas_cpp_infer import PADDLECLAS_CPP_INFER
 from tipcgen.dialects.chains.paddleclas_dy2static import PADDLECLAS_DY2STATIC
 from tipcgen.dialects.chains.paddleclas_lite_arm import PADDLECLAS_LITE_ARM
@@ -28,6 +29,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
 )
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
+from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 
 # One module per chain (dialects/chains/<chain>.py); detection tries them in this order. A chain
@@ -47,6 +49,8 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEVIDEO_PADDLE2ONNX,
     MODELS_PADDLE2ONNX,
     PADDLEDETECTION_PADDLE2ONNX,
+    PADDLESEG_PTQ,
+    MODELS_PTQ,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),

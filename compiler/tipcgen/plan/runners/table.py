@@ -5,10 +5,11 @@ plan/registry.py registers one per chain whose Dialect carries a table."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from tipcgen.dialects.steps import Case, ChainTable, Command, Lit, Loop, Param, Val, Word
+from tipcgen.dialects.steps import Case, ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Val, Word
 from tipcgen.errors import UsageError
 from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
@@ -77,8 +78,9 @@ class TableRunner:
                 "# Refuse lists too long to run, as the Plan does (plan/refusals.py: check_view).",
                 f'tipc_check_matrix "$FILENAME" {MAX_MATRIX} {lists} || exit 2',
             ]
-        for loop in (e for e in self.table.commands if isinstance(e, Loop)):
-            for command, case in ((c, w) for c in loop.commands for w in c.words if isinstance(w, Case)):
+        for loop in _loops(self.table.commands):
+            for command, case in ((c, w) for c in loop.commands if isinstance(c, Command) for w in c.words
+                                  if isinstance(w, Case)):  # fmt: skip
                 passed = [*(item for item, _role in case.choices), *_skipped(command, loop.var)]
                 message = _undefined("${FILENAME}", case, f"${{{loop.var}}}")
                 message = message.replace("`", "\\`").replace('"', '\\"')  # in a "..." string
@@ -103,42 +105,85 @@ class TableRunner:
         """What the generated script runs after runner_lib: the same commands, in bash."""
         values = {role: var for var, kind, role in dialect.reads if kind == "value"}
         keys = {role: var for var, kind, role in dialect.reads if kind == "key"}
-        commands = [c for e in self.table.commands for c in (e.commands if isinstance(e, Loop) else (e,))]
-        params = [w for c in commands for w in c.words if isinstance(w, Param)]
+        params = [w for c in _commands(self.table.commands) for w in c.words if isinstance(w, Param)]
         names = [f'{p.bash_var()}=""' for p in params]
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
-        n = 0
-        for e in self.table.commands:
-            if isinstance(e, Loop):
-                note = e.note.splitlines() or [f"Each {e.var}."]
-                out += ["", *(f"# {line}" for line in note)]
-                out.append(f'declare -a {e.var}_items=() && tipc_split {e.var}_items "|" "${values[e.role]}"')
-                out.append(f'for {e.var} in "${{{e.var}_items[@]}}"; do')
-                for c in e.commands:
-                    n += 1
-                    out += _command(c, n, values, keys, "    ")
-                out.append("done")
-            else:
-                n += 1
-                out += _command(e, n, values, keys, "")
+        out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
 
 
 def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
-    """Add `entries` (Command, Loop) to the Plan; `env`: each enclosing loop's variable -> item."""
+    """Add `entries` (Command, Loop) to the Plan; `env`: each enclosing loop's variable -> item
+    (and each branch's variable -> the word it gave that item)."""
     for c in entries:
         if isinstance(c, Loop):
             for item in ifs_split(value(c.role), "|"):
-                _plan(b, value, c.commands, {**env, c.var: item})
+                word = c.branch.word(item) if c.branch is not None else None
+                if c.branch is not None and word is None:
+                    continue  # upstream prints the branch's `otherwise` and goes on
+                more = {c.branch.var: word} if c.branch is not None and word is not None else {}
+                _plan(b, value, c.commands, {**env, c.var: item, **more})
             continue
         if c.unless_null is not None:
             got = env[c.unless_null] if c.unless_null in env else value(c.unless_null)
             if got == "null" or (c.null_or_empty and got == ""):
                 continue
         cmd = " ".join(_word(b, value, env, w) for w in c.words)
-        log = f"{b.log_dir}/{c.log}"
+        log = f"{b.log_dir}/{_LOG_VAR.sub(lambda m: env[m.group(1)], c.log)}"
         shown = c.shown.format(cmd=cmd, log=log)
         b.add(c.kind, cmd, log, shown=shown, status_path=log if c.names_log else None, cwd=c.cwd)
+
+
+# A loop's or a branch's variable in a command's log name (Command.log).
+_LOG_VAR = re.compile(r"\{(\w+)\}")
+
+
+def _loops(entries: tuple):
+    """Every Loop of `entries`, outer ones first (nested ones after the loop they are in)."""
+    for e in entries:
+        if isinstance(e, Loop):
+            yield e
+            yield from _loops(e.commands)
+
+
+def _commands(entries: tuple) -> list:
+    """Every Command of `entries`, in the table's order (the loops' own inside them)."""
+    return [c for e in entries for c in (_commands(e.commands) if isinstance(e, Loop) else (e,))]
+
+
+def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) -> list:
+    """The bash of `entries` (Command, Loop), each line after `pad`; `count`: commands so far."""
+    out: list = []
+    for e in entries:
+        if not isinstance(e, Loop):
+            count[0] += 1
+            out += _command(e, count[0], values, keys, pad)
+            continue
+        note = e.note.splitlines() or [f"Each {e.var}."]
+        out += ["", *(f"{pad}# {line}" for line in note)]
+        out.append(f'{pad}declare -a {e.var}_items=() && tipc_split {e.var}_items "|" "${values[e.role]}"')
+        out.append(f'{pad}for {e.var} in "${{{e.var}_items[@]}}"; do')
+        if e.branch is not None:
+            out += _branch(e, pad + "    ")
+        out += _entries(e.commands, values, keys, pad + "    ", count)
+        out.append(f"{pad}done")
+    return out
+
+
+def _branch(loop: Loop, pad: str) -> list:
+    """The bash of a loop's Branch: the word its item gives, or upstream's echo and the next item."""
+    branch = loop.branch
+    assert branch is not None
+    for items, word in branch.choices:
+        for text in (*items, word):
+            if not re.fullmatch(r"[\w.+-]+", text):
+                raise AssertionError(f"a branch's items and words must be plain words: {text!r}")
+    if any(c in branch.otherwise for c in '"$`\\'):
+        raise AssertionError(f"a branch's otherwise must be plain text: {branch.otherwise!r}")
+    out = [f"case ${{{loop.var}}} in"]
+    out += [f"{' | '.join(items)}) {branch.var}={word} ;;" for items, word in branch.choices]
+    out += ["*)", f'    echo "{branch.otherwise}"', "    continue", "    ;;", "esac"]
+    return [pad + line for line in out]
 
 
 def _skipped(c: Command, var: str) -> tuple:
@@ -164,16 +209,17 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str) -> list:
     indent = ""
     # a guarded command names its log first, an unguarded one after its parameters (the
     # order the hand-written paddle2onnx template had: its bytes stay as they were)
-    lines = [f'{c.log_var}="${{LOG_PATH}}/{c.log}"'] if c.unless_null else []
+    log = _LOG_VAR.sub(r"${\1}", c.log)
+    lines = [f'{c.log_var}="${{LOG_PATH}}/{log}"'] if c.unless_null else []
     for case in (w for w in c.words if isinstance(w, Case)):
         lines.append(f"case ${{{case.on}}} in")
         lines += [f"{item}) {case.var}=${{{values[role]}}} ;;" for item, role in case.choices]
         lines.append("esac")
     for p in (w for w in c.words if isinstance(w, Param)):
-        lines.append(f'tipc_set_param {p.bash_var()} "${keys[p.key]}" "{_bash_value(values, p)}"')
+        lines.append(f'tipc_set_param {p.bash_var()} "${keys[p.key]}" "{_bash_value(values, keys, p)}"')
     if not c.unless_null:
-        lines.append(f'{c.log_var}="${{LOG_PATH}}/{c.log}"')
-    words = " ".join(_bash_word(values, w) for w in c.words)
+        lines.append(f'{c.log_var}="${{LOG_PATH}}/{log}"')
+    words = " ".join(_bash_word(values, keys, w) for w in c.words)
     lines.append(f'cmd="{words}"')
     shown = c.shown.format(cmd="${cmd}", log=f"${{{c.log_var}}}")
     cwd = f" --cwd {c.cwd}" if c.cwd else ""
@@ -196,6 +242,12 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
         return w.text
     if isinstance(w, Val):
         return value(w.role)
+    if isinstance(w, Key):
+        return b.v.key(w.role)
+    if isinstance(w, Item):
+        return env[w.var]
+    if isinstance(w, Join):
+        return "".join(_word(b, value, env, part) for part in w.parts)
     if isinstance(w, Case):
         role = w.role(env[w.on])
         if role is None:
@@ -206,19 +258,25 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
     return set_param(b.v.key(w.key), value(w.value or w.key))
 
 
-def _bash_value(values: dict, p: Param) -> str:
+def _bash_value(values: dict, keys: dict, p: Param) -> str:
     if isinstance(p.value, tuple):
-        return "".join(_bash_word(values, w) for w in p.value)
+        return "".join(_bash_word(values, keys, w) for w in p.value)
     return f"${values[p.value or p.key]}"
 
 
-def _bash_word(values: dict, w: Word) -> str:
+def _bash_word(values: dict, keys: dict, w: Word) -> str:
     if isinstance(w, Lit):
         if any(c in w.text for c in '"$`\\'):
             raise AssertionError(f"a table's literal word must be plain text: {w.text!r}")
         return w.text
     if isinstance(w, Val):
         return f"${{{values[w.role]}}}"
+    if isinstance(w, Key):
+        return f"${{{keys[w.role]}}}"
+    if isinstance(w, Item):
+        return f"${{{w.var}}}"
+    if isinstance(w, Join):
+        return "".join(_bash_word(values, keys, part) for part in w.parts)
     if isinstance(w, Case):
         return f"${{{w.var}}}"
     return f"${{{w.bash_var()}}}"
