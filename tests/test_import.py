@@ -88,12 +88,12 @@ def test_a_models_several_configs_become_one_spec_with_shared_defaults(corpus, r
     # shared once, not copied into each suite
     assert doc["defaults"]["train"]["epochs"]["by_mode"] == {"lite_train_lite_infer": 5, "whole_train_whole_infer": 90}
     assert all("epochs" not in suite.get("train", {}) for suite in doc["suites"].values())
-    # 5 train suites and the paddle2onnx chain's (PaddleSeg's line table, the tutorials' own table);
-    # 5 other chains' configs verbatim: the Lite config fits PaddleClas's line table, but a chain of
-    # one family never types another's config: it is left to the repo's own script
+    # 5 train suites, the paddle2onnx chain's (PaddleSeg's line table, the tutorials' own table) and
+    # the PTQ chain's; 4 other chains' configs verbatim: the Lite config fits PaddleClas's line table,
+    # but a chain of one family never types another's config: it is left to the repo's own script
     chains = {s["file"]: s["layout"] for s in doc["suites"].values() if s.get("layout")}
-    assert chains == {"paddle2onnx_infer_python.txt": "models_paddle2onnx"}, chains
-    assert len(doc["suites"]) == 6 and len(doc["other_configs"]) == 5
+    assert chains == {"paddle2onnx_infer_python.txt": "models_paddle2onnx", "train_ptq_infer_python.txt": "models_ptq"}
+    assert len(doc["suites"]) == 7 and len(doc["other_configs"]) == 4
     own = [name for name, raw in doc["other_configs"].items() if raw.get("own_script")]
     assert own == ["lite_arm_cpu_cpp.txt"], own
     ocr = reports["PaddleOCR/ch_PP-OCRv3_rec"]

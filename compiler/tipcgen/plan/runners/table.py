@@ -78,9 +78,11 @@ class TableRunner:
                 "# Refuse lists too long to run, as the Plan does (plan/refusals.py: check_view).",
                 f'tipc_check_matrix "$FILENAME" {MAX_MATRIX} {lists} || exit 2',
             ]
-        for loop in _loops(self.table.commands):
-            for command, case in ((c, w) for c in loop.commands if isinstance(c, Command) for w in c.words
+        loops = {loop.var: loop for loop in _loops(self.table.commands)}
+        for inner in loops.values():
+            for command, case in ((c, w) for c in inner.commands if isinstance(c, Command) for w in c.words
                                   if isinstance(w, Case)):  # fmt: skip
+                loop = loops[case.on]  # the loop whose item it picks by (the command's, or one around it)
                 passed = [*(item for item, _role in case.choices), *_skipped(command, loop.var)]
                 message = _undefined("${FILENAME}", case, f"${{{loop.var}}}")
                 message = message.replace("`", "\\`").replace('"', '\\"')  # in a "..." string
