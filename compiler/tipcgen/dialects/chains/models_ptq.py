@@ -17,7 +17,7 @@ EXPORT_RUNS = Deviation(
     "`Run successfully` for it (the echo's status), then infers whatever model the output directory holds",
     (
         r"^steps: plan runs more \(export\)$",
-        r"^logs: plan \+\S*/export\.log$",
+        r"^logs: plan \+\[\$LOG/export\.log\]$",
         r"^status: export verdict upstream 'Run successfully' vs plan 'Run failed'$",
     ),
 )
