@@ -12,7 +12,7 @@ from pathlib import Path
 from tipcgen.check.spec import load_spec_text
 from tipcgen.emit.files import build_files
 from tipcgen.importer import config_groups, import_group
-from tipcgen.importer.prepare_import import add_prepare, chain_prepare_modes, train_config_modes
+from tipcgen.importer.prepare_import import add_prepare, chain_prepare_modes, repo_prepare_modes, train_config_modes
 from tipcgen.migrate.prepare_diff import compare_prepare
 from tipcgen.script.decode import read_config
 
@@ -47,6 +47,7 @@ def differential(corpus: Path, upstream: Path, repo: str, group_filter=None) -> 
     if group_filter is not None:
         groups = group_filter(groups)
     train_modes = train_config_modes(script)  # MODES, and benchmark_train etc. when the repo uses them
+    used = repo_prepare_modes(script)
     with tempfile.TemporaryDirectory(prefix="tipc-prepare-oracle-") as tmp:
         for directory, paths in groups:
             report = import_group(paths)
@@ -65,7 +66,7 @@ def differential(corpus: Path, upstream: Path, repo: str, group_filter=None) -> 
                 text = read_config(report.result.sources[suite.file]).decode("utf-8", "replace")
                 rel = f"test_tipc/configs/{spec.model}/{suite.file}"
                 # another chain's config: the modes of its script that prepare.sh serves
-                modes = chain_prepare_modes(str(suite.layout)) if name in spec.chain_suites else train_modes
+                modes = chain_prepare_modes(str(suite.layout), used) if name in spec.chain_suites else train_modes
                 for mode in modes:
                     row = compare_prepare(script, out / "test_tipc", text, rel, mode, suite.python)
                     tally.counts[row.diff.verdict] += 1

@@ -118,6 +118,10 @@ class Dialect:
     # PaddleSeg's prepare.sh reads it with func_parser_value_cpp in cpp_infer): the generated
     # prepare.sh reads the name as its second word there (tipc_word), and so do the specs' checks.
     prepare_word_modes: tuple = ()
+    # Modes besides its script's own in which the repo's prepare.sh, where it is in use for them,
+    # prepares this chain's configs too (its script is one the train-config modes serve: PaddleSeg's
+    # PTQ configs in `klquant_whole_infer`), traced by import as a verbatim config's are.
+    prepare_modes: tuple = ()
     # A chain of fixed commands: its steps as data (dialects/steps.py), run by plan/runners/table.py
     # under the runner name `runners[0]` (no runner module, no template of its own).
     table: Optional[ChainTable] = None

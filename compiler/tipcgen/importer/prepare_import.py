@@ -205,14 +205,19 @@ def _raw_prepare(script: Path, spec: Any, sources: dict, timeout: float) -> dict
     return out
 
 
-def chain_prepare_modes(layout: str) -> tuple[str, ...]:
+def chain_prepare_modes(layout: str, used: Optional[set] = None) -> tuple[str, ...]:
     """The modes of a chain's script that prepare.sh prepares for: its chain modes, and the train
     modes it runs in (PaddleClas's PTQ script runs in whole_infer, prepared as
-    `prepare.sh <its config> whole_infer`: the steps its own config's lines give)."""
+    `prepare.sh <its config> whole_infer`: the steps its own config's lines give); and its
+    dialect's `prepare_modes` that the repo's prepare.sh is in use for (`used`: repo_prepare_modes;
+    None: all of them)."""
     from tipcgen.dialects import get_layout
     from tipcgen.plan.planner import runner_for
 
-    return tuple(m for m in runner_for(get_layout(layout)).MODES if m in PREPARE_MODES)
+    found = get_layout(layout)
+    own = runner_for(found).MODES
+    more = [m for m in found.dialect.prepare_modes if used is None or m in used]
+    return tuple(m for m in PREPARE_MODES if m in own or m in more)
 
 
 def with_prepare(spec: dict, found: PrepareImport) -> dict:
@@ -250,7 +255,7 @@ def add_prepare(
         source = result.sources[suite.file]
         suites[name] = (source, read_config(source).decode("utf-8", "replace"), suite.python)
         if name in spec.chain_suites:  # prepared for by its chain's modes (upstream: `paddle2onnx_infer`)
-            chain_modes[name] = chain_prepare_modes(str(suite.layout))
+            chain_modes[name] = chain_prepare_modes(str(suite.layout), repo_prepare_modes(script))
     modes = train_config_modes(script)
     found = import_prepare(script, spec.model, suites, modes=modes, timeout=timeout, suite_modes=chain_modes)
     raw = _raw_prepare(script, spec, result.sources, timeout)

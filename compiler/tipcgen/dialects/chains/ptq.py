@@ -72,6 +72,9 @@ PTQ_DIALECT = Dialect(
     script="test_ptq_inference_python.sh",
     status_log="results_python.log",
     # upstream takes MODE (its log directory) and runs in whole_infer only: MODE defaults to it here
+    # the repo's prepare.sh serves its configs in the modes it serves train configs in (spec/modes.py
+    # TRAIN_CONFIG_MODES), where it is in use for them
+    prepare_modes=("benchmark_train", "klquant_whole_infer"),
     log_name_roles=("ptq.infer.batch_size",),
     matrix_roles=("ptq.infer.use_gpu", "ptq.infer.batch_size"),
 )
