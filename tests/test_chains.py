@@ -23,7 +23,7 @@ import pytest
 from helpers.cli import invoke_in
 from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
-from helpers.oracle_runs import need_upstream, oracle
+from helpers.oracle_runs import compare_text, need_upstream, oracle
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
@@ -120,6 +120,24 @@ def test_an_infer_mode_without_an_export_is_refused_before_anything_runs(tmp_pat
     cases = [Case(str(c), layout.name, MODE) for c in (odd, empty, long)]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.corpus
+def test_a_use_gpu_item_of_no_branch_is_skipped_as_upstream_only_echoes(corpus):
+    """PaddleSeg's PTQ script: an item neither False/cpu nor True/gpu runs nothing (upstream echoes
+    and goes on, unlike a Case's missing choice) and an empty batch size is a blank parameter: the
+    Plan is identical to the real script's run on such a config."""
+    need_upstream(PADDLESEG_PTQ.dialect.script, repo="PaddleSeg")
+    config = corpus / "PaddleSeg" / "fcn_hrnetw18" / "train_ptq_infer_python.txt"
+    text = (
+        config.read_text()
+        .replace("--device:cpu|gpu", "--device:xpu|gpu||cpu")
+        .replace("--batch_size:1\n--config:quant", "--batch_size:1||2\n--config:quant")
+    )
+    assert "xpu|gpu||cpu" in text and "1||2" in text
+    diff = compare_text("PaddleSeg", config, text, "whole_infer", chain=PADDLESEG_PTQ.name)
+    assert diff.identical, diff.describe()
+    assert [s.kind for s in diff.plan.steps] == ["export"] + ["infer"] * 6
 
 
 @pytest.mark.corpus

@@ -75,14 +75,14 @@ def need_upstream(script: str, repo: str = "PaddleClas") -> Path:
     return where
 
 
-def compare_text(repo: str, config: Path, text: str, mode: str, gpuid: Optional[str] = None):
+def compare_text(repo: str, config: Path, text: str, mode: str, gpuid: Optional[str] = None, **options):
     """Upstream and the Plan on `text` as `config` (written to a scratch directory named after
-    the config's own, where upstream's scripts expect it)."""
+    the config's own, where upstream's scripts expect it); `options`: compare's (chain=)."""
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / config.parent.name).mkdir()
         path = Path(tmp, config.parent.name, config.name)
         path.write_text(text, encoding="utf-8")
-        return compare(path, repo, mode, gpuid=gpuid, upstream=upstream_dir())
+        return compare(path, repo, mode, gpuid=gpuid, upstream=upstream_dir(), **options)
 
 
 def replace_values(text: str, changes: dict) -> str:
