@@ -92,6 +92,11 @@ TOYS = {
     "ToyD2s": {"ToyD2s_train_dy2static_python.txt": test_chain_dy2static.TOY},
     "ToyCppShiTu": {"ToyCppShiTu_linux_gpu_normal_normal_infer_cpp_linux_gpu_cpu.txt": test_chain_cpp.SHITU},
 }
+# The table chains' toy configs (their golden fixtures): each family's own lines.
+_FIXTURES = Path(__file__).parent / "fixtures"
+for _chain in ("paddleseg_paddle2onnx", "paddlevideo_paddle2onnx", "paddledetection_paddle2onnx", "paddleseg_ptq"):
+    for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
+        TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}
 
 
 # ---------------------------------------------------------------- the fields, from the models
@@ -466,6 +471,7 @@ def test_no_spec_value_adds_a_word_or_a_command_many(bases, tmp_path):
 # (a command fragment: words), so a script can splice it nowhere as program text.
 def test_every_chain_field_refuses_every_hostile_payload_at_its_line(bases, tmp_path):
     from tipcgen.check.spec import load_spec_text
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS
     from tipcgen.errors import SpecError
     from tipcgen.spec.chain_fields import chain_roles
 
@@ -492,7 +498,11 @@ def test_every_chain_field_refuses_every_hostile_payload_at_its_line(bases, tmp_
                 counted += 1
                 continue
             # accepted: only a command fragment's words may start with `-` or be separated by spaces
+            # (the chains' Dialects name theirs: a table's export commands, PaddleDetection's `p2o.export.norm`)
             commands = {"convert", "inference_cmd", "command", "generate_yaml", "transform_index", "to_static", "train"}
+            commands |= {
+                role.rsplit(".", 1)[-1] for layout in CHAIN_LAYOUTS.values() for role in layout.dialect.command_roles
+            }
             assert field[-1] in commands and name in ("dash-e", "leading-dash", "sed-e-command", "space"), (
                 spec,
                 path,
