@@ -70,7 +70,7 @@ class TableRunner:
     def before_logs(self, dialect: Dialect) -> str:
         """What the generated script checks before it writes anything: the items of a loop that a
         Case would meet without a choice for them (the Plan refuses those configs: _word)."""
-        values = {role: var for var, kind, role in dialect.reads if kind == "value"}
+        values = _names(dialect, "value")
         out = []
         if dialect.matrix_roles and not dialect.log_name_roles:  # runner_lib checks them with the log names
             lists = " ".join(f'"${values[role]}"' for role in dialect.matrix_roles)
@@ -105,13 +105,17 @@ class TableRunner:
 
     def bash(self, dialect: Dialect) -> str:
         """What the generated script runs after runner_lib: the same commands, in bash."""
-        values = {role: var for var, kind, role in dialect.reads if kind == "value"}
-        keys = {role: var for var, kind, role in dialect.reads if kind == "key"}
+        values, keys = _names(dialect, "value"), _names(dialect, "key")
         params = [w for c in _commands(self.table.commands) for w in c.words if isinstance(w, Param)]
         names = [f'{p.bash_var()}=""' for p in params]
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
         out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
+
+
+def _names(dialect: Dialect, kind: str) -> dict:
+    """role -> the bash variable holding its `kind` (key or value), named as upstream's."""
+    return {role: var for var, k, role in dialect.reads if k == kind}
 
 
 def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
