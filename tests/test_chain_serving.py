@@ -189,7 +189,7 @@ def test_corpus_serving_configs_are_detected_as_their_scripts_read_them(corpus):
     (by keys) agrees with upstream's (model_name holds PPShiTu / ShiTu) on every one."""
     found = _serving_configs(corpus)
     names = sorted(p.name for p in (corpus / "PaddleClas").rglob("*_serving_*_linux_gpu_cpu.txt"))
-    assert sorted(p.name for p, _ in found) == names and len(names) == 62
+    assert sorted(p.name for p, _ in found) == names and names
     by_name_only = []
     for path, layout in found:
         cpp = "_serving_cpp_" in path.name
@@ -221,7 +221,7 @@ def test_every_paddleclas_serving_config_is_faithful_to_the_real_scripts(corpus,
     tally = oracle("PaddleClas", runs)
     print(tally.report("serving oracle"))
     assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
-    assert tally.runs == 2 * len(found) == 124
+    assert tally.runs == 2 * len(found)
     # the deviations are the ones expected; every run sleeps (the warm-up and pauses, recorded by the
     # oracle's sleep shim), which the generated script does not: serving-server-always-stopped names it
     assert set(tally.runs_by_deviation) == {

@@ -64,9 +64,10 @@ def test_a_bar_a_command_carries_is_still_reported(bar):
 
 @pytest.mark.corpus
 def test_no_bar_finding_on_the_corpus_where_the_runner_splits_first(monkeypatch):
-    """118 corpus lines have a `|` where TIPC021's table expects none (serving and C++ use_gpu
+    """Corpus lines have a `|` where TIPC021's table expects none (serving, C++ and PTQ use_gpu
     lists, dy2static mode tables and gpu_list, PaddleSeg's --config mode table): the runners split
-    each on `|` before building a command, so none is reported."""
+    each on `|` before building a command, so none is reported. The count is the corpus's (it grows
+    as chains get typed), so it is not pinned: the shapes named above must all be among them."""
     from tipcgen.check.lint_paths import lint_config
     from tipcgen.lint import effects
 
@@ -77,7 +78,9 @@ def test_no_bar_finding_on_the_corpus_where_the_runner_splits_first(monkeypatch)
     after = [f for p in paths for f in lint_config(str(p)) if f.rule == "TIPC021" and "'|'" in f.message]
     monkeypatch.setattr(effects, "with_effects", lambda findings, *a, **k: findings)
     before = [f for p in paths for f in lint_config(str(p)) if f.rule == "TIPC021" and "'|'" in f.message]
-    assert len(before) == 118 and after == [], after[:3]
+    assert after == [], after[:3]
+    shapes = {f.role.split(".")[0] + "." + f.role.split(".")[-1] for f in before}
+    assert {"serving.use_gpu", "cpp.use_gpu", "dy2static.gpu_list"} <= shapes, shapes
 
 
 @pytest.mark.corpus
