@@ -201,3 +201,37 @@ def test_tiny_rec_ptq_runs_for_real_and_fails_cleanly(tmp_path):
         assert "cannot load weights" in (cwd / "test_tipc/output/tiny_rec" / MODE / "export.log").read_text()
         assert "Run failed" in lines[1]  # the predictor finds no model
         assert not (cwd / "tiny_rec_infer" / "quant_post_static_model").exists()
+
+
+@pytest.mark.parametrize(
+    "folder, spec",
+    [
+        ("paddleclas_ptq", "toy_train_ptq_infer_python.spec.yml"),
+        ("paddleseg_ptq", "toyseg_train_ptq_infer_python.spec.yml"),
+        ("models_ptq", "toynet_small_train_ptq_infer_python.spec.yml"),
+    ],
+)
+def test_every_ptq_script_takes_mode_as_upstream_does_and_names_its_refusal(folder, spec, tmp_path):
+    """Each family's test_ptq_inference_python.sh takes MODE as its second argument (no default:
+    upstream's names its log directory after it) and ignores a third, as upstream's; a MODE other
+    than whole_infer, or none, is refused before anything runs, and the runner names that
+    refusal as a deviation (the docs' table is read from it)."""
+    from tipcgen.plan.planner import runner_for
+    from update_golden import FIXTURES
+
+    src = FIXTURES / folder
+    res = invoke_in(tmp_path, "build", str(src / spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    (tipc,) = (tmp_path / "gen").glob("*/test_tipc")
+    script = tipc / "test_ptq_inference_python.sh"
+    assert "# usage: bash test_tipc/test_ptq_inference_python.sh CONFIG MODE\n" in script.read_text()
+    (config,) = tipc.glob("configs/*/*.txt")
+    work = tmp_path / "work"
+    work.mkdir()
+    for args, said in (((), "usage: bash"), (("lite_train_lite_infer",), "unknown MODE 'lite_train_lite_infer'")):
+        proc = subprocess.run(["bash", str(script), str(config), *args], cwd=work, capture_output=True, text=True,
+                              timeout=60)  # fmt: skip
+        assert proc.returncode == 2 and said in proc.stderr, (args, proc.stderr)
+        assert not any(work.iterdir()), args  # nothing ran: not even a log directory
+    layout = get_layout(json.loads((src / spec.replace(".spec.yml", ".whole_infer.plan.json")).read_text())["layout"])
+    assert "whole-infer-only" in {d.name for d in runner_for(layout, None).DEVIATIONS}

@@ -11,7 +11,7 @@ the ptq lines' values."""
 from __future__ import annotations
 
 from tipcgen.dialects.base import SEP, Dialect, F, H
-from tipcgen.dialects.steps import Branch, ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Val
+from tipcgen.dialects.steps import Branch, ChainTable, Command, Deviation, Item, Join, Key, Lit, Loop, Param, Val
 
 # fmt: off
 TOP = (H("ptq_params"), F("model_name", "model_name"), F("python", "python"))
@@ -58,7 +58,16 @@ def ptq_table(data: str, model: Param, status_format: str, names_log: bool, expo
             ), note="Each batch size."),
         ), note="Each use_gpu: False or cpu on the CPU, True or gpu on the GPU (upstream only echoes for another).",
             branch=DEVICE),
-    ), deviations)
+    ), (WHOLE_INFER_ONLY, *deviations))
+
+
+# Not in the oracle's categories (it compares what runs in the modes both take).
+WHOLE_INFER_ONLY = Deviation(
+    "whole-infer-only",
+    "MODE is required and must be whole_infer (none or another: exit 2 before anything runs)",
+    "upstream takes MODE as its second argument and runs its steps only when it is whole_infer: another "
+    "makes test_tipc/output/<model>/<MODE>/ and runs nothing (exit 0), none fails its `[` test and runs nothing",
+)
 
 
 # upstream's `if [ ${use_gpu} = "False" ] || [ ${use_gpu} = "cpu" ]; then ... elif ... else echo ...`
@@ -71,7 +80,8 @@ PTQ_DIALECT = Dialect(
     values_to_colon=True,
     script="test_ptq_inference_python.sh",
     status_log="results_python.log",
-    # upstream takes MODE (its log directory) and runs in whole_infer only: MODE defaults to it here
+    # upstream takes MODE (its log directory) and runs in whole_infer only (WHOLE_INFER_ONLY)
+    mode_required=True,
     # the repo's prepare.sh serves its configs in the modes it serves train configs in (spec/modes.py
     # TRAIN_CONFIG_MODES), where it is in use for them
     prepare_modes=("benchmark_train", "klquant_whole_infer"),
