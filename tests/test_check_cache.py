@@ -190,3 +190,47 @@ def test_an_edit_of_any_template_or_shim_changes_the_code_digest(tmp_path, monke
         after = check_cache.code_digest()
         assert after != before, rel
         before = after
+
+
+@pytest.mark.parametrize("spec_name", ["tiny_rec.yml", "mobilenet_v3_small.yml"])
+def test_a_cold_check_plans_each_config_once_per_mode(spec_name, tmp_path, monkeypatch):
+    """Validation (what the runner refuses), lint's effect checks and the docs each read every
+    train config's Plans in every mode: a cold check makes them once (plan/planner.py mode_plans),
+    plus only what lint plans of its own (a config with a typo fixed, none here). A chain's suite
+    is planned apart (its Plans may depend on the config's name)."""
+    from collections import Counter
+
+    from tipcgen.check import spec as check_spec
+    from tipcgen.check.spec import load_spec
+    from tipcgen.dialects import get_layout
+    from tipcgen.emit.files import build_files
+    from tipcgen.lint.checks import lint_text
+    from tipcgen.lower.text import config_text
+    from tipcgen.plan import planner
+    from tipcgen.spec.ir import is_chain_layout
+
+    path = tmp_path / spec_name
+    shutil.copy(REPO / "specs" / spec_name, path)
+    made: Counter = Counter()
+
+    class Counted(planner.Builder):  # every Plan is made by plan_config on a Builder of its own
+        def __init__(self, view, mode, *rest):
+            made.update([(view.layout.name, mode)])
+            super().__init__(view, mode, *rest)
+
+    monkeypatch.setattr(planner, "Builder", Counted)
+    for cache in ("_mode_plans",):  # a warm cache from another test would hide the count
+        if hasattr(planner, cache):
+            getattr(planner, cache).cache_clear()
+    check_spec._planning_refusal.cache_clear()
+    spec = load_spec(str(path))
+    build_files(spec)
+    layout = get_layout(spec.layout)
+    train = [s for s in spec.suites.values() if not is_chain_layout(s.layout)]
+    assert train
+    for suite in train:
+        # the premise: lint claims nothing of these configs that needs a Plan of another text
+        found = lint_text(config_text(suite, layout), layout, "x.txt")
+        assert not [f for f in found if f.rule == "TIPC001"], found
+    modes = planner.runner_for(layout, spec.runner).MODES
+    assert {m: made[(layout.name, m)] for m in modes} == {m: len(train) for m in modes}, made

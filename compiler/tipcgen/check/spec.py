@@ -23,7 +23,7 @@ from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
-from tipcgen.plan.planner import plan_config, runner_for
+from tipcgen.plan.planner import mode_plans, plan_config, runner_for
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
 from tipcgen.spec.chain_fields import inherits_all
 from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers, is_chain_layout
@@ -219,17 +219,26 @@ def _check_planning(spec: Spec, pos: Positions, name: str, suite: Suite, text_: 
     chain = is_chain_layout(suite.layout)
     layout = get_layout(str(suite.layout)) if chain else get_layout(spec.layout)
     label = f"[suite {name}: {suite.file}]"
-    refused = _planning_refusal(text_, layout.name, None if chain else spec.runner, label)
+    refused = _planning_refusal(text_, layout.name, None if chain else spec.runner, label, not chain)
     if refused:
         return [_problem(spec, pos, name, ("file",), refused, "the generated runner refuses this config")]
     return []
 
 
 @functools.lru_cache(maxsize=512)
-def _planning_refusal(text_: str, layout_name: str, runner: Optional[str], label: str) -> Optional[str]:
+def _planning_refusal(text_: str, layout_name: str, runner: Optional[str], label: str, shared: bool) -> Optional[str]:
     """What the runner says planning the config in each of its modes (None: it plans them all);
-    cached, as the same suites are validated again and again (build, then each command)."""
+    cached, as the same suites are validated again and again (build, then each command).
+    `shared`: a train runner, whose Plans do not depend on the config's name (only its messages
+    name it): the Plans lint and the docs use are made here once (mode_plans); a refusal is planned
+    again to name the suite. A chain's may (a serving config's name says which script it is for)."""
     layout = get_layout(layout_name)
+    if shared:
+        try:
+            mode_plans(text_, layout, runner)
+            return None
+        except UsageError:
+            pass
     try:
         for mode in runner_for(layout, runner).MODES:
             plan_config(text_, layout, mode, runner=runner, source=label)
@@ -358,10 +367,11 @@ def check_expressible(spec: Spec, pos: Positions) -> list[Problem]:
     for name, suite in spec.suites.items():
         layout = get_layout(spec.suite_layout(name))
         present = set(layout.roles)
+        present_paths = {ROLES[r][1] for r in present if r in ROLES}
         for role, (_, path) in ROLES.items():
             if role in present or path[0] in ("model_name", "python", "topology"):
                 continue
-            if any(ROLES[r][1] == path for r in present):
+            if path in present_paths:
                 continue
             if _get(suite, path) != _get(_DEFAULTS, path):
                 where = pos.locate(("suites", name, *path)) or pos.locate(("defaults", *path))

@@ -9,7 +9,7 @@ from tipcgen.emit.docs_lang import translator
 from tipcgen.emit.prepare import describe_steps
 from tipcgen.lower.text import config_text
 from tipcgen.plan.builder import gpu_entry
-from tipcgen.plan.planner import plan_config, runner_for
+from tipcgen.plan.planner import mode_plans, runner_for
 from tipcgen.spec.ir import Spec
 from tipcgen.spec.modes import MODES
 from tipcgen.spec.policy import text
@@ -42,7 +42,7 @@ def doc_context(
     batches = [text(v) for v in (suite.inference.batch_size.values if suite.inference.batch_size else [])]
 
     runner = runner_for(layout, spec.runner)
-    plans = {mode: plan_config(cfg_text, layout, mode, runner=spec.runner) for mode in runner.MODES}
+    plans = mode_plans(cfg_text, layout, spec.runner)
     lite = plans["lite_train_lite_infer"]
     expected = [" " + lite.status_line(step, True).rstrip() for step in lite.steps]
     counts = []

@@ -43,15 +43,12 @@ def runner_name(layout: Layout, runner: Optional[str]) -> str:
 
 def _plans(text: str, layout: Layout, runner: Optional[str]) -> Optional[dict]:
     """{mode: steps} of every mode of the runner, None when the runner refuses the config."""
-    from tipcgen.plan.planner import plan_config, runner_for
+    from tipcgen.plan.planner import mode_plans
 
-    out = {}
     try:
-        for mode in runner_for(layout, runner).MODES:
-            out[mode] = plan_config(text, layout, mode, runner=runner).steps
+        return {mode: plan.steps for mode, plan in mode_plans(text, layout, runner).items()}
     except (UsageError, ValueError):
         return None
-    return out
 
 
 def _comparable(plans: dict) -> list:

@@ -13,10 +13,11 @@ runner (runner.py, registry.py, runners/) add its steps to a `Builder` (builder.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any, Optional
 
-from tipcgen.dialects import Layout
+from tipcgen.dialects import Layout, get_layout
 from tipcgen.errors import UsageError
 from tipcgen.lower.configview import ConfigView
 from tipcgen.plan.builder import Builder
@@ -79,3 +80,25 @@ def runner_for(layout: Layout, name: Optional[str] = None) -> Runner:
     if name not in names:
         raise UsageError(f"layout {layout.name} has no runner {name!r}; its runners are {', '.join(names)}")
     return RUNNERS[name]
+
+
+def mode_plans(text: str, layout: Layout, runner: Optional[str] = None, source: str = "config") -> dict[str, Plan]:
+    """{mode: Plan} of `text` in every mode of the runner, in its order; raises the first mode's
+    refusal. Validation, lint's effect checks and the docs each need these for every config of a
+    suite: a registered layout's are kept (plans are frozen; nothing here reads the disk without a
+    `root`), so one `check` plans each config once, not three times."""
+    try:
+        registered = get_layout(layout.name) is layout
+    except UsageError:
+        registered = False
+    if not registered:  # a layout made on the fly: its name does not say what it is
+        modes = runner_for(layout, runner).MODES
+        return {mode: plan_config(text, layout, mode, runner=runner, source=source) for mode in modes}
+    return dict(_mode_plans(text, layout.name, runner, source))
+
+
+@functools.lru_cache(maxsize=1024)
+def _mode_plans(text: str, layout_name: str, runner: Optional[str], source: str) -> tuple[tuple[str, Plan], ...]:
+    layout = get_layout(layout_name)
+    modes = runner_for(layout, runner).MODES
+    return tuple((mode, plan_config(text, layout, mode, runner=runner, source=source)) for mode in modes)
