@@ -219,9 +219,8 @@ def test_a_cold_check_plans_each_config_once_per_mode(spec_name, tmp_path, monke
             super().__init__(view, mode, *rest)
 
     monkeypatch.setattr(planner, "Builder", Counted)
-    for cache in ("_mode_plans",):  # a warm cache from another test would hide the count
-        if hasattr(planner, cache):
-            getattr(planner, cache).cache_clear()
+    if hasattr(planner, "forget_plans"):  # kept Plans of another test would hide the count
+        planner.forget_plans()
     check_spec._planning_refusal.cache_clear()
     spec = load_spec(str(path))
     build_files(spec)
@@ -234,3 +233,25 @@ def test_a_cold_check_plans_each_config_once_per_mode(spec_name, tmp_path, monke
         assert not [f for f in found if f.rule == "TIPC001"], found
     modes = planner.runner_for(layout, spec.runner).MODES
     assert {m: made[(layout.name, m)] for m in modes} == {m: len(train) for m in modes}, made
+
+
+def test_the_kept_plans_are_bounded_by_their_steps(monkeypatch):
+    """A hostile spec's matrices (thousands of steps per mode) cannot make the kept Plans grow
+    past their bound: the oldest go first, and a set larger than the bound is not kept at all."""
+    from tipcgen.dialects import get_layout
+    from tipcgen.plan import planner
+
+    text = sorted((REPO / "tests" / "fixtures").glob("paddleclas/*.txt"))[0].read_text()
+    layout = get_layout("paddleclas")
+    planner.forget_plans()
+    one = sum(len(p.steps) + 1 for p in planner.mode_plans(text, layout).values())
+    monkeypatch.setattr(planner, "KEPT_STEPS_MAX", one * 2)
+    for i in range(5):  # texts differing in a comment-free way: another model name each
+        planner.mode_plans(text.replace("model_name:", f"model_name:m{i}", 1), layout)
+        assert planner._KEPT_STEPS[0] <= one * 2
+    assert len(planner._KEPT) == 2
+    monkeypatch.setattr(planner, "KEPT_STEPS_MAX", one - 1)
+    planner.forget_plans()
+    planner.mode_plans(text, layout)
+    assert not planner._KEPT and planner._KEPT_STEPS[0] == 0
+    planner.forget_plans()

@@ -13,7 +13,7 @@ runner (runner.py, registry.py, runners/) add its steps to a `Builder` (builder.
 
 from __future__ import annotations
 
-import functools
+from collections import OrderedDict
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -91,14 +91,38 @@ def mode_plans(text: str, layout: Layout, runner: Optional[str] = None, source: 
         registered = get_layout(layout.name) is layout
     except UsageError:
         registered = False
-    if not registered:  # a layout made on the fly: its name does not say what it is
-        modes = runner_for(layout, runner).MODES
-        return {mode: plan_config(text, layout, mode, runner=runner, source=source) for mode in modes}
-    return dict(_mode_plans(text, layout.name, runner, source))
-
-
-@functools.lru_cache(maxsize=1024)
-def _mode_plans(text: str, layout_name: str, runner: Optional[str], source: str) -> tuple[tuple[str, Plan], ...]:
-    layout = get_layout(layout_name)
     modes = runner_for(layout, runner).MODES
-    return tuple((mode, plan_config(text, layout, mode, runner=runner, source=source)) for mode in modes)
+    if not registered:  # a layout made on the fly: its name does not say what it is
+        return {mode: plan_config(text, layout, mode, runner=runner, source=source) for mode in modes}
+    key = (text, layout.name, runner, source)
+    hit = _KEPT.get(key)
+    if hit is None:
+        hit = tuple((mode, plan_config(text, layout, mode, runner=runner, source=source)) for mode in modes)
+        _keep(key, hit)
+    else:
+        _KEPT.move_to_end(key)
+    return dict(hit)
+
+
+# mode_plans' Plans, most recently used last, bounded by their steps, not their number: a matrix
+# may plan thousands of steps per mode, and a check reads a whole spec's suites before its docs.
+_KEPT: OrderedDict = OrderedDict()
+_KEPT_STEPS = [0]
+KEPT_STEPS_MAX = 100_000
+
+
+def _keep(key: tuple, plans: tuple) -> None:
+    size = sum(len(plan.steps) + 1 for _, plan in plans)
+    if size > KEPT_STEPS_MAX:
+        return
+    _KEPT[key] = plans
+    _KEPT_STEPS[0] += size
+    while _KEPT_STEPS[0] > KEPT_STEPS_MAX:
+        _, old = _KEPT.popitem(last=False)
+        _KEPT_STEPS[0] -= sum(len(plan.steps) + 1 for _, plan in old)
+
+
+def forget_plans() -> None:
+    """Drop the kept Plans (tests that count planning start from none)."""
+    _KEPT.clear()
+    _KEPT_STEPS[0] = 0
