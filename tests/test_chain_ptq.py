@@ -235,3 +235,26 @@ def test_every_ptq_script_takes_mode_as_upstream_does_and_names_its_refusal(fold
         assert not any(work.iterdir()), args  # nothing ran: not even a log directory
     layout = get_layout(json.loads((src / spec.replace(".spec.yml", ".whole_infer.plan.json")).read_text())["layout"])
     assert "whole-infer-only" in {d.name for d in runner_for(layout, None).DEVIATIONS}
+
+
+def test_paddledetections_ptq_script_takes_its_config_alone_and_refuses_a_train_config(tmp_path):
+    """PaddleDetection's test_ptq_inference_python.sh fixes MODE to whole_infer and reads its config
+    alone (MODE optional, whole_infer only); unlike PaddleClas's script of that name it reads no
+    train config (upstream's would run that config's lines as its own): the generated script refuses
+    one before anything runs, naming the script that runs it."""
+    from update_golden import FIXTURES
+
+    src = FIXTURES / "paddledetection_ptq"
+    res = invoke_in(tmp_path, "build", str(src / "toydet_s_320_train_ptq_infer_python.spec.yml"), "--out",
+                    str(tmp_path / "gen"))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    (tipc,) = (tmp_path / "gen").glob("*/test_tipc")
+    script = tipc / "test_ptq_inference_python.sh"
+    assert "# usage: bash test_tipc/test_ptq_inference_python.sh CONFIG [MODE]\n" in script.read_text()
+    train = FIXTURES / "paddledetection" / "toydet_tiny_8e_demo_train_infer_python.txt"
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run(["bash", str(script), str(train)], cwd=work, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "its first section is 'train_params', a config of test_tipc/test_train_inference_python.sh" in proc.stderr
+    assert not any(work.iterdir())  # nothing ran: not even a log directory

@@ -29,6 +29,7 @@ from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
+from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
@@ -65,6 +66,7 @@ TABLE_CHAINS = [
     ("PaddleDetection", PADDLEDETECTION_PADDLE2ONNX, ("export_model", "--save_file", "infer.py")),
     ("PaddleSeg", PADDLESEG_PTQ, ("quant/ptq.py", "--device=gpu")),  # the quantization, the GPU inference
     ("models", MODELS_PTQ, ("post_quant.py", "infer.py")),  # PaddleSeg's twin; upstream never quantizes
+    ("PaddleDetection", PADDLEDETECTION_PTQ, ("post_quant.py", "--device=gpu", "--device=cpu")),
 ]
 
 
@@ -138,6 +140,46 @@ def test_a_use_gpu_item_of_no_branch_is_skipped_as_upstream_only_echoes(corpus):
     diff = compare_text("PaddleSeg", config, text, "whole_infer", chain=PADDLESEG_PTQ.name)
     assert diff.identical, diff.describe()
     assert [s.kind for s in diff.plan.steps] == ["export"] + ["infer"] * 6
+
+
+@pytest.mark.corpus
+def test_paddledetections_ptq_configs_are_its_ptq_tables_and_no_other_chains(corpus):
+    """Detection tells PaddleDetection's PTQ configs (`ptq_params`, its kl_quant export lines) from its
+    other chains' and train configs, and from PaddleSeg's, the models tutorials' and PaddleClas's PTQ
+    configs: every corpus config of that table is one of PaddleDetection's `*_ptq_infer_python.txt`,
+    and every one of those is of that table."""
+    found, named = set(), set()
+    for path in sorted(corpus.rglob("*.txt")):
+        text = path.read_bytes().decode("utf-8", "replace")
+        if chain_layout(signature(split_lines(text), path.name)) is PADDLEDETECTION_PTQ:
+            found.add(path)
+        if path.is_relative_to(corpus / "PaddleDetection") and path.name.endswith("_ptq_infer_python.txt"):
+            named.add(path)
+    assert named and found == named, sorted(found ^ named)
+    others = [p for p in corpus.rglob("*ptq*.txt") if not p.is_relative_to(corpus / "PaddleDetection")]
+    assert others  # PaddleSeg's, the models tutorials', PaddleClas's: none is PaddleDetection's
+
+
+@pytest.mark.corpus
+def test_paddledetections_ptq_runs_only_its_devices_and_gpu_run_modes_as_its_script(corpus):
+    """PaddleDetection's PTQ script: a device other than cpu or gpu (and an empty one) only echoes, a
+    GPU run mode other than paddle and trt_int8 is skipped silently, the CPU runs each mkldnn x
+    threads x batch size (an empty batch size a blank parameter): the Plan is identical to the real
+    script's run on such a config, passing and with the GPU's inference failing."""
+    need_upstream(PADDLEDETECTION_PTQ.dialect.script, repo="PaddleDetection")
+    config = corpus / "PaddleDetection" / "ppyoloe" / "ppyoloe_crn_s_300e_coco_train_ptq_infer_python.txt"
+    text = (
+        config.read_text()
+        .replace("--device:gpu|cpu", "--device:xpu|gpu||cpu")
+        .replace("--enable_mkldnn:False", "--enable_mkldnn:False|True")
+        .replace("--batch_size:1|2", "--batch_size:1||2")
+        .replace("--run_mode:paddle", "--run_mode:trt_fp16|paddle|trt_int8")
+    )
+    assert "xpu|gpu||cpu" in text and "False|True" in text and "trt_fp16|paddle|trt_int8" in text
+    for fail in (None, "--run_mode=trt_int8"):
+        diff = compare_text("PaddleDetection", config, text, "whole_infer", chain=PADDLEDETECTION_PTQ.name, fail=fail)
+        assert diff.identical, diff.describe()
+        assert [s.kind for s in diff.plan.steps] == ["export"] + ["infer"] * (2 * 3 + 2 * 3)
 
 
 @pytest.mark.corpus

@@ -336,6 +336,7 @@ CHAIN_FAILS = {
     "paddledetection_paddle2onnx": ("export_model", "--save_file", "infer.py"),  # the export, conversion, inference
     "paddleseg_ptq": ("quant/ptq.py", "--device=gpu"),  # the quantization, the GPU inference
     "models_ptq": ("post_quant.py", "infer.py"),  # the quantization, the inference
+    "paddledetection_ptq": ("post_quant.py", "--device=gpu", "--device=cpu"),  # the export, each device's inference
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

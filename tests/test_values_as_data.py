@@ -94,7 +94,13 @@ TOYS = {
 }
 # The table chains' toy configs (their golden fixtures): each family's own lines.
 _FIXTURES = Path(__file__).parent / "fixtures"
-for _chain in ("paddleseg_paddle2onnx", "paddlevideo_paddle2onnx", "paddledetection_paddle2onnx", "paddleseg_ptq"):
+for _chain in (
+    "paddleseg_paddle2onnx",
+    "paddlevideo_paddle2onnx",
+    "paddledetection_paddle2onnx",
+    "paddleseg_ptq",
+    "paddledetection_ptq",
+):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}
 

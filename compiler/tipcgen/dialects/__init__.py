@@ -134,15 +134,18 @@ def first_sections(layout: Layout) -> tuple[str, ...]:
     return (row.name, *row.lint_keys)
 
 
-def section_owners() -> dict[str, tuple[str, ...]]:
+def section_owners(family: Optional[str] = None) -> dict[str, tuple[str, ...]]:
     """Each first section a known kind of config starts with -> the upstream scripts that run such
     configs: every train and chain table's, and chains.SECTION_SCRIPTS (the repos' own scripts,
     for configs tipcgen does not type; its keys that are no section header, e.g. Lite's
-    `runtime_device:`, are left out: the scripts read headers only)."""
-    from tipcgen.dialects.chains import CHAIN_LAYOUTS, SECTION_SCRIPTS
+    `runtime_device:`, are left out: the scripts read headers only). `family` (a train layout's
+    name): the chain tables of that repo family only (another family's script of the same name may
+    read other configs: PaddleClas's test_ptq_inference_python.sh reads train configs)."""
+    from tipcgen.dialects.chains import CHAIN_LAYOUTS, SECTION_SCRIPTS, chain_family
 
     owners: dict[str, set] = {}
-    for layout in (*_REGISTRY, *CHAIN_LAYOUTS.values()):
+    chains = [c for c in CHAIN_LAYOUTS.values() if family is None or chain_family(c.name) == family]
+    for layout in (*_REGISTRY, *chains):
         for name in first_sections(layout):
             owners.setdefault(name, set()).add(layout.dialect.script)
     for name, readers in SECTION_SCRIPTS.items():
@@ -164,12 +167,13 @@ def config_readers(text: str) -> frozenset:
     )
 
 
-def foreign_sections(script: str) -> list[tuple[str, str]]:
+def foreign_sections(script: str, family: Optional[str] = None) -> list[tuple[str, str]]:
     """(first section, the scripts that run it) of every known kind of config `script` does not
     run: the generated script refuses such a config, naming its scripts, where upstream's read any
     file by line position and ran its values as its own keys. A section no table knows is let
-    through (nothing is guessed)."""
-    return [(name, " or ".join(scripts)) for name, scripts in section_owners().items() if script not in scripts]
+    through (nothing is guessed). `family`: as section_owners' (the scripts of that repo family)."""
+    owners = section_owners(family).items()
+    return [(name, " or ".join(scripts)) for name, scripts in owners if script not in scripts]
 
 
 def chain_of(text: str) -> Optional[tuple[str, str]]:

@@ -122,6 +122,10 @@ class Dialect:
     # prepares this chain's configs too (its script is one the train-config modes serve: PaddleSeg's
     # PTQ configs in `klquant_whole_infer`), traced by import as a verbatim config's are.
     prepare_modes: tuple = ()
+    # Another chain's script that refuses the configs no script of its own repo family reads by
+    # that name, though another family's does (PaddleDetection's PTQ script: a train config, which
+    # PaddleClas's script of that name reads); False: any family's script of its name counts.
+    family_sections: bool = False
     # A chain of fixed commands: its steps as data (dialects/steps.py), run by plan/runners/table.py
     # under the runner name `runners[0]` (no runner module, no template of its own).
     table: Optional[ChainTable] = None

@@ -8,7 +8,8 @@ between: `${use_gpu_key}=${use_gpu}`), `Param` (upstream's func_set_params of a 
 value: `key=value`, or a blank when either is null; the value a role's, or several words joined,
 `<dir>/<file>`) and `Case` (the value of the role a case table picks by a loop's item). A `Loop`
 runs its commands (and loops: nested) once per item of a role's `|` list; its `Branch` picks a word
-by the item, or skips the item. A command's log name may name a loop's or a branch's variable.
+by the item, or skips the item; a `When` runs its commands (and loops) only for some items or words.
+A command's log name may name a loop's or a branch's variable.
 """
 
 from __future__ import annotations
@@ -122,14 +123,26 @@ class Branch:
 
 
 @dataclass(frozen=True)
+class When:
+    """Commands (and loops) run only when a loop's item, or the word its Branch gave it, is one of
+    `items` (upstream's `if [ ${device} = "cpu" ]; then ... fi` with no `else`: any other runs none
+    of them, silently). Beside a Branch, one When per word gives each word a body of its own."""
+
+    var: str  # a loop's variable (Loop.var) or a Branch's (Branch.var)
+    items: tuple  # the items (or words) that run the commands
+    commands: tuple  # of Command, Loop, When
+    note: str = ""  # what the generated script's comment says of it
+
+
+@dataclass(frozen=True)
 class Loop:
     """Commands (and loops, run inside it) once per item of a role's `|`-separated list (upstream's
     `IFS="|"; for var in ${list}`: an empty list runs nothing), the item in the bash variable `var`;
     a `branch` picks a word by the item, or skips it."""
 
     role: str
-    var: str  # named as upstream's loop variable; Case, Item and Command.unless_null may name it
-    commands: tuple  # of Command, Loop
+    var: str  # named as upstream's loop variable; Case, Item, When and Command.unless_null may name it
+    commands: tuple  # of Command, Loop, When
     note: str = ""  # what the generated script's comment says of it
     branch: Optional[Branch] = None
 
@@ -141,5 +154,5 @@ class ChainTable:
     mode: str  # its one mode (the script reads its config argument only)
     log_dir: str  # {root} (the repo root: `$(pwd)`, else `.`), {model_name}, {mode}
     status_format: str
-    commands: tuple  # of Command, Loop
+    commands: tuple  # of Command, Loop, When
     deviations: tuple = ()  # its own (Deviation); every runner's common ones come first

@@ -57,6 +57,16 @@ def render(template: str, **ctx) -> str:
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py")
 
 
+def _family(layout: Layout) -> Optional[str]:
+    """The repo family whose scripts a chain's script tells its configs from others' by (its
+    Dialect's family_sections), or None: every family's script of its name."""
+    if not layout.dialect.family_sections:
+        return None
+    from tipcgen.dialects.chains import chain_family
+
+    return chain_family(layout.name)
+
+
 def spec_label(path: str) -> str:
     """The spec's path as the generated headers name it: relative to its project's root (the
     nearest ancestor holding .git, pyproject.toml or setup.py), else `<its folder>/<file>`. It
@@ -181,7 +191,7 @@ def runner_script(
         runner=runner or dialect.runners[0],
         ocr_script=classic_bash(module.CLASSIC) if module.CLASSIC else None,
         modes=module.MODES,
-        foreign_sections=foreign_sections(dialect.script),
+        foreign_sections=foreign_sections(dialect.script, _family(layout)),
         # another chain's script takes its config alone (upstream's does): MODE defaults to its only one
         mode_default=(
             module.MODES[0]

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from tipcgen.dialects.steps import Case, ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Val, Word
+from tipcgen.dialects.steps import Case, ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Val, When, Word
 from tipcgen.errors import UsageError
 from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
@@ -80,7 +80,7 @@ class TableRunner:
             ]
         loops = {loop.var: loop for loop in _loops(self.table.commands)}
         for inner in loops.values():
-            for command, case in ((c, w) for c in inner.commands if isinstance(c, Command) for w in c.words
+            for command, case in ((c, w) for c in _own(inner.commands) for w in c.words
                                   if isinstance(w, Case)):  # fmt: skip
                 loop = loops[case.on]  # the loop whose item it picks by (the command's, or one around it)
                 passed = [*(item for item, _role in case.choices), *_skipped(command, loop.var)]
@@ -107,7 +107,7 @@ class TableRunner:
         """What the generated script runs after runner_lib: the same commands, in bash."""
         values, keys = _names(dialect, "value"), _names(dialect, "key")
         params = [w for c in _commands(self.table.commands) for w in c.words if isinstance(w, Param)]
-        names = [f'{p.bash_var()}=""' for p in params]
+        names = [f'{var}=""' for var in dict.fromkeys(p.bash_var() for p in params)]  # each once
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
         out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
@@ -119,9 +119,13 @@ def _names(dialect: Dialect, kind: str) -> dict:
 
 
 def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
-    """Add `entries` (Command, Loop) to the Plan; `env`: each enclosing loop's variable -> item
+    """Add `entries` (Command, Loop, When) to the Plan; `env`: each enclosing loop's variable -> item
     (and each branch's variable -> the word it gave that item)."""
     for c in entries:
+        if isinstance(c, When):
+            if env[c.var] in c.items:
+                _plan(b, value, c.commands, env)
+            continue
         if isinstance(c, Loop):
             for item in ifs_split(value(c.role), "|"):
                 word = c.branch.word(item) if c.branch is not None else None
@@ -149,18 +153,27 @@ def _loops(entries: tuple):
     for e in entries:
         if isinstance(e, Loop):
             yield e
+        if isinstance(e, (Loop, When)):
             yield from _loops(e.commands)
 
 
 def _commands(entries: tuple) -> list:
-    """Every Command of `entries`, in the table's order (the loops' own inside them)."""
-    return [c for e in entries for c in (_commands(e.commands) if isinstance(e, Loop) else (e,))]
+    """Every Command of `entries`, in the table's order (the loops' and Whens' own inside them)."""
+    return [c for e in entries for c in (_commands(e.commands) if isinstance(e, (Loop, When)) else (e,))]
+
+
+def _own(entries: tuple) -> list:
+    """The Commands of `entries` outside any loop of theirs (a When's own included)."""
+    return [c for e in entries if not isinstance(e, Loop) for c in (_own(e.commands) if isinstance(e, When) else (e,))]
 
 
 def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) -> list:
-    """The bash of `entries` (Command, Loop), each line after `pad`; `count`: commands so far."""
+    """The bash of `entries` (Command, Loop, When), each line after `pad`; `count`: commands so far."""
     out: list = []
     for e in entries:
+        if isinstance(e, When):
+            out += _when(e, values, keys, pad, count)
+            continue
         if not isinstance(e, Loop):
             count[0] += 1
             out += _command(e, count[0], values, keys, pad)
@@ -174,6 +187,17 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
         out += _entries(e.commands, values, keys, pad + "    ", count)
         out.append(f"{pad}done")
     return out
+
+
+def _when(when: When, values: dict, keys: dict, pad: str, count: list) -> list:
+    """The bash of a When: its entries inside `if [[ ${var} == item || ... ]]; then ... fi`."""
+    for item in when.items:
+        if not re.fullmatch(r"[\w.+-]+", item):
+            raise AssertionError(f"a When's items must be plain words: {item!r}")
+    test = " || ".join(f"${{{when.var}}} == {item}" for item in when.items)
+    note = [f"{pad}# {line}" for line in when.note.splitlines()]
+    body = _entries(when.commands, values, keys, pad + "    ", count)
+    return ["", *note, f"{pad}if [[ {test} ]]; then", *body, f"{pad}fi"]
 
 
 def _branch(loop: Loop, pad: str) -> list:
