@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
+from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
@@ -67,6 +69,7 @@ TABLE_CHAINS = [
     ("PaddleSeg", PADDLESEG_PTQ, ("quant/ptq.py", "--device=gpu")),  # the quantization, the GPU inference
     ("models", MODELS_PTQ, ("post_quant.py", "infer.py")),  # PaddleSeg's twin; upstream never quantizes
     ("PaddleDetection", PADDLEDETECTION_PTQ, ("post_quant.py", "--device=gpu", "--device=cpu")),
+    ("PaddleDetection", PADDLEDETECTION_CPP_INFER, ("export_model", "--device=gpu", "--device=cpu")),
 ]
 
 
@@ -180,6 +183,78 @@ def test_paddledetections_ptq_runs_only_its_devices_and_gpu_run_modes_as_its_scr
         diff = compare_text("PaddleDetection", config, text, "whole_infer", chain=PADDLEDETECTION_PTQ.name, fail=fail)
         assert diff.identical, diff.describe()
         assert [s.kind for s in diff.plan.steps] == ["export"] + ["infer"] * (2 * 3 + 2 * 3)
+
+
+@pytest.mark.corpus
+def test_paddledetections_cpp_configs_are_its_cpp_table_and_paddleclas_are_not(corpus):
+    """Both repos name their C++ configs `cpp_infer_params`: PaddleDetection's (its export lines,
+    `infer_mode:`) are its own table's, every one of them, and no other repo's config is."""
+    found, named = set(), set()
+    for path in sorted(corpus.rglob("*.txt")):
+        text = path.read_bytes().decode("utf-8", "replace")
+        if chain_layout(signature(split_lines(text), path.name)) is PADDLEDETECTION_CPP_INFER:
+            found.add(path)
+        if path.is_relative_to(corpus / "PaddleDetection") and text.startswith("=" * 27 + "cpp_infer_params"):
+            named.add(path)
+    assert named and found == named, sorted(found ^ named)
+
+
+def test_paddledetections_cpp_script_takes_a_library_link_not_a_mode(tmp_path):
+    """Upstream's takes CONFIG, the Paddle Inference library's link (for its build), GPUID, and fixes
+    MODE to cpp_infer: ours takes them alike (the link read and unused: it builds nothing) and
+    refuses a fourth argument before anything runs."""
+    from update_golden import FIXTURES
+
+    src = FIXTURES / "paddledetection_cpp_infer"
+    (spec,) = src.glob("*.spec.yml")
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    (tipc,) = (tmp_path / "gen").glob("*/test_tipc")
+    script = tipc / "test_inference_cpp.sh"
+    text = script.read_text()
+    assert "# usage: bash test_tipc/test_inference_cpp.sh CONFIG [PADDLE_INFER_LINK] [GPUID]\n" in text
+    assert "\nMODE=cpp_infer\n" in text
+    (config,) = tipc.glob("configs/*/*.txt")
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run(["bash", str(script), str(config), "https://x/paddle_inference.tgz", "1", "more"], cwd=work,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 2 and "usage: bash" in proc.stderr, proc.stderr
+    assert not any(work.iterdir())
+
+
+@pytest.mark.corpus
+def test_paddledetections_cpp_chain_pairs_each_infer_mode_with_its_quant_flag_as_its_script(corpus):
+    """PaddleDetection's C++ script: each infer_mode with the infer_quant item at its position (none
+    past the list's end), mkldnn off skipped on the CPU for a quantized model, on the GPU trt_int8
+    only for a quantized model and another run mode but paddle only for another, a use_gpu item of
+    no branch only echoed, GPUID every step's CUDA_VISIBLE_DEVICES: the Plan runs what the real
+    script runs (its demo build aside, the one named deviation), passing and with the GPU failing."""
+    need_upstream(PADDLEDETECTION_CPP_INFER.dialect.script, repo="PaddleDetection")
+    config = (
+        corpus / "PaddleDetection" / "ppyoloe" / "ppyoloe_crn_s_300e_coco_PACT_model_linux_gpu_normal_normal"
+        "_infer_cpp_linux_gpu_cpu.txt"
+    )
+    text = (
+        config.read_text()
+        .replace(
+            "infer_mode:quant\ninfer_quant:True", "infer_mode:norm|null|quant|kl_quant\ninfer_quant:False|True|True"
+        )
+        .replace("--device:gpu|cpu", "--device:xpu|gpu||cpu")
+        .replace("--use_mkldnn:False", "--use_mkldnn:False|True")
+        .replace("--run_mode:paddle", "--run_mode:trt_fp16|paddle|trt_int8")
+    )
+    assert "norm|null|quant|kl_quant" in text and "trt_fp16|paddle|trt_int8" in text
+    for fail in (None, "--device=gpu"):
+        diff = compare_text("PaddleDetection", config, text, "cpp_infer", "1", chain=PADDLEDETECTION_CPP_INFER.name,
+                            fail=fail)  # fmt: skip
+        assert [d.category for d in diff.differences] == ["build: upstream builds the demo first (wget tar cmake make)"]
+        assert not diff.unexplained(), diff.describe()
+        assert {s.cuda_visible_devices for s in diff.plan.steps} == {"1"}  # as upstream's (compared)
+        # norm (not quantized): gpu paddle, trt_fp16 x 2 batch sizes, cpu mkldnn False, True x 2;
+        # null, quant (quantized): gpu paddle, trt_int8 x 2, cpu mkldnn True x 2; kl_quant (no flag): all
+        kinds = [s.kind for s in diff.plan.steps]
+        assert kinds.count("export") == 3 and kinds.count("infer") == 8 + 6 + 6 + 10, kinds
 
 
 @pytest.mark.corpus

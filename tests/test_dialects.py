@@ -337,6 +337,7 @@ CHAIN_FAILS = {
     "paddleseg_ptq": ("quant/ptq.py", "--device=gpu"),  # the quantization, the GPU inference
     "models_ptq": ("post_quant.py", "infer.py"),  # the quantization, the inference
     "paddledetection_ptq": ("post_quant.py", "--device=gpu", "--device=cpu"),  # the export, each device's inference
+    "paddledetection_cpp_infer": ("export_model", "--device=gpu", "--device=cpu"),  # the export, each device's runs
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -72,7 +72,7 @@ PAYLOADS = {
 FORMS = ("alone", "after", "before")
 # Programs a run records instead of running (the chains' edits and device commands too).
 RECORDED = ("python", "python3", "python3.7", "sed", "cp", "adb", "paddle2onnx")
-BUILT = ("deploy/cpp/build/clas_system", "deploy/cpp_shitu/build/pp_shitu")
+BUILT = ("deploy/cpp/build/clas_system", "deploy/cpp_shitu/build/pp_shitu", "deploy/cpp/build/main")
 MODE_OF = {"test_train_inference_python.sh": "lite_train_lite_infer"}
 
 # Our toy chain configs (each chain's own tests hold them), one model directory each.
@@ -100,6 +100,7 @@ for _chain in (
     "paddledetection_paddle2onnx",
     "paddleseg_ptq",
     "paddledetection_ptq",
+    "paddledetection_cpp_infer",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

@@ -23,9 +23,9 @@ PYTHONS = ("python", "python3", "python3.7", "python3.10")
 # Other programs a chain's steps run (test_paddle2onnx.sh's converter), recorded the same way.
 TOOLS = ("paddle2onnx",)
 RECORDED = PYTHONS + TOOLS
-# Programs a chain's steps run by their path in the repo (PaddleClas's C++ demos, built before the
-# run): each work directory gets a recorder there.
-BUILT = ("./deploy/cpp/build/clas_system", "./deploy/cpp_shitu/build/pp_shitu")
+# Programs a chain's steps run by their path in the repo (PaddleClas's C++ demos, PaddleDetection's,
+# built before the run): each work directory gets a recorder there.
+BUILT = ("./deploy/cpp/build/clas_system", "./deploy/cpp_shitu/build/pp_shitu", "./deploy/cpp/build/main")
 
 
 def _recorded(argv0: str, recorded: tuple = RECORDED) -> bool:

@@ -126,6 +126,10 @@ class Dialect:
     # that name, though another family's does (PaddleDetection's PTQ script: a train config, which
     # PaddleClas's script of that name reads); False: any family's script of its name counts.
     family_sections: bool = False
+    # Another chain's script whose second argument is no MODE (its MODE is fixed) but this, which it
+    # reads and does not use, then a GPUID (PaddleDetection's C++ script: the Paddle Inference
+    # library's link its build downloads): (its name in the usage, what the script says of it).
+    second_arg: tuple = ()
     # A chain of fixed commands: its steps as data (dialects/steps.py), run by plan/runners/table.py
     # under the runner name `runners[0]` (no runner module, no template of its own).
     table: Optional[ChainTable] = None

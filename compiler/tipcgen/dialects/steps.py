@@ -135,6 +135,16 @@ class When:
 
 
 @dataclass(frozen=True)
+class Skip:
+    """The rest of a loop's body skipped for its item when every test holds (upstream's
+    `if [ ${a} = "x" ] && [ ${b} != "y" ]; then continue; fi`): a test is (var, word, equal), `var`
+    a loop's, a branch's or a paired variable, holding when its value is (equal) or is not the word.
+    It stands in a loop's own commands (not in a When's)."""
+
+    tests: tuple  # of (var, word, equal)
+
+
+@dataclass(frozen=True)
 class Loop:
     """Commands (and loops, run inside it) once per item of a role's `|`-separated list (upstream's
     `IFS="|"; for var in ${list}`: an empty list runs nothing), the item in the bash variable `var`;
@@ -142,9 +152,12 @@ class Loop:
 
     role: str
     var: str  # named as upstream's loop variable; Case, Item, When and Command.unless_null may name it
-    commands: tuple  # of Command, Loop, When
+    commands: tuple  # of Command, Loop, When, Skip
     note: str = ""  # what the generated script's comment says of it
     branch: Optional[Branch] = None
+    # (role, var): the item of another role's `|` list at the same position, in `var` ("" past its
+    # end): upstream's `flags=(${list}); ... ${flags[Count]}` beside its loop
+    paired: Optional[tuple] = None
 
 
 @dataclass(frozen=True)
@@ -156,3 +169,6 @@ class ChainTable:
     status_format: str
     commands: tuple  # of Command, Loop, When
     deviations: tuple = ()  # its own (Deviation); every runner's common ones come first
+    # its GPUID argument, when given, is every step's CUDA_VISIBLE_DEVICES (upstream's
+    # `export CUDA_VISIBLE_DEVICES=${GPUID}` before its steps)
+    gpuid_env: bool = False

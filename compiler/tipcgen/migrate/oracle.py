@@ -110,9 +110,10 @@ TOOLS = ("paddle2onnx",)
 BUILD_TOOLS: dict[str, tuple] = {
     "test_inference_cpp.sh": ("cmake", "make", "wget", "tar", "git", "apt-get", "bootstrap"),
 }
-# What those builds make (PaddleClas's C++ demos): the `make` shim writes these recorders into a
-# `build/` directory it runs in, and a step's `./deploy/cpp/build/clas_system` is compared by name.
-BUILT = ("clas_system", "pp_shitu")
+# What those builds make (PaddleClas's C++ demos, PaddleDetection's `main`): the `make` shim writes
+# these recorders into a `build/` directory it runs in, and a step's `./deploy/cpp/build/clas_system`
+# is compared by name.
+BUILT = ("clas_system", "pp_shitu", "main")
 # Programs a chain's script runs without a status line (the serving chains' sed/cp edits of the
 # converted configs), recorded too when that script runs: the Plan's quiet steps are held to them.
 CHAIN_TOOLS: dict[str, tuple] = {

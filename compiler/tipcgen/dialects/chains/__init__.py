@@ -27,6 +27,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
     PADDLECLAS_SERVING_PYTHON,
     PADDLECLAS_SERVING_PYTHON_SHITU,
 )
+from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
@@ -53,6 +54,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLESEG_PTQ,
     MODELS_PTQ,
     PADDLEDETECTION_PTQ,
+    PADDLEDETECTION_CPP_INFER,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),

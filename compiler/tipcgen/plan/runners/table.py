@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from tipcgen.dialects.steps import Case, ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Val, When, Word
+from tipcgen.dialects.steps import Case, ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Skip, Val, When, Word
 from tipcgen.errors import UsageError
 from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
@@ -59,6 +59,8 @@ class TableRunner:
         b.log_dir = self.table.log_dir.format(root=b.root or ".", model_name=value("model_name"), mode=b.mode)
         # one file however the directory is spelt (PaddleSeg's ends in a `/`: its logs' names say `//`)
         b.status_log = f"{b.log_dir.rstrip('/')}/{v.layout.dialect.status_log}"
+        if self.table.gpuid_env and b.gpuid:
+            b.cvd = b.gpuid  # upstream exports it before its steps
         _plan(b, value, self.table.commands, {})
 
     # -- the bash
@@ -109,6 +111,14 @@ class TableRunner:
         params = [w for c in _commands(self.table.commands) for w in c.words if isinstance(w, Param)]
         names = [f'{var}=""' for var in dict.fromkeys(p.bash_var() for p in params)]  # each once
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
+        if self.table.gpuid_env:
+            out += [
+                "",
+                "# GPUID, when given, is every step's CUDA_VISIBLE_DEVICES (upstream exports it first).",
+                "if [[ -n ${GPUID} ]]; then",
+                '    export CUDA_VISIBLE_DEVICES="$GPUID"',
+                "fi",
+            ]
         out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
 
@@ -119,19 +129,26 @@ def _names(dialect: Dialect, kind: str) -> dict:
 
 
 def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
-    """Add `entries` (Command, Loop, When) to the Plan; `env`: each enclosing loop's variable -> item
-    (and each branch's variable -> the word it gave that item)."""
+    """Add `entries` (Command, Loop, When, Skip) to the Plan; `env`: each enclosing loop's variable ->
+    item (and each branch's variable -> the word it gave that item, each paired variable -> its item)."""
     for c in entries:
+        if isinstance(c, Skip):
+            if all((env[var] == word) == equal for var, word, equal in c.tests):
+                return  # upstream's `continue`: the rest of this item's body
+            continue
         if isinstance(c, When):
             if env[c.var] in c.items:
                 _plan(b, value, c.commands, env)
             continue
         if isinstance(c, Loop):
-            for item in ifs_split(value(c.role), "|"):
+            pairs = ifs_split(value(c.paired[0]), "|") if c.paired is not None else []
+            for n, item in enumerate(ifs_split(value(c.role), "|")):
                 word = c.branch.word(item) if c.branch is not None else None
                 if c.branch is not None and word is None:
                     continue  # upstream prints the branch's `otherwise` and goes on
                 more = {c.branch.var: word} if c.branch is not None and word is not None else {}
+                if c.paired is not None:
+                    more[c.paired[1]] = pairs[n] if n < len(pairs) else ""
                 _plan(b, value, c.commands, {**env, c.var: item, **more})
             continue
         if c.unless_null is not None:
@@ -159,12 +176,22 @@ def _loops(entries: tuple):
 
 def _commands(entries: tuple) -> list:
     """Every Command of `entries`, in the table's order (the loops' and Whens' own inside them)."""
-    return [c for e in entries for c in (_commands(e.commands) if isinstance(e, (Loop, When)) else (e,))]
+    return [
+        c
+        for e in entries
+        if not isinstance(e, Skip)
+        for c in (_commands(e.commands) if isinstance(e, (Loop, When)) else (e,))
+    ]
 
 
 def _own(entries: tuple) -> list:
     """The Commands of `entries` outside any loop of theirs (a When's own included)."""
-    return [c for e in entries if not isinstance(e, Loop) for c in (_own(e.commands) if isinstance(e, When) else (e,))]
+    return [
+        c
+        for e in entries
+        if not isinstance(e, (Loop, Skip))
+        for c in (_own(e.commands) if isinstance(e, When) else (e,))
+    ]
 
 
 def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) -> list:
@@ -174,6 +201,9 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
         if isinstance(e, When):
             out += _when(e, values, keys, pad, count)
             continue
+        if isinstance(e, Skip):
+            out += _skip(e, pad)
+            continue
         if not isinstance(e, Loop):
             count[0] += 1
             out += _command(e, count[0], values, keys, pad)
@@ -181,7 +211,14 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
         note = e.note.splitlines() or [f"Each {e.var}."]
         out += ["", *(f"{pad}# {line}" for line in note)]
         out.append(f'{pad}declare -a {e.var}_items=() && tipc_split {e.var}_items "|" "${values[e.role]}"')
-        out.append(f'{pad}for {e.var} in "${{{e.var}_items[@]}}"; do')
+        if e.paired is None:
+            out.append(f'{pad}for {e.var} in "${{{e.var}_items[@]}}"; do')
+        else:  # by position, the paired list's item beside it
+            role, var = e.paired
+            out.append(f'{pad}declare -a {var}_items=() && tipc_split {var}_items "|" "${values[role]}"')
+            out.append(f'{pad}for {e.var}_n in "${{!{e.var}_items[@]}}"; do')
+            out.append(f"{pad}    {e.var}=${{{e.var}_items[{e.var}_n]}}")
+            out.append(f"{pad}    {var}=${{{var}_items[{e.var}_n]:-}}")
         if e.branch is not None:
             out += _branch(e, pad + "    ")
         out += _entries(e.commands, values, keys, pad + "    ", count)
@@ -198,6 +235,15 @@ def _when(when: When, values: dict, keys: dict, pad: str, count: list) -> list:
     note = [f"{pad}# {line}" for line in when.note.splitlines()]
     body = _entries(when.commands, values, keys, pad + "    ", count)
     return ["", *note, f"{pad}if [[ {test} ]]; then", *body, f"{pad}fi"]
+
+
+def _skip(skip: Skip, pad: str) -> list:
+    """The bash of a Skip: `continue` when every test holds."""
+    for _var, word, _equal in skip.tests:
+        if not re.fullmatch(r"[\w.+-]+", word):
+            raise AssertionError(f"a Skip's words must be plain words: {word!r}")
+    test = " && ".join(f"${{{var}}} {'==' if equal else '!='} {word}" for var, word, equal in skip.tests)
+    return [f"{pad}if [[ {test} ]]; then", f"{pad}    continue", f"{pad}fi"]
 
 
 def _branch(loop: Loop, pad: str) -> list:
