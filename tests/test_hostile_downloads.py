@@ -98,7 +98,7 @@ def assert_refused(results: dict, *words: str, code: int = 1, seconds: float = 2
         assert "Traceback" not in out, (impl, out)
         for word in words:
             assert word in out, (impl, word, out)
-        assert took < seconds, (impl, took, out)
+        assert took < bound(seconds), (impl, took, out)  # a hang guard: stretched by the machine's load
         assert files_in(cache) == [], (impl, files_in(cache))
         assert repo_entries(model) == [], (impl, repo_entries(model))
 

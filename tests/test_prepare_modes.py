@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REPO
+from helpers.machine import bound
 from helpers.upstream import corpus_dir, upstream_dir
 from tipcgen.check.spec import load_spec, load_spec_text
 from tipcgen.cli import app
@@ -224,7 +225,7 @@ def test_the_recorder_records_sleep_and_the_timeout_wrapper(tmp_path):
     scripts = tmp_path / "scripts"
     scripts.mkdir()
     (scripts / "test_train_inference_python.sh").write_text(
-        "#!/bin/bash\nsleep 5\ntimeout -s KILL 5m python3.7 tools/train.py -o a=1\n"
+        "#!/bin/bash\nsleep 300\ntimeout -s KILL 5m python3.7 tools/train.py -o a=1\n"
         "timeout 1m timeout 2m python3.7 tools/eval.py\nsleep 0.5s\npython3.7 tools/export.py\n"
     )
     config = tmp_path / "toy" / "train_infer_python.txt"
@@ -234,13 +235,13 @@ def test_the_recorder_records_sleep_and_the_timeout_wrapper(tmp_path):
     )
     run = run_upstream(scripts, config, "lite_train_lite_infer", repo="toy")
     assert [c.argv for c in run.commands] == [
-        ("sleep", "5"),
+        ("sleep", "300"),  # a sleep that, slept, no bound below would pass
         ("timeout", "-s", "KILL", "5m", "python3.7", "tools/train.py", "-o", "a=1"),
         ("timeout", "1m", "timeout", "2m", "python3.7", "tools/eval.py"),
         ("sleep", "0.5s"),
         ("python3.7", "tools/export.py"),
     ]
-    assert run.returncode == 0 and run.elapsed < 5, "recorded, not slept"
+    assert run.returncode == 0 and run.elapsed < bound(5), "recorded, not slept"
 
 
 def _fork(tmp_path: Path, repo: str, old: str, new: str) -> Path:

@@ -267,7 +267,7 @@ def test_orphans_do_not_hold_the_run_and_die_with_it(tmp_path):
     )
     ran = _run(tmp_path, script, timeout=30)
     assert ran.returncode == 0 and ran.stdout == b"started\n"
-    assert ran.elapsed < 5, ran.elapsed  # not waiting for the orphan that holds its stdout
+    assert ran.elapsed < bound(5), ran.elapsed  # not waiting for the orphan that holds its stdout
     assert _alive(mark) == []
 
 
