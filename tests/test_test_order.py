@@ -45,3 +45,19 @@ def test_hang_guards_stretch_with_the_load_and_never_shrink(monkeypatch):
     assert bound(10) == 30.0
     monkeypatch.setattr(os, "getloadavg", lambda: (0.4, 0.4, 0.4))
     assert bound(10) == 10.0
+
+
+def test_every_timed_assert_goes_through_the_load_stretched_bound():
+    """A test that times a run asserts `took < bound(N)`, never a bare number: a bare bound fails
+    on a loaded machine (CI's second tier shares its two CPUs), which is no hang."""
+    import re
+    from pathlib import Path
+
+    timed = re.compile(r"\bassert\b.*\b(took|elapsed|seconds|wall)\s*<\s*[\w(]")
+    found = [
+        f"{path.name}:{n}: {line.strip()}"
+        for path in sorted(Path(__file__).parent.glob("test_*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if (m := timed.search(line)) and "bound(" not in line[m.start(1) :]
+    ]
+    assert found == [], "\n".join(found)
