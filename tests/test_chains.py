@@ -32,6 +32,7 @@ from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
+from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
@@ -70,6 +71,8 @@ TABLE_CHAINS = [
     ("models", MODELS_PTQ, ("post_quant.py", "infer.py")),  # PaddleSeg's twin; upstream never quantizes
     ("PaddleDetection", PADDLEDETECTION_PTQ, ("post_quant.py", "--device=gpu", "--device=cpu")),
     ("PaddleDetection", PADDLEDETECTION_CPP_INFER, ("export_model", "--device=gpu", "--device=cpu")),
+    # the export, the web service (upstream's status says it started), the HTTP client
+    ("PaddleDetection", PADDLEDETECTION_SERVING_PYTHON, ("export_model", "web_service", "http_client")),
 ]
 
 

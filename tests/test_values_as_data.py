@@ -101,6 +101,7 @@ for _chain in (
     "paddleseg_ptq",
     "paddledetection_ptq",
     "paddledetection_cpp_infer",
+    "paddledetection_serving_python",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

@@ -8,8 +8,10 @@ between: `${use_gpu_key}=${use_gpu}`), `Param` (upstream's func_set_params of a 
 value: `key=value`, or a blank when either is null; the value a role's, or several words joined,
 `<dir>/<file>`) and `Case` (the value of the role a case table picks by a loop's item). A `Loop`
 runs its commands (and loops: nested) once per item of a role's `|` list; its `Branch` picks a word
-by the item, or skips the item; a `When` runs its commands (and loops) only for some items or words.
-A command's log name may name a loop's or a branch's variable.
+by the item, or skips the item; a `When` runs its commands (and loops) only for some items or words;
+its `parts` name the item's key and value (`cpu:device_type=0`). A command's log name may name a
+loop's, a branch's or a part's variable. A `Service` is a server started in the background, its
+clients run against it, then stopped by the script's own process handling (a serving chain's server).
 """
 
 from __future__ import annotations
@@ -152,12 +154,31 @@ class Loop:
 
     role: str
     var: str  # named as upstream's loop variable; Case, Item, When and Command.unless_null may name it
-    commands: tuple  # of Command, Loop, When, Skip
+    commands: tuple  # of Command, Loop, When, Skip, Service
     note: str = ""  # what the generated script's comment says of it
     branch: Optional[Branch] = None
     # (role, var): the item of another role's `|` list at the same position, in `var` ("" past its
     # end): upstream's `flags=(${list}); ... ${flags[Count]}` beside its loop
     paired: Optional[tuple] = None
+    # (key variable, value variable): the item's key and value as upstream's func_parser_key and
+    # func_parser_value of it (`${opt%%:*}`, `${opt#*:}`: an item without a colon is both), for
+    # Item and a log's `{var}`
+    parts: tuple = ()
+
+
+@dataclass(frozen=True)
+class Service:
+    """A server started in the background (upstream's `eval "${cmd} > ${log} 2>&1 &"`, then `sleep`):
+    `start` runs in a process group of its own and gets up to `warmup` seconds (its status: whether it
+    is still up then, or ended well); then its `clients` run against it; then it is stopped, by the
+    script's own process handling (SIGTERM to its process group, SIGKILL after TIPC_KILL_GRACE),
+    never by a search of the machine's processes. It is stopped too when a client fails, the script is
+    interrupted or ends. Name upstream's way of stopping it and its pauses a Deviation of the table."""
+
+    start: Command  # its kind `serve`: the oracle names a background start's status so
+    clients: tuple  # of Command
+    warmup: int  # seconds (upstream's sleep after starting it; TIPC_SERVE_WARMUP overrides in bash)
+    note: str = ""  # what the generated script's comment says of its stop
 
 
 @dataclass(frozen=True)
@@ -167,8 +188,20 @@ class ChainTable:
     mode: str  # its one mode (the script reads its config argument only)
     log_dir: str  # {root} (the repo root: `$(pwd)`, else `.`), {model_name}, {mode}
     status_format: str
-    commands: tuple  # of Command, Loop, When
+    commands: tuple  # of Command, Loop, When, Skip, Service
     deviations: tuple = ()  # its own (Deviation); every runner's common ones come first
     # its GPUID argument, when given, is every step's CUDA_VISIBLE_DEVICES (upstream's
     # `export CUDA_VISIBLE_DEVICES=${GPUID}` before its steps)
     gpuid_env: bool = False
+    # with gpuid_env: CUDA_VISIBLE_DEVICES when no GPUID is given ("": none exported; upstream's
+    # serving scripts export `${GPUID:-0}`)
+    gpuid_default: str = ""
+
+    @property
+    def services(self) -> bool:
+        """Whether it starts a background service (the script then stops it on every exit)."""
+        return _has_service(self.commands)
+
+
+def _has_service(entries: tuple) -> bool:
+    return any(isinstance(e, Service) or (isinstance(e, (Loop, When)) and _has_service(e.commands)) for e in entries)

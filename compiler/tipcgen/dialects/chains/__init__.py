@@ -30,6 +30,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
 from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
+from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
@@ -51,6 +52,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEVIDEO_PADDLE2ONNX,
     MODELS_PADDLE2ONNX,
     PADDLEDETECTION_PADDLE2ONNX,
+    PADDLEDETECTION_SERVING_PYTHON,
     PADDLESEG_PTQ,
     MODELS_PTQ,
     PADDLEDETECTION_PTQ,

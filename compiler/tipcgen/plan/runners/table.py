@@ -9,7 +9,22 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
-from tipcgen.dialects.steps import Case, ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Skip, Val, When, Word
+from tipcgen.dialects.steps import (
+    Case,
+    ChainTable,
+    Command,
+    Item,
+    Join,
+    Key,
+    Lit,
+    Loop,
+    Param,
+    Service,
+    Skip,
+    Val,
+    When,
+    Word,
+)
 from tipcgen.errors import UsageError
 from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
@@ -51,6 +66,11 @@ class TableRunner:
     def TEMPLATE_VARS(self) -> dict:
         return {"table": self}
 
+    @property
+    def services(self) -> bool:
+        """Whether its script starts background services (runner_lib's `services` part)."""
+        return self.table.services
+
     # -- the Plan
 
     def plan(self, b: Builder) -> None:
@@ -59,8 +79,8 @@ class TableRunner:
         b.log_dir = self.table.log_dir.format(root=b.root or ".", model_name=value("model_name"), mode=b.mode)
         # one file however the directory is spelt (PaddleSeg's ends in a `/`: its logs' names say `//`)
         b.status_log = f"{b.log_dir.rstrip('/')}/{v.layout.dialect.status_log}"
-        if self.table.gpuid_env and b.gpuid:
-            b.cvd = b.gpuid  # upstream exports it before its steps
+        if self.table.gpuid_env and (b.gpuid or self.table.gpuid_default):
+            b.cvd = b.gpuid or self.table.gpuid_default  # upstream exports it before its steps
         _plan(b, value, self.table.commands, {})
 
     # -- the bash
@@ -112,13 +132,20 @@ class TableRunner:
         names = [f'{var}=""' for var in dict.fromkeys(p.bash_var() for p in params)]  # each once
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
         if self.table.gpuid_env:
-            out += [
-                "",
-                "# GPUID, when given, is every step's CUDA_VISIBLE_DEVICES (upstream exports it first).",
-                "if [[ -n ${GPUID} ]]; then",
-                '    export CUDA_VISIBLE_DEVICES="$GPUID"',
-                "fi",
-            ]
+            if self.table.gpuid_default:
+                default = self.table.gpuid_default
+                if not re.fullmatch(r"[\w,]+", default):
+                    raise AssertionError(f"a table's gpuid_default must be a device list: {default!r}")
+                out += ["", f"# Upstream exports CUDA_VISIBLE_DEVICES=GPUID (default {default}) for every command.",
+                        f'export CUDA_VISIBLE_DEVICES="${{GPUID:-{default}}}"']  # fmt: skip
+            else:
+                out += [
+                    "",
+                    "# GPUID, when given, is every step's CUDA_VISIBLE_DEVICES (upstream exports it first).",
+                    "if [[ -n ${GPUID} ]]; then",
+                    '    export CUDA_VISIBLE_DEVICES="$GPUID"',
+                    "fi",
+                ]
         out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
 
@@ -129,8 +156,9 @@ def _names(dialect: Dialect, kind: str) -> dict:
 
 
 def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
-    """Add `entries` (Command, Loop, When, Skip) to the Plan; `env`: each enclosing loop's variable ->
-    item (and each branch's variable -> the word it gave that item, each paired variable -> its item)."""
+    """Add `entries` (Command, Loop, When, Skip, Service) to the Plan; `env`: each enclosing loop's
+    variable -> item (and each branch's variable -> the word it gave that item, each paired variable
+    -> its item, each part's -> that part)."""
     for c in entries:
         if isinstance(c, Skip):
             if all((env[var] == word) == equal for var, word, equal in c.tests):
@@ -141,24 +169,42 @@ def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
                 _plan(b, value, c.commands, env)
             continue
         if isinstance(c, Loop):
-            pairs = ifs_split(value(c.paired[0]), "|") if c.paired is not None else []
-            for n, item in enumerate(ifs_split(value(c.role), "|")):
-                word = c.branch.word(item) if c.branch is not None else None
-                if c.branch is not None and word is None:
-                    continue  # upstream prints the branch's `otherwise` and goes on
-                more = {c.branch.var: word} if c.branch is not None and word is not None else {}
-                if c.paired is not None:
-                    more[c.paired[1]] = pairs[n] if n < len(pairs) else ""
-                _plan(b, value, c.commands, {**env, c.var: item, **more})
-            continue
-        if c.unless_null is not None:
-            got = env[c.unless_null] if c.unless_null in env else value(c.unless_null)
-            if got == "null" or (c.null_or_empty and got == ""):
-                continue
-        cmd = " ".join(_word(b, value, env, w) for w in c.words)
-        log = f"{b.log_dir}/{_LOG_VAR.sub(lambda m: env[m.group(1)], c.log)}"
-        shown = c.shown.format(cmd=cmd, log=log)
-        b.add(c.kind, cmd, log, shown=shown, status_path=log if c.names_log else None, cwd=c.cwd)
+            _plan_loop(b, value, c, env)
+        elif isinstance(c, Service):
+            _add(b, value, env, c.start, service="start", warmup=c.warmup)
+            for client in c.clients:
+                _add(b, value, env, client)
+            # stopped by our own process handling: a step with no command (the script's tipc_service_end)
+            b.add("stop", "", None, service="stop", quiet=True)
+        else:
+            _add(b, value, env, c)
+
+
+def _plan_loop(b: Builder, value, c: Loop, env: dict) -> None:
+    """A Loop's entries once per item of its role's list (see _plan)."""
+    pairs = ifs_split(value(c.paired[0]), "|") if c.paired is not None else []
+    for n, item in enumerate(ifs_split(value(c.role), "|")):
+        word = c.branch.word(item) if c.branch is not None else None
+        if c.branch is not None and word is None:
+            continue  # upstream prints the branch's `otherwise` and goes on
+        more = {c.branch.var: word} if c.branch is not None and word is not None else {}
+        if c.paired is not None:
+            more[c.paired[1]] = pairs[n] if n < len(pairs) else ""
+        if c.parts:  # func_parser_key / func_parser_value of the item
+            more.update({c.parts[0]: item.split(":", 1)[0], c.parts[1]: item.split(":", 1)[-1]})
+        _plan(b, value, c.commands, {**env, c.var: item, **more})
+
+
+def _add(b: Builder, value, env: dict, c: Command, **service) -> None:
+    """Add one command to the Plan (unless its guard leaves it out); `service`: Builder.add's."""
+    if c.unless_null is not None:
+        got = env[c.unless_null] if c.unless_null in env else value(c.unless_null)
+        if got == "null" or (c.null_or_empty and got == ""):
+            return
+    cmd = " ".join(_word(b, value, env, w) for w in c.words)
+    log = f"{b.log_dir}/{_LOG_VAR.sub(lambda m: env[m.group(1)], c.log)}"
+    shown = c.shown.format(cmd=cmd, log=log)
+    b.add(c.kind, cmd, log, shown=shown, status_path=log if c.names_log else None, cwd=c.cwd, **service)
 
 
 # A loop's or a branch's variable in a command's log name (Command.log).
@@ -175,27 +221,28 @@ def _loops(entries: tuple):
 
 
 def _commands(entries: tuple) -> list:
-    """Every Command of `entries`, in the table's order (the loops' and Whens' own inside them)."""
-    return [
-        c
-        for e in entries
-        if not isinstance(e, Skip)
-        for c in (_commands(e.commands) if isinstance(e, (Loop, When)) else (e,))
-    ]
+    """Every Command of `entries`, in the table's order (the loops', Whens' and services' own inside
+    them)."""
+    return [c for e in entries for c in (_commands(e.commands) if isinstance(e, (Loop, When)) else _own((e,)))]
 
 
 def _own(entries: tuple) -> list:
-    """The Commands of `entries` outside any loop of theirs (a When's own included)."""
-    return [
-        c
-        for e in entries
-        if not isinstance(e, (Loop, Skip))
-        for c in (_own(e.commands) if isinstance(e, When) else (e,))
-    ]
+    """The Commands of `entries` outside any loop of theirs: a Service's start and clients, a When's
+    own."""
+    out: list = []
+    for e in entries:
+        if isinstance(e, Service):
+            out += [e.start, *e.clients]
+        elif isinstance(e, When):
+            out += _own(e.commands)
+        elif isinstance(e, Command):
+            out.append(e)
+    return out
 
 
 def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) -> list:
-    """The bash of `entries` (Command, Loop, When), each line after `pad`; `count`: commands so far."""
+    """The bash of `entries` (Command, Loop, When, Skip, Service), each line after `pad`; `count`:
+    commands so far."""
     out: list = []
     for e in entries:
         if isinstance(e, When):
@@ -203,6 +250,9 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
             continue
         if isinstance(e, Skip):
             out += _skip(e, pad)
+            continue
+        if isinstance(e, Service):
+            out += _service(e, values, keys, pad, count)
             continue
         if not isinstance(e, Loop):
             count[0] += 1
@@ -221,6 +271,8 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
             out.append(f"{pad}    {var}=${{{var}_items[{e.var}_n]:-}}")
         if e.branch is not None:
             out += _branch(e, pad + "    ")
+        if e.parts:  # upstream's func_parser_key and func_parser_value of the item
+            out.append(f"{pad}    {e.parts[0]}=${{{e.var}%%:*}} {e.parts[1]}=${{{e.var}#*:}}")
         out += _entries(e.commands, values, keys, pad + "    ", count)
         out.append(f"{pad}done")
     return out
@@ -262,6 +314,18 @@ def _branch(loop: Loop, pad: str) -> list:
     return [pad + line for line in out]
 
 
+def _service(s: Service, values: dict, keys: dict, pad: str, count: list) -> list:
+    """The bash of a Service: started in the background, its clients, then stopped (runner_lib's
+    tipc_serve and tipc_service_end: its process group, never a search of the machine's processes)."""
+    count[0] += 1
+    out = _command(s.start, count[0], values, keys, pad, background=s.warmup)
+    for client in s.clients:
+        count[0] += 1
+        out += _command(client, count[0], values, keys, pad)
+    note = s.note.splitlines() or ["The service stopped: what is left of its process group."]
+    return [*out, "", *(f"{pad}# {line}" for line in note), f"{pad}tipc_service_end"]
+
+
 def _skipped(c: Command, var: str) -> tuple:
     """The items of loop variable `var` for which command `c` is left out."""
     if c.unless_null != var:
@@ -278,8 +342,8 @@ def _undefined(source: str, case: Case, item: str) -> str:
     )
 
 
-def _command(c: Command, n: int, values: dict, keys: dict, pad: str) -> list:
-    """The bash of one command, each line after `pad`."""
+def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background: Optional[int] = None) -> list:
+    """The bash of one command, each line after `pad`; `background`: a service's warm-up (seconds)."""
     note = c.note.splitlines() or [c.kind]
     out = ["", *(pad + line for line in (f"# {n}. {note[0]}", *(f"# {line}" for line in note[1:])))]
     indent = ""
@@ -300,7 +364,8 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str) -> list:
     shown = c.shown.format(cmd="${cmd}", log=f"${{{c.log_var}}}")
     cwd = f" --cwd {c.cwd}" if c.cwd else ""
     tail = f'--status-path "${c.log_var}" "$cmd" "${c.log_var}"' if c.names_log else f'"$cmd" "${c.log_var}"'
-    run = f'run_step --kind {c.kind}{cwd} --shown "{shown}"'
+    started = f" --background {background}" if background is not None else ""
+    run = f'run_step --kind {c.kind}{started}{cwd} --shown "{shown}"'
     if c.unless_null:
         guard = values.get(c.unless_null, c.unless_null)
         test = f"-n ${{{guard}}} && ${{{guard}}} != null" if c.null_or_empty else f"${guard} != null"
