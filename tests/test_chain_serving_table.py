@@ -20,17 +20,21 @@ import pytest
 from helpers.configs import fixture_text
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLEDETECTION_PADDLE2ONNX, chain_layout, chain_of_text
+from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.plan.planner import plan_config
 from tipcgen.script.lines import split_lines
 
 MODE = "serving_infer"
 PY = PADDLEDETECTION_SERVING_PYTHON
+CPP = PADDLEDETECTION_SERVING_CPP
 TOY = fixture_text(PY.name, "toydet_s_320_serving_python_linux_gpu_cpu.txt")
+TOY_CPP = fixture_text(CPP.name, "toydet_s_320_serving_cpp_linux_gpu_cpu.txt")
 
 
 def test_detection_tells_the_chain_apart_from_the_other_tables():
     assert chain_of_text(TOY, "toydet_serving_python_linux_gpu_cpu.txt") is PY
+    assert chain_of_text(TOY_CPP, "toydet_serving_cpp_linux_gpu_cpu.txt") is CPP
     p2o = fixture_text(PADDLEDETECTION_PADDLE2ONNX.name, "toydet_s_320_paddle2onnx_python_linux_cpu.txt")
     assert chain_of_text(p2o) is PADDLEDETECTION_PADDLE2ONNX
     for name, text in (
@@ -47,11 +51,12 @@ def test_every_corpus_serving_config_of_paddledetection_is_its_scripts(corpus):
         p.name: chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace"))), "paddledetection")
         for p in sorted((corpus / "PaddleDetection").rglob("*.txt"))
     }
-    python = {name for name in found if "serving_python" in name}
-    assert python, "no PaddleDetection Python serving config in the corpus"
-    assert {name for name, layout in found.items() if layout is PY} == python
+    for layout, marker in ((PY, "serving_python"), (CPP, "serving_cpp")):
+        named = {name for name in found if marker in name}
+        assert named, f"no PaddleDetection {marker} config in the corpus"
+        assert {name for name, got in found.items() if got is layout} == named
     for p in sorted((corpus / "PaddleClas").rglob("*serving*.txt")):
-        assert chain_of_text(p.read_bytes().decode("utf-8", "replace"), p.name) is not PY, p
+        assert chain_of_text(p.read_bytes().decode("utf-8", "replace"), p.name) not in (PY, CPP), p
 
 
 def test_the_plan_starts_each_service_and_stops_it_after_its_client():
@@ -67,12 +72,28 @@ def test_the_plan_starts_each_service_and_stops_it_after_its_client():
     assert all(s.argv == () and s.quiet for s in plan.steps if s.service == "stop")  # our own stop: no command
 
 
+def test_the_cpp_plan_serves_null_on_the_cpu_and_any_other_item_on_the_gpu():
+    """Upstream's `if [ ${gpu_ids} = "null" ]; then <cpu logs> else <gpu logs>`: every item runs."""
+    text = TOY_CPP.replace("--gpu_ids:null|0", "--gpu_ids:null|0||1,2")
+    plan = plan_config(text, CPP, MODE, gpuid="3", source="toy")
+    serves = [s for s in plan.steps if s.kind == "serve"]
+    assert [s.log.rsplit("/", 1)[1] for s in serves[:4]] == ["cpp_server_cpu.log", *["cpp_server_gpu.log"] * 3]
+    assert serves[0].argv[1:3] == ("-m", "paddle_serving_server.serve")
+    assert "--gpu_ids=1,2" in serves[3].argv and not any(a.startswith("--gpu_ids") for a in serves[0].argv)
+    assert {s.cuda_visible_devices for s in plan.steps} == {None}  # it reads no GPUID, exports nothing
+
+
 # A stand-in interpreter: a web service that runs until stopped (its pid appended to servers.pid),
 # a client that fails (or, with TIPC_TEST_HANG, hangs), an export that passes.
 FAKE_PYTHON = """#!/usr/bin/env bash
 case $1 in
 *web_service.py) echo $$ >> "$TIPC_TEST_DIR/servers.pid"; exec sleep 60 ;;
-*http_client.py) [[ -n ${TIPC_TEST_HANG:-} ]] && exec sleep 60; echo "client: no server answers"; exit 1 ;;
+-m) [[ $2 == paddle_serving_server.serve ]] && echo $$ >> "$TIPC_TEST_DIR/servers.pid" && exec sleep 60 ;;
+*http_client.py | *serving_client.py)
+    [[ -n ${TIPC_TEST_HANG:-} ]] && exec sleep 60
+    echo "client: no server answers"
+    exit 1
+    ;;
 esac
 exit 0
 """
@@ -90,24 +111,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _setup(tmp_path: Path) -> tuple[list, Path, dict]:
+def _setup(tmp_path: Path, layout=PY, text: str = TOY) -> tuple[list, Path, dict]:
     from tipcgen.emit.files import runner_script
 
-    script, common = runner_script(PY, "test")
+    script, common = runner_script(layout, "test")
     root = tmp_path / "repo"
     (root / "test_tipc").mkdir(parents=True)
-    (root / "test_tipc" / PY.dialect.script).write_text(script)
+    (root / "test_tipc" / layout.dialect.script).write_text(script)
     (root / "test_tipc" / "common_func.sh").write_text(common)
     config = root / "test_tipc" / "configs" / "toydet" / "toydet_serving_python_linux_gpu_cpu.txt"
     config.parent.mkdir(parents=True)
-    config.write_text(TOY)
+    config.write_text(text)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "python3.7").write_text(FAKE_PYTHON)
     (bin_dir / "python3.7").chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", TIPC_TEST_DIR=str(tmp_path),
                TIPC_SERVE_WARMUP="0", TIPC_KILL_GRACE="1")  # fmt: skip
-    return ["bash", f"test_tipc/{PY.dialect.script}", str(config.relative_to(root))], root, env
+    return ["bash", f"test_tipc/{layout.dialect.script}", str(config.relative_to(root))], root, env
 
 
 def _pids(tmp_path: Path) -> list:
@@ -115,19 +136,23 @@ def _pids(tmp_path: Path) -> list:
     return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
-def test_each_service_is_stopped_by_its_own_process_group_and_nothing_else_is(tmp_path):
-    args, root, env = _setup(tmp_path)
-    # Another job's process whose command line says web_service: upstream's `ps ux | grep` kills it.
-    decoy_dir = tmp_path / "other_job"
+@pytest.mark.parametrize("layout, text, server", [(PY, TOY, "python3.7 deploy/serving/python/web_service.py"),
+                                                  (CPP, TOY_CPP, "python3.7 -m paddle_serving_server.serve")],
+                         ids=["python", "cpp"])  # fmt: skip
+def test_each_service_is_stopped_by_its_own_process_group_and_nothing_else_is(tmp_path, layout, text, server):
+    args, root, env = _setup(tmp_path, layout, text)
+    # Another job's process whose command line says web_service and the port: upstream's
+    # `ps ux | grep` kills it.
+    decoy_dir = tmp_path / "other_job_19997"
     decoy_dir.mkdir()
     (decoy_dir / "web_service.py").write_text("import time\ntime.sleep(60)\n")
     decoy = subprocess.Popen([sys.executable, str(decoy_dir / "web_service.py")])
     try:
         run = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True, timeout=120)
         assert run.returncode == 1, run.stdout + run.stderr  # the clients failed
-        status = (root / "test_tipc/output/toydet_s_320/serving_infer/results_serving_python.log").read_text()
-        assert status.count("Run successfully with command - toydet_s_320 - python3.7 deploy/serving") == 4
-        assert status.count("Run failed with command - toydet_s_320 - python3.7 deploy/serving/python/pipe") == 4
+        status = (root / "test_tipc/output/toydet_s_320/serving_infer" / layout.dialect.status_log).read_text()
+        assert status.count(f"Run successfully with command - toydet_s_320 - {server}") == 4
+        assert status.count("Run failed with command - toydet_s_320 - python3.7 deploy/serving/") == 4
         pids = _pids(tmp_path)
         assert len(pids) == 4 and not any(_alive(pid) for pid in pids), "a web service outlived its client"
         assert decoy.poll() is None, "the script stopped a process it had not started"

@@ -32,6 +32,7 @@ from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
+from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
@@ -73,6 +74,8 @@ TABLE_CHAINS = [
     ("PaddleDetection", PADDLEDETECTION_CPP_INFER, ("export_model", "--device=gpu", "--device=cpu")),
     # the export, the web service (upstream's status says it started), the HTTP client
     ("PaddleDetection", PADDLEDETECTION_SERVING_PYTHON, ("export_model", "web_service", "http_client")),
+    # the export, the C++ server, its client
+    ("PaddleDetection", PADDLEDETECTION_SERVING_CPP, ("export_model", "paddle_serving_server", "serving_client")),
 ]
 
 

@@ -340,6 +340,7 @@ CHAIN_FAILS = {
     "paddledetection_cpp_infer": ("export_model", "--device=gpu", "--device=cpu"),  # the export, each device's runs
     # the export, the web service (dies at once), the client
     "paddledetection_serving_python": ("export_model", "web_service", "http_client"),
+    "paddledetection_serving_cpp": ("export_model", "paddle_serving_server", "serving_client"),
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

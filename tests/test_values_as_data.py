@@ -102,6 +102,7 @@ for _chain in (
     "paddledetection_ptq",
     "paddledetection_cpp_infer",
     "paddledetection_serving_python",
+    "paddledetection_serving_cpp",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

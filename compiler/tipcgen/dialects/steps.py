@@ -119,9 +119,12 @@ class Branch:
     var: str  # the bash variable holding the word (upstream has none: each branch spells it out)
     choices: tuple  # of (items, word): the items (a tuple) that give the word
     otherwise: str  # what upstream prints for any other item
+    # the word any other item gives (upstream's `else` runs the body too: `if [ ${x} = "null" ]; then
+    # ...cpu...; else ...gpu...; fi`); None: such an item is skipped, after `otherwise`
+    default: Optional[str] = None
 
     def word(self, item: str) -> Optional[str]:
-        return next((word for items, word in self.choices if item in items), None)
+        return next((word for items, word in self.choices if item in items), self.default)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
 from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
+from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
@@ -53,6 +54,7 @@ _CHAINS: tuple[Layout, ...] = (
     MODELS_PADDLE2ONNX,
     PADDLEDETECTION_PADDLE2ONNX,
     PADDLEDETECTION_SERVING_PYTHON,
+    PADDLEDETECTION_SERVING_CPP,
     PADDLESEG_PTQ,
     MODELS_PTQ,
     PADDLEDETECTION_PTQ,

@@ -65,7 +65,8 @@ START_STATUS = Deviation(
 MODE_CHECKED = Deviation(
     "serving-mode-argument",
     "MODE (2nd argument, default serving_infer) must be serving_infer",
-    "upstream ignores its 2nd argument: MODE is always serving_infer",
+    "upstream ignores its 2nd argument (its docs pass a GPU id there, which selects nothing): MODE is "
+    "always serving_infer",
 )
 
 ROWS = (

@@ -302,14 +302,16 @@ def _branch(loop: Loop, pad: str) -> list:
     """The bash of a loop's Branch: the word its item gives, or upstream's echo and the next item."""
     branch = loop.branch
     assert branch is not None
-    for items, word in branch.choices:
-        for text in (*items, word):
+    for items, word in (*branch.choices, ((), branch.default or "")):
+        for text in (*items, *((word,) if word else ())):
             if not re.fullmatch(r"[\w.+-]+", text):
                 raise AssertionError(f"a branch's items and words must be plain words: {text!r}")
     if any(c in branch.otherwise for c in '"$`\\'):
         raise AssertionError(f"a branch's otherwise must be plain text: {branch.otherwise!r}")
     out = [f"case ${{{loop.var}}} in"]
     out += [f"{' | '.join(items)}) {branch.var}={word} ;;" for items, word in branch.choices]
+    if branch.default is not None:
+        return [pad + line for line in (*out, f"*) {branch.var}={branch.default} ;;", "esac")]
     out += ["*)", f'    echo "{branch.otherwise}"', "    continue", "    ;;", "esac"]
     return [pad + line for line in out]
 
