@@ -173,3 +173,24 @@ def test_the_service_is_stopped_when_the_script_is_interrupted(tmp_path):
     assert proc.wait(timeout=30) == 143
     pids = _pids(tmp_path)
     assert len(pids) == 1 and not _alive(pids[0]), "the web service outlived the interrupted script"
+
+
+@pytest.mark.corpus
+def test_a_gpuid_reaches_every_command_as_upstreams_does(corpus):
+    """The Python script exports CUDA_VISIBLE_DEVICES=<GPUID> (3rd argument) for every command, the
+    export's too; the C++ one reads no GPUID: against the real scripts, with a GPUID given."""
+    from helpers.oracle_runs import need_upstream, oracle
+
+    runs = []
+    for layout, marker in ((PY, "serving_python"), (CPP, "serving_cpp")):
+        need_upstream(layout.dialect.script, repo="PaddleDetection")
+        # one config that exports (infer_mode:norm) per script
+        config = next(
+            p
+            for p in sorted((corpus / "PaddleDetection").rglob(f"*{marker}*.txt"))
+            if "infer_mode:norm\n" in p.read_text()
+        )
+        runs += [(config, MODE, "1", fail, {"chain": layout.name}) for fail in (None, "web_service", "serve")]
+    tally = oracle("PaddleDetection", runs)
+    print(tally.report("serving tables, GPUID 1"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
