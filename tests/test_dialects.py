@@ -403,3 +403,28 @@ def test_a_chains_config_in_another_mode_is_refused_naming_its_own(tmp_path):
         res = invoke_in(tmp_path, "plan", str(config), "--mode", other)
         assert res.exit_code == 2, f"{layout}: {res.output}"
         assert any(m in res.output for m in modes_of(config)), f"{layout}: {res.output}"
+
+
+def test_each_script_header_names_the_status_log_its_plans_write():
+    """The header of every generated runner says where its status lines go: for each golden
+    script, that path with the config's model name and mode put in is the status log of each of
+    the config's Plans (the same value, so a chain's own log, e.g. results_cpp.log under
+    deploy/lite/output, is never said to be results_python.log)."""
+    import re
+
+    from update_golden import FIXTURES
+
+    checked = 0
+    for script in sorted(FIXTURES.glob("*/*.sh")):
+        stem = script.name.split(".", 1)[0]
+        text = script.read_text()
+        if "# Reads CONFIG by line position" not in text:
+            continue  # not a runner (common_func.sh, prepare.sh, ...)
+        said = re.search(r"appends the same status lines to\n# (\S+)\.\n", text)
+        assert said, script
+        for planned in sorted(script.parent.glob(f"{stem}.*.plan.json")):
+            plan = json.loads(planned.read_text())
+            where = said.group(1).replace("<model_name>", plan["model_name"]).replace("<MODE>", plan["mode"])
+            assert plan["status_log"].removeprefix("./") == where, (script.name, planned.name)
+            checked += 1
+    assert checked

@@ -191,6 +191,8 @@ def runner_script(
         runner=runner or dialect.runners[0],
         ocr_script=classic_bash(module.CLASSIC) if module.CLASSIC else None,
         modes=module.MODES,
+        # where the header says the status lines go: the runner's own log directory (the Plan's)
+        status_path=f"{getattr(module, 'STATUS_DIR', 'test_tipc/output/<model_name>/<MODE>')}/{dialect.status_log}",
         foreign_sections=foreign_sections(dialect.script, _family(layout)),
         # another chain's script takes its config alone (upstream's does): MODE defaults to its only one
         mode_default=(

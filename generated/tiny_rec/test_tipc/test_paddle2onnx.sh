@@ -7,7 +7,7 @@
 # Reads CONFIG by line position like upstream's script for the paddleclas_paddle2onnx layout
 # (PaddleClas paddle2onnx config (16 lines, test_paddle2onnx.sh); runner paddleclas_paddle2onnx), runs the same steps with the same argv and log
 # files, and appends the same status lines to
-# test_tipc/output/<model_name>/<MODE>/results_python.log.
+# test_tipc/output/<model_name>/<MODE>/results_paddle2onnx.log.
 # Unlike upstream it exits 1 when any step failed (after a summary), runs
 # commands without `eval` (quotes are honoured, nothing is expanded or globbed),
 # and reads gpu_list entries by their structure, not by their length.

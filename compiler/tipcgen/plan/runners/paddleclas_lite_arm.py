@@ -33,6 +33,7 @@ CONFIG = "config.txt"  # the predictor's config, in WORK_DIR
 # lite-config-edits); our `sed -i` steps stand for nothing of upstream's.
 ORACLE_REPLACED = (("config.txt edits: upstream none, plan sed -i", r"^$", r"^sed -i "),)
 ORACLE_TOOLS = ("adb", "sed")  # recorded like the interpreter
+STATUS_DIR = f"{WORK_DIR}/output"  # the script header names it
 ORACLE_LOG_DIRS = (f"{WORK_DIR}/output",)  # where its logs are written (upstream's `$(pwd)/output`)
 # What a PaddleClas checkout holds that the script reads (the predictor's config, as in deploy/lite/).
 ORACLE_CHECKOUT = {

@@ -56,6 +56,12 @@ class TableRunner:
         return (*COMMON_DEVIATIONS, *self.table.deviations)
 
     @property
+    def STATUS_DIR(self) -> str:
+        """Its log directory as the script's header names it (`<model_name>`, `<MODE>` for theirs)."""
+        where = self.table.log_dir.format(root=".", model_name="<model_name>", mode="<MODE>")
+        return where.removeprefix("./").rstrip("/")
+
+    @property
     def ORACLE_LOG_DIRS(self) -> tuple:
         """Where the oracle looks for the logs the repo's script writes: the log directory's part
         before the model's name (`./log/{model_name}/{mode}` -> log)."""
