@@ -194,3 +194,25 @@ def test_a_gpuid_reaches_every_command_as_upstreams_does(corpus):
     tally = oracle("PaddleDetection", runs)
     print(tally.report("serving tables, GPUID 1"))
     assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+
+
+def test_a_gpu_id_given_second_as_the_repos_docs_do_is_refused_with_the_call_that_works(tmp_path):
+    """PaddleDetection's test_serving.md runs `test_serving_infer_python.sh CONFIG "1"` (upstream
+    reads the GPU id from the third argument, so that run used GPU 0): ours refuses the `1` as a
+    MODE before anything runs and says where a GPU id goes."""
+    from helpers.cli import invoke_in
+    from update_golden import FIXTURES
+
+    spec = FIXTURES / PY.name / "toydet_s_320_serving_python_linux_gpu_cpu.spec.yml"
+    res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen"))
+    assert res.exit_code == 0, res.output
+    (tipc,) = (tmp_path / "gen").glob("*/test_tipc")
+    (config,) = tipc.glob("configs/*/*.txt")
+    work = tmp_path / "work"
+    work.mkdir()
+    script = tipc / "test_serving_infer_python.sh"
+    proc = subprocess.run(["bash", str(script), str(config), "1"], cwd=work, capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "unknown MODE '1'" in proc.stderr and f"bash {script} CONFIG {MODE} GPUID" in proc.stderr, proc.stderr
+    assert not any(work.iterdir())

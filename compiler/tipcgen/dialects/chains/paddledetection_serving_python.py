@@ -64,7 +64,8 @@ START_STATUS = Deviation(
 )
 MODE_CHECKED = Deviation(
     "serving-mode-argument",
-    "MODE (2nd argument, default serving_infer) must be serving_infer",
+    "MODE (2nd argument, default serving_infer) must be serving_infer: another exits 2 before anything "
+    "runs, saying a GPU id goes third",
     "upstream ignores its 2nd argument (its docs pass a GPU id there, which selects nothing): MODE is "
     "always serving_infer",
 )
