@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tipcgen.dialects import LAYOUTS, first_sections, foreign_sections, section_owners
+from tipcgen.dialects import LAYOUTS, first_sections, script_foreign_sections, section_owners
 from tipcgen.dialects.chains import CHAIN_LAYOUTS
 from tipcgen.emit.files import runner_script
 from tipcgen.plan.planner import runner_for
@@ -45,7 +45,7 @@ def _run(tmp_path: Path, script: Path, layout, first_line: str) -> subprocess.Co
 def test_a_config_of_another_script_is_refused_by_name(tmp_path, name):
     layout = ALL[name]
     script = _script(tmp_path, layout)
-    foreign = foreign_sections(layout.dialect.script)
+    foreign = script_foreign_sections(layout)  # what its generated script refuses
     assert foreign, "every script has configs of other scripts to refuse"
     for section, scripts in foreign:
         ran = _run(tmp_path, script, layout, f"===== {section} =====")

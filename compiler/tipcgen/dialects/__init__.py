@@ -176,6 +176,17 @@ def foreign_sections(script: str, family: Optional[str] = None) -> list[tuple[st
     return [(name, " or ".join(scripts)) for name, scripts in owners if script not in scripts]
 
 
+def script_foreign_sections(layout: Layout) -> list[tuple[str, str]]:
+    """foreign_sections of the layout's script as its generated script refuses them: by its own
+    repo family's scripts where its Dialect says so (family_sections), else by every family's."""
+    family = None
+    if layout.dialect.family_sections:
+        from tipcgen.dialects.chains import chain_family
+
+        family = chain_family(layout.name)
+    return foreign_sections(layout.dialect.script, family)
+
+
 def chain_of(text: str) -> Optional[tuple[str, str]]:
     """(chain, its script) for a config of another chain than train/inference, else None."""
     from tipcgen.script.lines import header_name

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import jinja2
 
-from tipcgen.dialects import Layout, foreign_sections, get_layout
+from tipcgen.dialects import Layout, get_layout, script_foreign_sections
 from tipcgen.emit.chain_docs import chain_doc_files
 from tipcgen.emit.docs import doc_context
 from tipcgen.emit.prepare import prepare_context
@@ -55,16 +55,6 @@ def render(template: str, **ctx) -> str:
 
 # What marks a project's root: the spec is named relative to it in generated headers.
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py")
-
-
-def _family(layout: Layout) -> Optional[str]:
-    """The repo family whose scripts a chain's script tells its configs from others' by (its
-    Dialect's family_sections), or None: every family's script of its name."""
-    if not layout.dialect.family_sections:
-        return None
-    from tipcgen.dialects.chains import chain_family
-
-    return chain_family(layout.name)
 
 
 def spec_label(path: str) -> str:
@@ -193,7 +183,7 @@ def runner_script(
         modes=module.MODES,
         # where the header says the status lines go: the runner's own log directory (the Plan's)
         status_path=f"{getattr(module, 'STATUS_DIR', 'test_tipc/output/<model_name>/<MODE>')}/{dialect.status_log}",
-        foreign_sections=foreign_sections(dialect.script, _family(layout)),
+        foreign_sections=script_foreign_sections(layout),
         # another chain's script takes its config alone (upstream's does): MODE defaults to its only one
         mode_default=(
             module.MODES[0]
