@@ -23,7 +23,7 @@ from tipcgen.lint.checks import lint_text
 from tipcgen.lint.rules import ERROR, RULES
 from tipcgen.lower.configview import ConfigView
 from tipcgen.lower.text import ROLES, config_lines, config_text
-from tipcgen.plan.planner import mode_plans, plan_config, runner_for
+from tipcgen.plan.planner import mode_plans
 from tipcgen.plan.refusals import check_bytes, check_view, matrix_size
 from tipcgen.spec.chain_fields import inherits_all
 from tipcgen.spec.ir import IMPORT_SENTINELS, Eval, Export, Inference, Spec, Suite, Train, Trainers, is_chain_layout
@@ -240,8 +240,7 @@ def _planning_refusal(text_: str, layout_name: str, runner: Optional[str], label
         except UsageError:
             pass
     try:
-        for mode in runner_for(layout, runner).MODES:
-            plan_config(text_, layout, mode, runner=runner, source=label)
+        mode_plans(text_, layout, runner, source=label)
     except UsageError as exc:
         return str(exc)
     return None

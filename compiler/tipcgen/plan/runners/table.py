@@ -284,11 +284,17 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
     return out
 
 
+def _plain_words(words, what: str) -> None:
+    """A table's words the script prints into `[[ ]]` tests and `case` patterns: plain words only
+    (a table is ours, not a config's; this guards our own tables)."""
+    for word in words:
+        if not re.fullmatch(r"[\w.+-]+", word):
+            raise AssertionError(f"{what} must be plain words: {word!r}")
+
+
 def _when(when: When, values: dict, keys: dict, pad: str, count: list) -> list:
     """The bash of a When: its entries inside `if [[ ${var} == item || ... ]]; then ... fi`."""
-    for item in when.items:
-        if not re.fullmatch(r"[\w.+-]+", item):
-            raise AssertionError(f"a When's items must be plain words: {item!r}")
+    _plain_words(when.items, "a When's items")
     test = " || ".join(f"${{{when.var}}} == {item}" for item in when.items)
     note = [f"{pad}# {line}" for line in when.note.splitlines()]
     body = _entries(when.commands, values, keys, pad + "    ", count)
@@ -297,9 +303,7 @@ def _when(when: When, values: dict, keys: dict, pad: str, count: list) -> list:
 
 def _skip(skip: Skip, pad: str) -> list:
     """The bash of a Skip: `continue` when every test holds."""
-    for _var, word, _equal in skip.tests:
-        if not re.fullmatch(r"[\w.+-]+", word):
-            raise AssertionError(f"a Skip's words must be plain words: {word!r}")
+    _plain_words([word for _var, word, _equal in skip.tests], "a Skip's words")
     test = " && ".join(f"${{{var}}} {'==' if equal else '!='} {word}" for var, word, equal in skip.tests)
     return [f"{pad}if [[ {test} ]]; then", f"{pad}    continue", f"{pad}fi"]
 
@@ -309,9 +313,7 @@ def _branch(loop: Loop, pad: str) -> list:
     branch = loop.branch
     assert branch is not None
     for items, word in (*branch.choices, ((), branch.default or "")):
-        for text in (*items, *((word,) if word else ())):
-            if not re.fullmatch(r"[\w.+-]+", text):
-                raise AssertionError(f"a branch's items and words must be plain words: {text!r}")
+        _plain_words((*items, *((word,) if word else ())), "a branch's items and words")
     if any(c in branch.otherwise for c in '"$`\\'):
         raise AssertionError(f"a branch's otherwise must be plain text: {branch.otherwise!r}")
     out = [f"case ${{{loop.var}}} in"]
