@@ -292,7 +292,7 @@ def test_a_node_whose_training_is_killed_stops_the_others(site):
             pass
     assert killed, "nothing of the job ran in node 2's copy"
     kill_at = time.monotonic()
-    out, _ = proc.communicate(timeout=120)
+    out, _ = proc.communicate(timeout=bound(120))
     stopped_after = time.monotonic() - kill_at
     TIMINGS["slurm: node 2 killed, all stopped after (s)"] = round(stopped_after, 1)
     assert proc.returncode == 1, out[-5000:]
@@ -326,7 +326,7 @@ def test_ctrl_c_stops_every_node_and_releases_the_allocation(site):
     assert site.cluster.jobs(), "no allocation while training"
     proc.send_signal(signal.SIGINT)
     t0 = time.monotonic()
-    out, _ = proc.communicate(timeout=120)
+    out, _ = proc.communicate(timeout=bound(120))
     TIMINGS["slurm: Ctrl-C, all stopped after (s)"] = round(time.monotonic() - t0, 1)
     # the grace, Slurm's step teardown (KillWait 1 s here), gathering the logs, scancel
     assert TIMINGS["slurm: Ctrl-C, all stopped after (s)"] < 40, out[-4000:]
@@ -629,7 +629,7 @@ def test_ctrl_c_in_the_users_allocation_stops_every_step(site):
         assert len(_steps(site, job)) == 2, _steps(site, job)
         proc.send_signal(signal.SIGINT)
         t0 = time.monotonic()
-        out, _ = proc.communicate(timeout=60)
+        out, _ = proc.communicate(timeout=bound(60))
         back = time.monotonic() - t0
         gone = _gone_after(site, job, t0)
         TIMINGS["slurm --job: SIGINT -> fleet back (s)"] = round(back, 1)
@@ -660,7 +660,7 @@ def test_a_trainer_that_outlives_its_launcher_is_stopped_too(site):
     assert all(trainers.values()), trainers
     proc.send_signal(signal.SIGINT)
     t0 = time.monotonic()
-    out, _ = proc.communicate(timeout=60)
+    out, _ = proc.communicate(timeout=bound(60))
     jobs, left = site.settle(bound=30)
     TIMINGS["slurm: SIGINT, trainer outliving its launcher -> every process gone (s)"] = round(time.monotonic() - t0, 1)
     assert not left and not jobs, f"left: {left}; jobs: {jobs}\n{out[-3000:]}"
@@ -736,7 +736,7 @@ def test_a_node_whose_slurmd_dies_is_lost(site):
         slurmd = site.cluster.procs["node2"]
         slurmd.kill()
         slurmd.wait(timeout=10)
-        out, _ = proc.communicate(timeout=120)
+        out, _ = proc.communicate(timeout=bound(120))
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -568,7 +568,7 @@ def test_a_signal_to_fleet_stops_every_node(copies, sig, said):
         assert proc.poll() is None and processes_in(copies.node[B]), "node 2 never started"
         proc.send_signal(sig)
         t0 = time.monotonic()
-        out, _ = proc.communicate(timeout=60)
+        out, _ = proc.communicate(timeout=bound(60))
         back = time.monotonic() - t0
         while processes_in(copies.node[B]) and time.monotonic() - t0 < 30:
             time.sleep(0.1)
@@ -601,7 +601,7 @@ def test_a_node_whose_sshd_goes_away_is_lost(copies):
                 break
             time.sleep(0.05)
         copies.sshd.stop(B)
-        out, _ = proc.communicate(timeout=60)
+        out, _ = proc.communicate(timeout=bound(60))
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

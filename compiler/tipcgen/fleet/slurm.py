@@ -52,8 +52,12 @@ class SlurmOptions:
 # re-parented to init is no longer the step's, so `scancel --signal=KILL` misses it. This keeper
 # is a child subreaper (prctl PR_SET_CHILD_SUBREAPER): orphans of the run come to it, still in the
 # step. Signalled (a stop), it stays until every one of them is gone (Slurm's KILL ends them and
-# it together); else it ends with the run's exit code. It signals nothing itself.
-KEEPER_PY = """import ctypes, os, signal, sys
+# it together). Slurm signals a step's processes one at a time, so the run may die of the stop
+# before the keeper hears of it: with orphans left, the keeper waits LATE s for that signal. None
+# came: the run ended on its own, and the keeper ends what it left (SIGKILL, as Slurm ends what
+# is left of a finished step where it tracks by cgroup), then exits with the run's exit code.
+KEEPER_LATE = 3.0
+KEEPER_PY = """import ctypes, os, signal, sys, time
 ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
 stopping = []
 signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -67,18 +71,38 @@ if run == 0:
         os.execvp(sys.argv[1], sys.argv[1:])
     finally:
         os._exit(127)
-code = 1
+
+
+def children():
+    me, found = str(os.getpid()), []
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/" + p + "/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[1] == me:
+                    found.append(int(p))
+        except (OSError, IndexError):
+            pass
+    return found
+
+
+code, ended = 1, None
 while True:
     try:
-        pid, status = os.wait()
+        pid, status = os.waitpid(-1, os.WNOHANG if ended is not None and not stopping else 0)
     except ChildProcessError:
         break
     if pid == run:
-        code = os.waitstatus_to_exitcode(status)
-        if not stopping:
-            break
+        code, ended = os.waitstatus_to_exitcode(status), time.monotonic()
+    elif pid == 0:
+        if time.monotonic() - ended > LATE:
+            for child in children():
+                try:
+                    os.kill(child, signal.SIGKILL)
+                except OSError:
+                    pass
+        time.sleep(0.1)
 sys.exit(code if code >= 0 else 128 - code)
-"""
+""".replace("LATE", repr(KEEPER_LATE))
 # The keeper needs a Python on the node (the suite's own needs one); without one the run starts
 # as it is.
 KEEPER = 'for py in python3 python; do command -v "$py" >/dev/null 2>&1 && exec "$py" "$@"; done; shift 2; exec "$@"'
