@@ -29,9 +29,11 @@ from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
 from helpers.oracle_runs import need_upstream, oracle
 from tipcgen.dialects import signature
-from tipcgen.dialects.chains import PADDLECLAS_DY2STATIC, chain_layout
+from tipcgen.dialects.chains import PADDLECLAS_DY2STATIC, chain_family, chain_layout
+from tipcgen.dialects.chains.paddleseg_dy2static import PADDLESEG_DY2STATIC
+from tipcgen.dialects.chains.paddlevideo_dy2static import PADDLEVIDEO_DY2STATIC
 from tipcgen.plan.planner import plan_config
-from tipcgen.plan.runners.paddleclas_dy2static import MODES
+from tipcgen.plan.runners.dy2static import MODES
 from tipcgen.script.lines import split_lines
 
 LAYOUT = PADDLECLAS_DY2STATIC.name
@@ -172,6 +174,44 @@ def test_every_paddleclas_dy2static_config_is_faithful_to_the_real_script(corpus
     )
     assert tally.runs_by_deviation["dy2static-mode"] == 4 * len(configs)  # the two other modes x 2
     cases = [Case(str(c), LAYOUT, MODE, fail=f) for c in configs for f in fails]
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches[:5])
+
+
+# The other families' scripts: (repo, layout, what fails their to-static run)
+FAMILIES = [
+    ("PaddleSeg", PADDLESEG_DY2STATIC, "to_static_training=True"),
+    ("PaddleVideo", PADDLEVIDEO_DY2STATIC, "to_static=True"),
+]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("repo, layout, fail", FAMILIES, ids=[f[1].name for f in FAMILIES])
+def test_every_dy2static_config_of_another_family_is_faithful_to_its_own_script(corpus, tmp_path, repo, layout, fail):
+    """PaddleSeg's and PaddleVideo's dy2static configs have PaddleClas's lines, but their scripts
+    add no print-step flag and make the second run to-static their own way (PaddleVideo's also
+    evals a garbled last line: dy2static-custom-cmd). Every corpus config imports as that family's
+    suite byte for byte; x our modes x (passing, the to-static run failing) against the family's
+    real script (its nested train runner a recorder); and our generated script against the Plan."""
+    need_upstream(layout.dialect.script, repo=repo)
+    family = chain_family(layout.name)
+    configs = sorted(
+        p for p in (corpus / repo).rglob("*.txt")
+        if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace"))), family) is layout
+    )  # fmt: skip
+    assert configs, f"no {layout.name} config in the corpus"
+    from tipcgen.importer import import_group
+
+    for config in configs:
+        report = import_group([str(config)], family=family)  # typed as this family's, rebuilt byte for byte
+        assert not report.failures and report.layouts[config.name] == layout.name, report.failures
+    tally = oracle(repo, [(c, m, None, f) for c in configs for m in MODES for f in (None, fail)], chain=layout.name)
+    print(tally.report(f"{layout.name} oracle"))
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
+    # the sections' configs and the nested runs match upstream's byte for byte in lite mode
+    lite = [d for (_c, mode, _g, _f), d in tally.diffs if mode == MODE]
+    assert lite and not any(x.category.startswith("train") for d in lite for x in d.differences)
+    cases = [Case(str(c), layout.name, MODE, fail=f) for c in configs for f in (None, fail)]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
 

@@ -480,18 +480,16 @@ PTQ_NAME = "ToyNet_train_ptq_infer_python.txt"
 
 def test_a_folder_holding_only_a_dy2static_config_is_of_the_repos_family(tmp_path):
     """PaddleVideo's BMN/ holds its dy2static config alone: with the repo's family given (migrate's
-    repo_family), it is kept verbatim for the repo's own script, never typed by PaddleClas's table."""
+    repo_family), it is typed by that family's own dy2static layout (its script runs it its own way),
+    never by PaddleClas's."""
     from tipcgen.importer import import_configs
 
     path = tmp_path / "train_dy2static_python.txt"
     path.write_text(D2S)
     alone = import_configs([str(path)])
     assert alone.layouts[path.name] == "paddleclas_dy2static", "no family known: the table it fits"
-    for family in ("paddlevideo", "paddleseg"):
-        kept = import_configs([str(path)], family=family)
-        assert kept.layouts[path.name] == "raw"
-        assert kept.spec["other_configs"][path.name]["own_script"] is True
-    assert import_configs([str(path)], family="paddleclas").layouts[path.name] == "paddleclas_dy2static"
+    for family in ("paddlevideo", "paddleseg", "paddleclas"):
+        assert import_configs([str(path)], family=family).layouts[path.name] == f"{family}_dy2static"
 
 
 def test_a_spec_suite_names_the_chain_and_the_build_writes_its_script(tmp_path):

@@ -325,6 +325,8 @@ CHAIN_FAILS = {
     "paddleclas_lite_arm": ("LD_LIBRARY_PATH", "push", "precision INT8"),  # the runs, the pushes, one edit
     "paddleclas_ptq": ("slim/quant_post_static.py", "predict_cls"),  # the quantization, the inference
     "paddleclas_dy2static": ("trainer:to_static_train", "trainer:norm_train", "compare_loss"),
+    "paddleseg_dy2static": ("to_static_training=True", "compare_loss"),  # the to-static run, the comparison
+    "paddlevideo_dy2static": ("to_static=True", "compare_loss"),
     "paddleclas_paddle2onnx": ("--save_file", "predict_cls"),  # the conversion, the inference
     "paddleclas_serving_python": ("web_service",),  # the server dies at once
     "paddleclas_serving_python_shitu": ("_client.py",),  # the clients fail

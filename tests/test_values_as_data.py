@@ -97,6 +97,8 @@ _FIXTURES = Path(__file__).parent / "fixtures"
 for _chain in (
     "paddleseg_paddle2onnx",
     "paddlevideo_paddle2onnx",
+    "paddleseg_dy2static",
+    "paddlevideo_dy2static",
     "paddledetection_paddle2onnx",
     "paddleseg_ptq",
     "paddledetection_ptq",

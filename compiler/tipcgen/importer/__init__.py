@@ -119,10 +119,11 @@ def _family_of(kinds: dict[str, str], family: Optional[str]) -> Optional[str]:
 
 
 def _foreign_chains(kinds: dict[str, str], family: Optional[str] = None) -> set[str]:
-    """The chain configs of another family than the folder's train configs (PaddleSeg's dy2static
-    config fits PaddleClas's table): kept verbatim and left to the repo's own script (`own_script`);
-    typed by a foreign table, a foreign script would run them. A folder without train configs
-    (PaddleVideo's BMN/ holds only its dy2static config) is of the repo's `family`."""
+    """The chain configs of another family than the folder's train configs that no table of the
+    folder's family fits (_own_chains typed those it does: PaddleSeg's dy2static config fits
+    PaddleClas's table and PaddleSeg's own): kept verbatim and left to the repo's own script
+    (`own_script`); typed by a foreign table, a foreign script would run them. A folder without train
+    configs (PaddleVideo's BMN/ holds only its dy2static config) is of the repo's `family`."""
     main = _family_of(kinds, family)
     if main is None:
         return set()

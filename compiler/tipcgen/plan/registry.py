@@ -8,12 +8,12 @@ from __future__ import annotations
 from tipcgen.dialects.chains import CHAIN_LAYOUTS
 from tipcgen.plan.runner import Runner
 from tipcgen.plan.runners import (
+    dy2static,
     models,
     ocr,
     ocr_head,
     paddleclas,
     paddleclas_cpp_infer,
-    paddleclas_dy2static,
     paddleclas_lite_arm,
     paddleclas_ptq,
     paddleclas_serving_cpp,
@@ -34,7 +34,9 @@ RUNNERS: dict[str, Runner] = {
     "paddledetection": paddledetection,
     # the other chains (dialects/chains/)
     "paddleclas_cpp_infer": paddleclas_cpp_infer,
-    "paddleclas_dy2static": paddleclas_dy2static,
+    "paddleclas_dy2static": dy2static.PADDLECLAS,
+    "paddleseg_dy2static": dy2static.PADDLESEG,
+    "paddlevideo_dy2static": dy2static.PADDLEVIDEO,
     "paddleclas_lite_arm": paddleclas_lite_arm,
     "paddleclas_serving_python": paddleclas_serving_python,
     "paddleclas_serving_cpp": paddleclas_serving_cpp,

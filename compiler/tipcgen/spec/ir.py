@@ -619,7 +619,7 @@ class RawConfig(Model):
     lines: list[VerbatimLine]
     final_newline: bool = True
     # Run by the repo's own script of its chain, which the build leaves alone: the config fits a
-    # chain table of another family (PaddleSeg's dy2static config, PaddleClas's table), whose
+    # chain table of another family only (no table of its own family reads its lines), whose
     # script would run it otherwise than the repo's does.
     own_script: bool = False
     # What the generated prepare.sh does for this config in a mode (its chain's: `cpp_infer`,

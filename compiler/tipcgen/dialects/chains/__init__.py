@@ -32,8 +32,10 @@ from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
+from tipcgen.dialects.chains.paddleseg_dy2static import PADDLESEG_DY2STATIC
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
+from tipcgen.dialects.chains.paddlevideo_dy2static import PADDLEVIDEO_DY2STATIC
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 
 # One module per chain (dialects/chains/<chain>.py); detection tries them in this order. A chain
@@ -44,6 +46,8 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLECLAS_PTQ,
     PADDLECLAS_CPP_INFER,
     PADDLECLAS_DY2STATIC,
+    PADDLESEG_DY2STATIC,  # PaddleClas's lines: detected as theirs where the family is known
+    PADDLEVIDEO_DY2STATIC,
     PADDLECLAS_LITE_ARM,
     PADDLECLAS_SERVING_PYTHON,
     PADDLECLAS_SERVING_PYTHON_SHITU,
@@ -134,8 +138,9 @@ def chain_of_lines(lines: list[str], name: str = "", family: Optional[str] = Non
 
 def foreign_chain(layout: Optional[Layout], family: str) -> bool:
     """Whether `layout` is a chain written for another repo family than `family` (a train layout's
-    name): PaddleSeg's and PaddleVideo's dy2static configs fit PaddleClas's dy2static table, but
-    their own script runs them differently; no other family's runner may type or run them."""
+    name): a config that fits only another family's table (before their own layouts, PaddleSeg's and
+    PaddleVideo's dy2static configs fit PaddleClas's dy2static table only) is run by the repo's own
+    script, differently; no other family's runner may type or run it."""
     from tipcgen.dialects import LAYOUTS
 
     return layout is not None and family in LAYOUTS and chain_family(layout.name) != family

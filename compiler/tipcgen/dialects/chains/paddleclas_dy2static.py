@@ -57,7 +57,7 @@ PADDLECLAS_DY2STATIC = Layout(
     Dialect(
         family="chain",
         title=("动转静训练测试", "Dynamic-to-static training test"),
-        runners=("paddleclas_dy2static",),  # plan/runners/paddleclas_dy2static.py
+        runners=("paddleclas_dy2static",),  # plan/runners/dy2static.py (PADDLECLAS)
         values_to_colon=True,
         script="test_train_dy2static_python.sh",
         status_log="results_python.log",
