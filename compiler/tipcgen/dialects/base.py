@@ -26,8 +26,10 @@ class Row:
     """One line of the core layout.
 
     kind "header": a section header (name + default bytes);
-    kind "sep": the `##` separator; kind "field": a `key:value` line whose key is
-    `key` when fixed by the layout, or comes from the spec when `key` is None.
+    kind "sep": a line of fixed text (the `##` separator, a C++ config's `# comment` line: TEXT);
+    kind "field": a `key:value` line whose key is `key` when fixed by the layout, or comes from the
+    spec when `key` is None; between them the layout's separator, or the row's own `separator`
+    (a C++ binary's config pads some keys with more blanks than others).
     """
 
     kind: str
@@ -38,6 +40,7 @@ class Row:
     # Keys lint also accepts on this line (field rows), or expects by convention when the
     # layout does not fix the key (e.g. PaddleSeg's `--model_name` on line 51).
     lint_keys: tuple = ()
+    separator: Optional[str] = None  # field rows: this line's separator, when not the layout's
 
 
 def H(name: str, trailing: str = "", right: int = 27) -> Row:
@@ -47,8 +50,13 @@ def H(name: str, trailing: str = "", right: int = 27) -> Row:
 SEP = Row("sep", text="##")
 
 
-def F(role: str, key: Optional[str] = None, lint_keys: tuple = ()) -> Row:
-    return Row("field", role=role, key=key, lint_keys=lint_keys)
+def F(role: str, key: Optional[str] = None, lint_keys: tuple = (), separator: Optional[str] = None) -> Row:
+    return Row("field", role=role, key=key, lint_keys=lint_keys, separator=separator)
+
+
+def TEXT(text: str) -> Row:
+    """A line of fixed text (a C++ config's `# model load config` comment)."""
+    return Row("sep", text=text)
 
 
 @dataclass(frozen=True)
@@ -151,6 +159,9 @@ class Layout:
     generic: bool = False
     # Rows at the end a config may leave out (PaddleClas's C++ table: PP-ShiTu's last line only).
     optional_rows: int = 0
+    # Between a line's key and value: the TIPC configs' colon, or blanks (" ": a C++ binary's own
+    # `key value` config, read by a script's `IFS=" "` word split; script/lines.split_line).
+    separator: str = ":"
 
     def index(self, role: str) -> Optional[int]:
         """Line index (0-based, as the scripts' `lines[i]`) of a role, or None."""
@@ -168,6 +179,10 @@ class Layout:
         if name in self.section_headers:
             return self.section_headers[name]
         return header(name, right=26 if name in _BENCHMARK_SECTIONS else 27)
+
+    def row_separator(self, row: Row) -> str:
+        """The separator a field row's line is written with (its own, else the layout's)."""
+        return row.separator if row.separator is not None else self.separator
 
     def row_for_role(self, role: str) -> Optional[Row]:
         i = self.index(role)
@@ -194,7 +209,9 @@ def variant(
             rows.append(row)
         else:
             rows[index] = row
-    return Layout(name, description, tuple(rows), dialect, read_lines or base.read_lines, detect=detect)
+    return Layout(
+        name, description, tuple(rows), dialect, read_lines or base.read_lines, detect=detect, separator=base.separator
+    )
 
 
 # The bash variables both script families read (see Dialect.reads).

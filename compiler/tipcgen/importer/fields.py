@@ -16,7 +16,7 @@ from tipcgen.dialects.base import Row
 from tipcgen.errors import Problem, SpecError
 from tipcgen.lower.text import ROLES, config_text, roles_typed
 from tipcgen.script.decode import Decoded, _fail
-from tipcgen.script.lines import header_name, split_line
+from tipcgen.script.lines import has_separator, header_name, split_line
 from tipcgen.spec.chain_fields import chain_roles
 from tipcgen.spec.ir import IMPORT_SENTINELS, TRAINER_SLOTS, ListFlag, ModeFlag, RawConfig, Suite
 from tipcgen.spec.load import clean_loc
@@ -168,7 +168,7 @@ def import_suite(dec: Decoded, layout: Layout, file: str) -> dict:
     core, tail = dec.lines[: len(rows)], dec.lines[len(rows) :]
     trivia: dict = {}
     data: dict = {"file": file}
-    headers, overrides = _decode_core(core, rows, data)
+    headers, overrides = _decode_core(core, layout, data)
     if len(core) < len(rows):
         trivia["core_lines"] = len(core)
     pre = _pre_sections(tail)
@@ -190,21 +190,23 @@ def import_suite(dec: Decoded, layout: Layout, file: str) -> dict:
     return _settle(data, trivia, overrides, core, layout, dec)
 
 
-def _decode_core(core: list, rows: tuple, data: dict) -> tuple[dict, dict]:
+def _decode_core(core: list, layout: Layout, data: dict) -> tuple[dict, dict]:
     """Decode the layout's lines into `data`; return ({section: header line} for headers not in
     their default bytes, {line index: line} for lines kept verbatim)."""
     headers: dict = {}
     overrides: dict = {}
     infer_lists: dict = {}
     for i, line in enumerate(core):
-        if not _decode_line(i, line, rows[i], data, headers, infer_lists):
+        row = layout.rows[i]
+        if not _decode_line(i, line, row, layout.row_separator(row), data, headers, infer_lists):
             overrides[i] = line
     _decode_whole_infer(infer_lists, data, overrides, core)
     return headers, overrides
 
 
-def _decode_line(i: int, line: str, row: Row, data: dict, headers: dict, infer_lists: dict) -> bool:
-    """Decode core line `i` into `data` (or `headers`, `infer_lists`); False when it must be kept verbatim."""
+def _decode_line(i: int, line: str, row: Row, sep: str, data: dict, headers: dict, infer_lists: dict) -> bool:
+    """Decode core line `i` (a field's key and value split on `sep`) into `data` (or `headers`,
+    `infer_lists`); False when it must be kept verbatim."""
     if row.kind == "header":
         if header_name(line) != row.name:
             return False
@@ -213,9 +215,9 @@ def _decode_line(i: int, line: str, row: Row, data: dict, headers: dict, infer_l
         return True
     if row.kind == "sep":
         return line == row.text
-    if ":" not in line:
+    if not has_separator(line, sep):
         return False
-    key, value = split_line(line)
+    key, value = split_line(line, sep)
     if row.key is not None and key != row.key:
         return False
     role = row.role or ""  # field rows always have a role
@@ -286,10 +288,10 @@ def _sections(tail: list, layout: Layout, headers: dict) -> Optional[dict]:
             sections[name] = current = {}
             if line != layout.section_header(name):
                 headers[name] = line
-        elif current is None or ":" not in line:
+        elif current is None or not has_separator(line, layout.separator):
             return None
         else:
-            key, value = split_line(line)
+            key, value = split_line(line, layout.separator)
             if key in current:
                 return None
             current[key] = _scalar(value)

@@ -63,7 +63,7 @@ def _layout_checks(
     rows = layout.rows
     by_role = _lines_by_role(lines, rows)
     findings = _truncated(lines, layout, numbers, path)
-    findings += _shifted(lines, rows, numbers, path)
+    findings += _shifted(lines, layout, numbers, path)
     findings += _row_values(lines, rows, numbers, path)
     findings += _metachars(lines, rows, numbers, path)
     findings += _mode_tables(by_role, numbers, path)
@@ -377,13 +377,16 @@ def _expected(row) -> tuple:
     return ()
 
 
-def _shifted(lines: list, rows: tuple, numbers: list, path: str) -> list[Finding]:
-    """The first fixed (or conventional) key or header that is not on its line."""
+def _shifted(lines: list, layout: Layout, numbers: list, path: str) -> list[Finding]:
+    """The first fixed (or conventional) key or header that is not on its line (keys split on
+    the layout's separator)."""
+    rows = layout.rows
 
     def key_at(j: int) -> Optional[str]:
         if not 0 <= j < len(lines):
             return None
-        return split_line(lines[j])[0] if rows[min(j, len(rows) - 1)].kind != "header" else _header(lines[j])
+        row = rows[min(j, len(rows) - 1)]
+        return split_line(lines[j], layout.row_separator(row))[0] if row.kind != "header" else _header(lines[j])
 
     def expect(j: int) -> tuple:
         return _expected(rows[j]) if 0 <= j < len(rows) else ()
@@ -392,7 +395,7 @@ def _shifted(lines: list, rows: tuple, numbers: list, path: str) -> list[Finding
         want = expect(i)
         if not want:
             continue
-        got = split_line(lines[i])[0] if row.kind == "field" else _header(lines[i])
+        got = split_line(lines[i], layout.row_separator(row))[0] if row.kind == "field" else _header(lines[i])
         if got in want:
             continue
         for delta in (-1, 1):

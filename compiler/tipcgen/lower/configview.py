@@ -1,4 +1,5 @@
-"""A legacy config as the upstream test script sees it: lines by index, split on the first colon."""
+"""A legacy config as the upstream test script sees it: lines by index, split on the first colon
+(or the layout's separator)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ class ConfigView:
                 hit = ("", "", ABSENT.get(role, ""))
             else:
                 line = self.lines[i] if i < len(self.lines) else ""
-                hit = (line, *split_line(line))
+                row = self.layout.rows[i]
+                hit = (line, *split_line(line, self.layout.row_separator(row)))
             self._split[role] = hit
         return hit
 

@@ -134,7 +134,7 @@ def config_lines(suite: Suite, layout: Layout) -> list[str]:
             lines.append(cast(str, row.text))
         else:
             key, value = ROLES[cast(str, row.role)][0](suite)
-            lines.append(f"{row.key if row.key is not None else key}:{value}")
+            lines.append(f"{row.key if row.key is not None else key}{layout.row_separator(row)}{value}")
     if trivia.tail is not None:
         lines.extend(trivia.tail)
         return lines
@@ -144,7 +144,7 @@ def config_lines(suite: Suite, layout: Layout) -> list[str]:
         params = params or {}  # (a `null` section was dropped by validation)
         for param in trivia.section_keys.get(name, params):
             if param in params:  # (a listed key the section lacks is check_spec's error)
-                lines.append(f"{param}:{text(params[param])}")
+                lines.append(f"{param}{layout.separator}{text(params[param])}")
     return lines
 
 

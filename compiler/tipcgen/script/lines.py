@@ -1,5 +1,6 @@
 """A config's text as upstream's bash reads it: lines (what `awk`/`IFS=$'\\n'` keep), `key:value`
-split on the first colon, section headers (`===...name...===`). Imports nothing of tipcgen."""
+split on the first colon (or a layout's own separator), section headers (`===...name...===`).
+Imports nothing of tipcgen."""
 
 from __future__ import annotations
 
@@ -25,10 +26,21 @@ def script_lines(text: str, limit: int) -> list[str]:
     return [line for line in physical[:limit] if line != ""]
 
 
-def split_line(line: str) -> tuple[str, str]:
-    """(key, value) on the first colon; a line without a colon is all key."""
-    key, _sep, value = line.partition(":")
+def split_line(line: str, separator: str = ":") -> tuple[str, str]:
+    """(key, value) on the first `separator` (a layout's: the TIPC configs' colon); a line
+    without it is all key. A separator of blanks (a C++ binary's own `key  value` config) splits
+    at the first blank, and the value starts after the whole run of blanks: how the scripts'
+    `IFS=" "` word split reads the key (func_parser_key_cpp) and the rest of the line."""
+    if separator.strip(" \t") == "":
+        key, blank, _rest = line.partition(" ")
+        return key, line[len(key) :].lstrip(" \t") if blank else ""
+    key, _sep, value = line.partition(separator)
     return key, value
+
+
+def has_separator(line: str, separator: str = ":") -> bool:
+    """Whether a line has a key/value separator at all (split_line's "all key" case otherwise)."""
+    return (" " in line) if separator.strip(" \t") == "" else (separator in line)
 
 
 def second_word(line: str) -> str:
