@@ -101,6 +101,15 @@ def test_configview_reads_a_blank_separated_line_as_the_scripts_do():
         assert (view.key(role), view.value(role)) == (_word(line, 0), _word(line, 1))
 
 
+def test_configview_reads_a_blank_separated_value_to_its_first_blank_as_the_scripts_do():
+    text = TOY.replace("model_path ./toy/model.pdmodel", "model_path ./toy/a b")
+    layout = _layout(split_lines(TOY), {"use_gpu": "  ", "gpu_mem": "  "})
+    assert ConfigView.parse(text, layout).value("inference.threads") == "./toy/a"  # func_parser_value_cpp's
+    data = _import(text, layout)  # import keeps the whole rest of the line
+    assert data["inference"]["threads"] == {"key": "model_path", "values": ["./toy/a b"]}  # (a list flag)
+    assert config_text(Suite.model_validate(data), layout) == text
+
+
 def test_lint_reads_keys_on_the_layouts_separator():
     layout = _layout(split_lines(TOY), {"use_gpu": "  "})
     assert [f for f in lint_text(TOY, layout, "toy.txt") if f.rule == "TIPC005"] == []

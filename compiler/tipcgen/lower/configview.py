@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tipcgen.dialects import Layout
-from tipcgen.script.lines import script_lines, split_line
+from tipcgen.script.lines import script_lines, script_pair
 
 # What a script variable holds when its layout has no line for the role.
 ABSENT = {"export.inference_dir": "null"}
@@ -32,7 +32,7 @@ class ConfigView:
             else:
                 line = self.lines[i] if i < len(self.lines) else ""
                 row = self.layout.rows[i]
-                hit = (line, *split_line(line, self.layout.row_separator(row)))
+                hit = (line, *script_pair(line, self.layout.row_separator(row)))
             self._split[role] = hit
         return hit
 

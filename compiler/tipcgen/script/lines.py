@@ -43,6 +43,16 @@ def has_separator(line: str, separator: str = ":") -> bool:
     return (" " in line) if separator.strip(" \t") == "" else (separator in line)
 
 
+def script_pair(line: str, separator: str = ":") -> tuple[str, str]:
+    """(key, value) as a script reads a line: split_line on a colon; on blanks, the line's first
+    and second blank-separated words (func_parser_key_cpp, func_parser_value_cpp: `IFS=" "`), so a
+    value with a blank in it is read to its first blank. split_line keeps the whole rest (import)."""
+    if separator.strip(" \t") == "":
+        words = [w for w in line.split(" ") if w]
+        return (words[0] if words else ""), second_word(line)
+    return split_line(line, separator)
+
+
 def second_word(line: str) -> str:
     """A `key value` line's value as a C++ config is read (PaddleSeg's func_parser_value_cpp,
     the generated tipc_word): its second blank-separated word, else empty."""
