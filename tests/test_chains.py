@@ -36,6 +36,8 @@ from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
+from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
+from tipcgen.dialects.chains.paddleseg_serving_python import PADDLESEG_SERVING_PYTHON
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 from tipcgen.script.lines import split_lines
 
@@ -76,6 +78,14 @@ TABLE_CHAINS = [
     ("PaddleDetection", PADDLEDETECTION_SERVING_PYTHON, ("export_model", "web_service", "http_client")),
     # the export, the C++ server, its client
     ("PaddleDetection", PADDLEDETECTION_SERVING_CPP, ("export_model", "paddle_serving_server", "serving_client")),
+    # the conversion, the web service, the pipeline client
+    ("PaddleSeg", PADDLESEG_SERVING_PYTHON, ("paddle_serving_client.convert", "web_service", "pipeline_http")),
+    # the conversion, the client config's fit (no status line), the C++ server, its client
+    (
+        "PaddleSeg",
+        PADDLESEG_SERVING_CPP,
+        ("paddle_serving_client.convert", "modify_serving", "paddle_serving_server", "serving_client"),
+    ),
 ]
 
 
@@ -149,6 +159,24 @@ def test_a_use_gpu_item_of_no_branch_is_skipped_as_upstream_only_echoes(corpus):
     diff = compare_text("PaddleSeg", config, text, "whole_infer", chain=PADDLESEG_PTQ.name)
     assert diff.identical, diff.describe()
     assert [s.kind for s in diff.plan.steps] == ["export"] + ["infer"] * 6
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("layout", [PADDLESEG_SERVING_PYTHON, PADDLESEG_SERVING_CPP], ids=lambda x: x.name)
+def test_paddlesegs_serving_takes_the_first_python_and_any_device_items_as_upstream(corpus, layout):
+    """PaddleSeg's serving scripts: the interpreter is the python line's first `|` item, every device
+    item but `null` is a GPU run with that item, and GPUID is every command's CUDA_VISIBLE_DEVICES:
+    the real script's run on such a config differs from the Plan only by the table's deviations."""
+    need_upstream(layout.dialect.script, repo="PaddleSeg")
+    kind = "python" if layout is PADDLESEG_SERVING_PYTHON else "cpp"
+    config = corpus / "PaddleSeg" / "ppmatting" / f"model_linux_gpu_normal_normal_serving_{kind}_linux_gpu_cpu.txt"
+    text = config.read_text().replace("python:python3.7", "python:python3.10|python3.7")
+    text = text.replace(':"0"|null', ':"1"|null|"0"')
+    assert "python3.10|python3.7" in text and '"1"|null|"0"' in text
+    diff = compare_text("PaddleSeg", config, text, "serving_infer", gpuid="2", chain=layout.name)
+    assert not diff.unexplained(), diff.describe()
+    serves = [s for s in diff.plan.steps if s.kind == "serve"]
+    assert len(serves) == 3 and all(s.argv[0] == "python3.10" and s.cuda_visible_devices == "2" for s in serves)
 
 
 @pytest.mark.corpus

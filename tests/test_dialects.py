@@ -343,6 +343,10 @@ CHAIN_FAILS = {
     # the export, the web service (dies at once), the client
     "paddledetection_serving_python": ("export_model", "web_service", "http_client"),
     "paddledetection_serving_cpp": ("export_model", "paddle_serving_server", "serving_client"),
+    # the conversion, the web service (dies at once), the client
+    "paddleseg_serving_python": ("paddle_serving_client.convert", "web_service", "pipeline_http_client"),
+    # the conversion, the client config's fit (no status line), the server, the client
+    "paddleseg_serving_cpp": ("convert", "modify_serving", "paddle_serving_server", "serving_client"),
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

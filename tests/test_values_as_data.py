@@ -105,6 +105,8 @@ for _chain in (
     "paddledetection_cpp_infer",
     "paddledetection_serving_python",
     "paddledetection_serving_cpp",
+    "paddleseg_serving_python",
+    "paddleseg_serving_cpp",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

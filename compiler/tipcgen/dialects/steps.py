@@ -12,6 +12,9 @@ by the item, or skips the item; a `When` runs its commands (and loops) only for 
 its `parts` name the item's key and value (`cpu:device_type=0`). A command's log name may name a
 loop's, a branch's or a part's variable. A `Service` is a server started in the background, its
 clients run against it, then stopped by the script's own process handling (a serving chain's server).
+A command may run from the directory a role names (`cwd_role`: upstream's `cd ${dir}`) and be
+`quiet` (no status line); `First` is the first item of a role's `|` list; `Unset` unsets
+environment variables in the script (PaddleSeg's serving chains use the four).
 """
 
 from __future__ import annotations
@@ -90,7 +93,16 @@ class Case:
         return dict(self.choices).get(item)
 
 
-Word = Union[Lit, Val, Key, Item, Join, Param, Case]
+@dataclass(frozen=True)
+class First:
+    """The first item of a role's `|` list, in the bash variable `var` (upstream's `IFS='|';
+    list=(${value}); x=${list[0]}`: PaddleSeg's serving scripts take their interpreter so)."""
+
+    role: str
+    var: str
+
+
+Word = Union[Lit, Val, Key, Item, Join, Param, Case, First]
 
 
 @dataclass(frozen=True)
@@ -106,6 +118,11 @@ class Command:
     null_or_empty: bool = False
     names_log: bool = True  # its status line names its log (a status_check given a 5th argument)
     note: str = ""  # what the generated script's comment says of it
+    # run from the directory a role's value names (upstream's `cd ${dir}` before it), as `cwd`
+    cwd_role: Optional[str] = None
+    # no status line, its failure fails nothing (upstream runs it without status_check); its `log`
+    # "" sends its output to the terminal
+    quiet: bool = False
 
 
 @dataclass(frozen=True)
@@ -185,13 +202,22 @@ class Service:
 
 
 @dataclass(frozen=True)
+class Unset:
+    """Environment variables the generated script unsets for the commands after it (upstream's
+    `unset https_proxy` before its servers). A Plan's steps carry no environment but
+    CUDA_VISIBLE_DEVICES: the Plan leaves it out, as PaddleClas's serving runners do."""
+
+    names: tuple  # of plain variable names
+
+
+@dataclass(frozen=True)
 class ChainTable:
     """A chain script as data: its one mode, where it logs, its status line, its commands."""
 
     mode: str  # its one mode (the script reads its config argument only)
     log_dir: str  # {root} (the repo root: `$(pwd)`, else `.`), {model_name}, {mode}
     status_format: str
-    commands: tuple  # of Command, Loop, When, Skip, Service
+    commands: tuple  # of Command, Loop, When, Skip, Service, Unset
     deviations: tuple = ()  # its own (Deviation); every runner's common ones come first
     # its GPUID argument, when given, is every step's CUDA_VISIBLE_DEVICES (upstream's
     # `export CUDA_VISIBLE_DEVICES=${GPUID}` before its steps)

@@ -35,6 +35,8 @@ from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTI
 from tipcgen.dialects.chains.paddleseg_dy2static import PADDLESEG_DY2STATIC
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
+from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
+from tipcgen.dialects.chains.paddleseg_serving_python import PADDLESEG_SERVING_PYTHON
 from tipcgen.dialects.chains.paddlevideo_dy2static import PADDLEVIDEO_DY2STATIC
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
 
@@ -60,6 +62,8 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEDETECTION_SERVING_PYTHON,
     PADDLEDETECTION_SERVING_CPP,
     PADDLESEG_PTQ,
+    PADDLESEG_SERVING_PYTHON,
+    PADDLESEG_SERVING_CPP,
     MODELS_PTQ,
     PADDLEDETECTION_PTQ,
     PADDLEDETECTION_CPP_INFER,

@@ -5,6 +5,7 @@ plan/registry.py registers one per chain whose Dialect carries a table."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
@@ -13,6 +14,7 @@ from tipcgen.dialects.steps import (
     Case,
     ChainTable,
     Command,
+    First,
     Item,
     Join,
     Key,
@@ -21,6 +23,7 @@ from tipcgen.dialects.steps import (
     Param,
     Service,
     Skip,
+    Unset,
     Val,
     When,
     Word,
@@ -134,6 +137,8 @@ class TableRunner:
     def bash(self, dialect: Dialect) -> str:
         """What the generated script runs after runner_lib: the same commands, in bash."""
         values, keys = _names(dialect, "value"), _names(dialect, "key")
+        if any(c.quiet for c in _commands(self.table.commands)) and not self.table.services:
+            raise AssertionError("a quiet command needs runner_lib's service part (run_step --quiet)")
         params = [w for c in _commands(self.table.commands) for w in c.words if isinstance(w, Param)]
         names = [f'{var}=""' for var in dict.fromkeys(p.bash_var() for p in params)]  # each once
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
@@ -152,6 +157,11 @@ class TableRunner:
                     '    export CUDA_VISIBLE_DEVICES="$GPUID"',
                     "fi",
                 ]
+        firsts = {w.var: w for c in _commands(self.table.commands) for w in c.words if isinstance(w, First)}
+        for var, first in firsts.items():
+            out += ["", f"# The first item of {values[first.role]} (upstream's `{var}=${{list[0]}}` of its `|` list).",
+                    f'declare -a {var}_items=() && tipc_split {var}_items "|" "${values[first.role]}"',
+                    f"{var}=${{{var}_items[0]:-}}"]  # fmt: skip
         out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
 
@@ -166,6 +176,8 @@ def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
     variable -> item (and each branch's variable -> the word it gave that item, each paired variable
     -> its item, each part's -> that part)."""
     for c in entries:
+        if isinstance(c, Unset):
+            continue  # the script's environment (see Unset)
         if isinstance(c, Skip):
             if all((env[var] == word) == equal for var, word, equal in c.tests):
                 return  # upstream's `continue`: the rest of this item's body
@@ -208,9 +220,11 @@ def _add(b: Builder, value, env: dict, c: Command, **service) -> None:
         if got == "null" or (c.null_or_empty and got == ""):
             return
     cmd = " ".join(_word(b, value, env, w) for w in c.words)
-    log = f"{b.log_dir}/{_LOG_VAR.sub(lambda m: env[m.group(1)], c.log)}"
+    log = f"{b.log_dir}/{_LOG_VAR.sub(lambda m: env[m.group(1)], c.log)}" if c.log else None
     shown = c.shown.format(cmd=cmd, log=log)
-    b.add(c.kind, cmd, log, shown=shown, status_path=log if c.names_log else None, cwd=c.cwd, **service)
+    cwd = c.cwd if c.cwd_role is None else os.path.normpath(value(c.cwd_role) or ".")
+    status_path = log if c.names_log else None
+    b.add(c.kind, cmd, log, shown=shown, status_path=status_path, cwd=cwd, quiet=c.quiet, **service)
 
 
 # A loop's or a branch's variable in a command's log name (Command.log).
@@ -256,6 +270,10 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
             continue
         if isinstance(e, Skip):
             out += _skip(e, pad)
+            continue
+        if isinstance(e, Unset):
+            _plain_words(e.names, "an Unset's names")
+            out += ["", f"{pad}# Upstream unsets them for the commands after this.", f"{pad}unset {' '.join(e.names)}"]
             continue
         if isinstance(e, Service):
             out += _service(e, values, keys, pad, count)
@@ -360,7 +378,8 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
     # a guarded command names its log first, an unguarded one after its parameters (the
     # order the hand-written paddle2onnx template had: its bytes stay as they were)
     log = _LOG_VAR.sub(r"${\1}", c.log)
-    lines = [f'{c.log_var}="${{LOG_PATH}}/{log}"'] if c.unless_null else []
+    log_line = f'{c.log_var}="${{LOG_PATH}}/{log}"' if c.log else f'{c.log_var}=""'  # "": the terminal
+    lines = [log_line] if c.unless_null else []
     for case in (w for w in c.words if isinstance(w, Case)):
         lines.append(f"case ${{{case.on}}} in")
         lines += [f"{item}) {case.var}=${{{values[role]}}} ;;" for item, role in case.choices]
@@ -368,13 +387,17 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
     for p in (w for w in c.words if isinstance(w, Param)):
         lines.append(f'tipc_set_param {p.bash_var()} "${keys[p.key]}" "{_bash_value(values, keys, p)}"')
     if not c.unless_null:
-        lines.append(f'{c.log_var}="${{LOG_PATH}}/{log}"')
+        lines.append(log_line)
     words = " ".join(_bash_word(values, keys, w) for w in c.words)
     lines.append(f'cmd="{words}"')
     shown = c.shown.format(cmd="${cmd}", log=f"${{{c.log_var}}}")
     cwd = f" --cwd {c.cwd}" if c.cwd else ""
-    tail = f'--status-path "${c.log_var}" "$cmd" "${c.log_var}"' if c.names_log else f'"$cmd" "${c.log_var}"'
+    if c.cwd_role is not None:
+        cwd = f' --cwd "${{{values[c.cwd_role]}}}"'
+    names_log = c.names_log and not c.quiet
+    tail = f'--status-path "${c.log_var}" "$cmd" "${c.log_var}"' if names_log else f'"$cmd" "${c.log_var}"'
     started = f" --background {background}" if background is not None else ""
+    started += " --quiet" if c.quiet else ""  # runner_lib's service part has it
     run = f'run_step --kind {c.kind}{started}{cwd} --shown "{shown}"'
     if c.unless_null:
         guard = values.get(c.unless_null, c.unless_null)
@@ -399,6 +422,8 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
         return env[w.var]
     if isinstance(w, Join):
         return "".join(_word(b, value, env, part) for part in w.parts)
+    if isinstance(w, First):
+        return next(iter(ifs_split(value(w.role), "|")), "")
     if isinstance(w, Case):
         role = w.role(env[w.on])
         if role is None:
@@ -428,6 +453,6 @@ def _bash_word(values: dict, keys: dict, w: Word) -> str:
         return f"${{{w.var}}}"
     if isinstance(w, Join):
         return "".join(_bash_word(values, keys, part) for part in w.parts)
-    if isinstance(w, Case):
+    if isinstance(w, (Case, First)):
         return f"${{{w.var}}}"
     return f"${{{w.bash_var()}}}"
