@@ -161,6 +161,26 @@ def test_a_use_gpu_item_of_no_branch_is_skipped_as_upstream_only_echoes(corpus):
     assert [s.kind for s in diff.plan.steps] == ["export"] + ["infer"] * 6
 
 
+def test_paddlesegs_serving_scripts_refuse_each_others_configs(tmp_path):
+    """PaddleSeg's Python and C++ serving configs share their first section: each script refuses the
+    other's config (upstream reads it by position), the Plan and the generated script alike."""
+    from tipcgen.errors import UsageError
+    from tipcgen.plan.planner import plan_config
+
+    cases = []
+    for layout, other in (
+        (PADDLESEG_SERVING_PYTHON, PADDLESEG_SERVING_CPP),
+        (PADDLESEG_SERVING_CPP, PADDLESEG_SERVING_PYTHON),
+    ):
+        kind = other.name.rsplit("_", 1)[1]
+        config = _write(tmp_path, other.name, fixture_text(other.name, f"toyseg_lite_serving_{kind}_linux_gpu_cpu.txt"))
+        with pytest.raises(UsageError, match="a config of another script than test_serving_infer_"):
+            plan_config(config.read_text(), layout, "serving_infer", source=str(config))
+        cases.append(Case(str(config), layout.name, "serving_infer"))
+    mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches)
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize("layout", [PADDLESEG_SERVING_PYTHON, PADDLESEG_SERVING_CPP], ids=lambda x: x.name)
 def test_paddlesegs_serving_takes_the_first_python_and_any_device_items_as_upstream(corpus, layout):

@@ -81,7 +81,7 @@ def test_every_entry_point_is_run_and_every_change_is_in_the_report(tmp_path, re
 def _another_familys_chain_configs_are_kept(root) -> None:
     """PaddleSeg's shapes, on the Migration the report above left in the verdict cache: its
     dy2static config (PaddleClas's lines) is typed by PaddleSeg's own dy2static layout and its
-    script generated; its C++ serving config is kept verbatim with the repo's own script; the root
+    script generated; its serving configs are its own serving tables' (their scripts generated); the root
     .gitignore's `*.manifest` is answered."""
     from tipcgen.migrate import cache
     from tipcgen.migrate.report import report_markdown
@@ -95,10 +95,9 @@ def _another_familys_chain_configs_are_kept(root) -> None:
     assert f"{folder}/train_dy2static_python.txt" not in m.configs_kept
     assert "test_tipc/test_train_dy2static_python.sh" in m.files
     assert any(r.config.endswith("dy2static_python.txt") for r in m.chain_rows)
-    assert (
-        "test_serving_infer_cpp.sh"
-        in m.configs_kept[f"{folder}/model_linux_gpu_normal_normal_serving_cpp_linux_gpu_cpu.txt"]
-    )
+    for kind in ("python", "cpp"):
+        assert f"{folder}/model_linux_gpu_normal_normal_serving_{kind}_linux_gpu_cpu.txt" not in m.configs_kept
+        assert f"test_tipc/test_serving_infer_{kind}.sh" in m.files
     # every run compared identical or faithful; entry points that would change are named one by one
     assert m.rows and all(r.commands > 0 for r in m.rows) and not m.changed, m.changed
     assert all(e.differences for e in m.entries_changed)

@@ -12,9 +12,10 @@ by the item, or skips the item; a `When` runs its commands (and loops) only for 
 its `parts` name the item's key and value (`cpu:device_type=0`). A command's log name may name a
 loop's, a branch's or a part's variable. A `Service` is a server started in the background, its
 clients run against it, then stopped by the script's own process handling (a serving chain's server).
-A command may run from the directory a role names (`cwd_role`: upstream's `cd ${dir}`) and be
-`quiet` (no status line); `First` is the first item of a role's `|` list; `Unset` unsets
-environment variables in the script (PaddleSeg's serving chains use the four).
+A command may run from the directory a role names (`cwd_role`: upstream's `cd ${dir}`), be `quiet`
+(no status line) and split at `|` (`pipe_splits`); `First` is the first item of a role's `|` list;
+`Unset` unsets environment variables in the script; `ChainTable.requires` refuses another script's
+configs (PaddleSeg's serving chains use them).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ class Command:
     # no status line, its failure fails nothing (upstream runs it without status_check); its `log`
     # "" sends its output to the terminal
     quiet: bool = False
+    # upstream evals it unquoted while IFS is `|` (`IFS='|'; eval $cmd`): a `|` in its text
+    # separates words as a blank does (its status line keeps the `|`)
+    pipe_splits: bool = False
 
 
 @dataclass(frozen=True)
@@ -225,6 +229,10 @@ class ChainTable:
     # with gpuid_env: CUDA_VISIBLE_DEVICES when no GPUID is given ("": none exported; upstream's
     # serving scripts export `${GPUID:-0}`)
     gpuid_default: str = ""
+    # (role, key): the keys its configs' lines have, which another script's configs of the same
+    # first section lack (PaddleSeg's Python and C++ serving configs): a config without them is
+    # refused before anything runs, by the Plan and the script (name it a Deviation of the table)
+    requires: tuple = ()
 
     @property
     def services(self) -> bool:

@@ -18,6 +18,7 @@ from tipcgen.dialects.chains.paddleseg_serving_python import (
     DEVICE,
     IN_DIR,
     MODE_CHECKED,
+    NOT_MINE,
     PYTHON,
     convert,
 )
@@ -51,10 +52,10 @@ def _server(device: str, gpu: tuple) -> When:
     return When("device", (device,), (
         Service(
             Command("serve", (*SERVER, *gpu), "cpp_server_{device}.log", "cpp_server_log_path",
-                    shown="{cmd} >{log} 2>&1 & ", cwd_role=IN_DIR, names_log=device != "cpu",
+                    shown="{cmd} >{log} 2>&1 & ", cwd_role=IN_DIR, names_log=device != "cpu", pipe_splits=True,
                     note="The C++ server, in the background."),
             (Command("infer", CLIENT, "cpp_client_{device}_batchsize_1.log", "clinet_log_path",  # upstream's
-                     shown="{cmd} > {log} 2>&1 ", cwd_role=IN_DIR, note="The client, against it."),),
+                     shown="{cmd} > {log} 2>&1 ", cwd_role=IN_DIR, pipe_splits=True, note="The client, against it."),),
             warmup=5,
             note="The server stopped (upstream: `ps ux | grep -i <port> | awk | xargs kill -9`, then `sleep 5s`).",
         ),
@@ -88,7 +89,8 @@ PADDLESEG_SERVING_CPP = Layout(
                 _server("cpu", ()),
                 _server("gpu", (Key("serving.cpp.gpu_id"), Item("gpu_id"))),
             ), note="Each --gpu_id item: `null` serves on the CPU, any other on that GPU.", branch=DEVICE),
-        ), deviations=(START_STATUS, STOPPED, MODE_CHECKED), gpuid_env=True),
+        ), deviations=(START_STATUS, STOPPED, MODE_CHECKED, NOT_MINE), gpuid_env=True,
+           requires=(("serving.cpp.op", "--op"),)),
     ),
     read_lines=18,
     detect=lambda sig: (

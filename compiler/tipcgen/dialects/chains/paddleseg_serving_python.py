@@ -53,16 +53,24 @@ PYTHON = First("python", "python")  # the interpreter: the first item of the pyt
 
 
 def convert(log: str) -> Command:
-    """The conversion for Paddle Serving (its status line names its log)."""
+    """The conversion for Paddle Serving (its status line names its log). Upstream evals every
+    command of its chain with IFS `|` (`pipe_splits`)."""
     words = (PYTHON, Val("serving.convert"), Param("serving.model_dir", "set_dirname"),
              Param("serving.model_filename"), Param("serving.params_filename"),
              Param("serving.server_dir", "set_serving_server"), Param("serving.client_dir", "set_serving_client"))
-    return Command("export", words, log, "trans_model_log_path", shown="{cmd} >{log} 2>&1",
+    return Command("export", words, log, "trans_model_log_path", shown="{cmd} >{log} 2>&1", pipe_splits=True,
                    note="The inference model converted for Paddle Serving.")
 
 
 # upstream's `if [ ${x} = "null" ]; then ...cpu...; else ...gpu...; fi`
 DEVICE = Branch("device", ((("null",), "cpu"),), "", default="gpu")
+NOT_MINE = Deviation(
+    "serving-refuses-other-config",
+    "a config of the other serving script (PaddleSeg's Python and C++ serving configs share their "
+    "first section; the keys of the lines that differ tell them apart) exits 2 before anything runs",
+    "upstream reads any config by line position and runs the other script's values as its own "
+    "(a C++ config's device list as the Python client's script)",
+)
 MODE_CHECKED = Deviation(
     "serving-mode-checked",
     "MODE (2nd argument, default serving_infer) must be serving_infer: another exits 2 before anything "
@@ -77,6 +85,7 @@ ROWS = (
 )
 READS = (  # what the script reads and uses, named as upstream's
     *CONVERT_READS,
+    ("web_service_key", "key", "serving.web.script"),  # ours: its configs are told by it (NOT_MINE)
     ("web_service_py", "value", "serving.web.script"),
     ("web_use_gpu_key", "key", "serving.use_gpu"), ("web_use_gpu_list", "value", "serving.use_gpu"),
     ("output_name_key", "key", "serving.output_name"), ("output_name_value", "value", "serving.output_name"),
@@ -97,9 +106,10 @@ def _service(device: str, use_gpu: tuple, blanks: tuple) -> When:
     return When("device", (device,), (
         Service(
             Command("serve", web, "python_server_{device}.log", "web_service_log_path", shown="{cmd} >{log} 2>&1 &",
-                    cwd_role=IN_DIR, note="The web service, in the background."),
+                    cwd_role=IN_DIR, pipe_splits=True, note="The web service, in the background."),
             (Command("infer", client, "python_client_{device}_batchsize_1.log", "client_log_path",
-                     shown="{cmd} > {log} 2>&1 ", cwd_role=IN_DIR, note="The pipeline client, against it."),),
+                     shown="{cmd} > {log} 2>&1 ", cwd_role=IN_DIR, pipe_splits=True,
+                     note="The pipeline client, against it."),),
             warmup=5,
             note="The web service stopped (upstream: `ps ux | grep web_service | awk | xargs kill -9`).",
         ),
@@ -129,7 +139,8 @@ PADDLESEG_SERVING_PYTHON = Layout(
                 _service("gpu", (Item("use_gpu"),), ()),
             ), note="Each item of the web service's device list: `null` serves on the CPU (its option empty),\n"
                     "any other on the GPU (its option that item).", branch=DEVICE),
-        ), deviations=(START_STATUS, STOPPED, MODE_CHECKED), gpuid_env=True),
+        ), deviations=(START_STATUS, STOPPED, MODE_CHECKED, NOT_MINE), gpuid_env=True,
+           requires=(("serving.web.script", "web_service"),)),
     ),
     read_lines=18,
     detect=lambda sig: (

@@ -88,6 +88,9 @@ class TableRunner:
         b.log_dir = self.table.log_dir.format(root=b.root or ".", model_name=value("model_name"), mode=b.mode)
         # one file however the directory is spelt (PaddleSeg's ends in a `/`: its logs' names say `//`)
         b.status_log = f"{b.log_dir.rstrip('/')}/{v.layout.dialect.status_log}"
+        for role, key in self.table.requires:
+            if v.key(role) != key:
+                raise UsageError(_not_mine(b.source, v.layout.dialect.script, role, key, v.key(role)))
         if self.table.gpuid_env and (b.gpuid or self.table.gpuid_default):
             b.cvd = b.gpuid or self.table.gpuid_default  # upstream exports it before its steps
         _plan(b, value, self.table.commands, {})
@@ -101,8 +104,18 @@ class TableRunner:
     def before_logs(self, dialect: Dialect) -> str:
         """What the generated script checks before it writes anything: the items of a loop that a
         Case would meet without a choice for them (the Plan refuses those configs: _word)."""
-        values = _names(dialect, "value")
+        values, keys = _names(dialect, "value"), _names(dialect, "key")
         out = []
+        for role, key in self.table.requires:
+            _plain_words((key,), "a required key")
+            message = _not_mine("${FILENAME}", dialect.script, role, key, f"${{{keys[role]}}}")
+            out += [
+                "# A config of another script with this first section (its keys differ) is refused, as the Plan does.",
+                f"if [[ ${{{keys[role]}}} != {key} ]]; then",
+                f'    echo "tipc: {message}" >&2',
+                "    exit 2",
+                "fi",
+            ]
         if dialect.matrix_roles and not dialect.log_name_roles:  # runner_lib checks them with the log names
             lists = " ".join(f'"${values[role]}"' for role in dialect.matrix_roles)
             out += [
@@ -224,7 +237,8 @@ def _add(b: Builder, value, env: dict, c: Command, **service) -> None:
     shown = c.shown.format(cmd=cmd, log=log)
     cwd = c.cwd if c.cwd_role is None else os.path.normpath(value(c.cwd_role) or ".")
     status_path = log if c.names_log else None
-    b.add(c.kind, cmd, log, shown=shown, status_path=status_path, cwd=cwd, quiet=c.quiet, **service)
+    argv = cmd.replace("|", " ") if c.pipe_splits else cmd
+    b.add(c.kind, argv, log, shown=shown, status_path=status_path, cwd=cwd, quiet=c.quiet, **service)
 
 
 # A loop's or a branch's variable in a command's log name (Command.log).
@@ -361,6 +375,14 @@ def _skipped(c: Command, var: str) -> tuple:
     return ("null", "") if c.null_or_empty else ("null",)
 
 
+def _not_mine(source: str, script: str, role: str, key: str, got: str) -> str:
+    """Why a config is refused: its line of `role` has the key `got`, not `key` (another script's)."""
+    return (
+        f"{source}: its {role} line has the key '{got}', not '{key}': a config of another script than "
+        f"{script}, refusing it"
+    )
+
+
 def _undefined(source: str, case: Case, item: str) -> str:
     """Why a config is refused: an item `case` has no choice for (the Plan's and the bash's words)."""
     items = ", ".join(i for i, _role in case.choices)
@@ -395,7 +417,8 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
     if c.cwd_role is not None:
         cwd = f' --cwd "${{{values[c.cwd_role]}}}"'
     names_log = c.names_log and not c.quiet
-    tail = f'--status-path "${c.log_var}" "$cmd" "${c.log_var}"' if names_log else f'"$cmd" "${c.log_var}"'
+    run_cmd = '"${cmd//|/ }"' if c.pipe_splits else '"$cmd"'
+    tail = f'--status-path "${c.log_var}" {run_cmd} "${c.log_var}"' if names_log else f'{run_cmd} "${c.log_var}"'
     started = f" --background {background}" if background is not None else ""
     started += " --quiet" if c.quiet else ""  # runner_lib's service part has it
     run = f'run_step --kind {c.kind}{started}{cwd} --shown "{shown}"'
