@@ -102,8 +102,9 @@ class TableRunner:
         return self.table.log_dir.format(root="${PWD}", model_name=name, mode="${MODE}")
 
     def before_logs(self, dialect: Dialect) -> str:
-        """What the generated script checks before it writes anything: the items of a loop that a
-        Case would meet without a choice for them (the Plan refuses those configs: _word)."""
+        """What the generated script checks before it writes anything: the keys its table requires
+        (another script's config lacks them) and the items of a loop that a Case would meet without
+        a choice for them (the Plan refuses those configs: plan, _word)."""
         values, keys = _names(dialect, "value"), _names(dialect, "key")
         out = []
         for role, key in self.table.requires:
