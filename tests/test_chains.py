@@ -29,6 +29,8 @@ from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
+from tipcgen.dialects.chains.models_serving_cpp import MODELS_SERVING_CPP
+from tipcgen.dialects.chains.models_serving_python import MODELS_SERVING_PYTHON
 from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
@@ -38,7 +40,11 @@ from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
 from tipcgen.dialects.chains.paddleseg_serving_python import PADDLESEG_SERVING_PYTHON
+from tipcgen.dialects.chains.paddlevideo_cpp_infer import PADDLEVIDEO_CPP_INFER
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
+from tipcgen.dialects.chains.paddlevideo_ptq import PADDLEVIDEO_PTQ
+from tipcgen.dialects.chains.paddlevideo_serving_cpp import PADDLEVIDEO_SERVING_CPP
+from tipcgen.dialects.chains.paddlevideo_serving_python import PADDLEVIDEO_SERVING_PYTHON
 from tipcgen.script.lines import split_lines
 
 LAYOUT = PADDLECLAS_PADDLE2ONNX.name
@@ -86,6 +92,22 @@ TABLE_CHAINS = [
         PADDLESEG_SERVING_CPP,
         ("paddle_serving_client.convert", "modify_serving", "paddle_serving_server", "serving_client"),
     ),
+    # the quantization, every inference, the CPU's
+    ("PaddleVideo", PADDLEVIDEO_PTQ, ("quant_post_static.py", "predict.py", "--use_gpu=False")),
+    # every run of the demo, the GPU's, the CPU's
+    ("PaddleVideo", PADDLEVIDEO_CPP_INFER, ("--rec_model_dir", "--use_gpu=True", "--use_gpu=False")),
+    # the conversion (no status line), the web service (upstream's status says it started), the client
+    ("PaddleVideo", PADDLEVIDEO_SERVING_PYTHON, ("paddle_serving_client.convert", "web_service", "--input_file")),
+    # the conversion, the C++ server (no status line of its own), the client
+    (
+        "PaddleVideo",
+        PADDLEVIDEO_SERVING_CPP,
+        ("paddle_serving_client.convert", "paddle_serving_server", "--input_file"),
+    ),
+    # the conversion, the web service, the client
+    ("models", MODELS_SERVING_PYTHON, ("paddle_serving_client.convert", "web_service", "--image_dir")),
+    # the conversion, the C++ server, the client
+    ("models", MODELS_SERVING_CPP, ("paddle_serving_client.convert", "paddle_serving_server", "serving_client.py")),
 ]
 
 
@@ -161,22 +183,29 @@ def test_a_use_gpu_item_of_no_branch_is_skipped_as_upstream_only_echoes(corpus):
     assert [s.kind for s in diff.plan.steps] == ["export"] + ["infer"] * 6
 
 
-def test_paddlesegs_serving_scripts_refuse_each_others_configs(tmp_path):
-    """PaddleSeg's Python and C++ serving configs share their first section: each script refuses the
-    other's config (upstream reads it by position), the Plan and the generated script alike."""
+# Each family's serving pair: the Python and the C++ script read configs of one first section.
+SERVING_PAIRS = (
+    (PADDLESEG_SERVING_PYTHON, PADDLESEG_SERVING_CPP),
+    (PADDLEVIDEO_SERVING_PYTHON, PADDLEVIDEO_SERVING_CPP),
+    (MODELS_SERVING_PYTHON, MODELS_SERVING_CPP),
+)
+
+
+@pytest.mark.parametrize("pair", SERVING_PAIRS, ids=lambda p: p[0].name.rsplit("_", 2)[0])
+def test_a_serving_script_refuses_its_twins_config_before_anything_runs(tmp_path, pair):
+    """A family's Python and C++ serving configs share their first section: each script refuses the
+    other's config (ChainTable.requires; upstream reads it by position), the Plan and the generated
+    script alike."""
     from tipcgen.errors import UsageError
     from tipcgen.plan.planner import plan_config
 
     cases = []
-    for layout, other in (
-        (PADDLESEG_SERVING_PYTHON, PADDLESEG_SERVING_CPP),
-        (PADDLESEG_SERVING_CPP, PADDLESEG_SERVING_PYTHON),
-    ):
-        kind = other.name.rsplit("_", 1)[1]
-        config = _write(tmp_path, other.name, fixture_text(other.name, f"toyseg_lite_serving_{kind}_linux_gpu_cpu.txt"))
-        with pytest.raises(UsageError, match="a config of another script than test_serving_infer_"):
-            plan_config(config.read_text(), layout, "serving_infer", source=str(config))
-        cases.append(Case(str(config), layout.name, "serving_infer"))
+    for layout, other in (pair, pair[::-1]):
+        config = next((Path(__file__).parent / "fixtures" / other.name).glob("*.txt"))
+        mode = layout.dialect.table.mode
+        with pytest.raises(UsageError, match=f"a config of another script than {layout.dialect.script}"):
+            plan_config(config.read_text(), layout, mode, source=str(config))
+        cases.append(Case(str(config), layout.name, mode))
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches)
 

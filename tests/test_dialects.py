@@ -347,6 +347,12 @@ CHAIN_FAILS = {
     "paddleseg_serving_python": ("paddle_serving_client.convert", "web_service", "pipeline_http_client"),
     # the conversion, the client config's fit (no status line), the server, the client
     "paddleseg_serving_cpp": ("convert", "modify_serving", "paddle_serving_server", "serving_client"),
+    "paddlevideo_ptq": ("quant_post_static.py", "predict.py"),  # the quantization, the inference
+    "paddlevideo_cpp_infer": ("--rec_model_dir", "--use_gpu=True"),  # every run of the demo, the GPU's
+    "paddlevideo_serving_python": ("paddle_serving_client.convert", "web_service", "--input_file"),
+    "paddlevideo_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "--input_file"),
+    "models_serving_python": ("paddle_serving_client.convert", "web_service", "--image_dir"),
+    "models_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "toy_serving_client.py"),
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -72,7 +72,12 @@ PAYLOADS = {
 FORMS = ("alone", "after", "before")
 # Programs a run records instead of running (the chains' edits and device commands too).
 RECORDED = ("python", "python3", "python3.7", "sed", "cp", "adb", "paddle2onnx")
-BUILT = ("deploy/cpp/build/clas_system", "deploy/cpp_shitu/build/pp_shitu", "deploy/cpp/build/main")
+BUILT = (
+    "deploy/cpp/build/clas_system",
+    "deploy/cpp_shitu/build/pp_shitu",
+    "deploy/cpp/build/main",
+    "deploy/cpp_infer/build/ppvideo",
+)
 MODE_OF = {"test_train_inference_python.sh": "lite_train_lite_infer"}
 
 # Our toy chain configs (each chain's own tests hold them), one model directory each.
@@ -107,6 +112,12 @@ for _chain in (
     "paddledetection_serving_cpp",
     "paddleseg_serving_python",
     "paddleseg_serving_cpp",
+    "paddlevideo_ptq",
+    "paddlevideo_cpp_infer",
+    "paddlevideo_serving_python",
+    "paddlevideo_serving_cpp",
+    "models_serving_python",
+    "models_serving_cpp",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

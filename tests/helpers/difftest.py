@@ -25,7 +25,12 @@ TOOLS = ("paddle2onnx",)
 RECORDED = PYTHONS + TOOLS
 # Programs a chain's steps run by their path in the repo (PaddleClas's C++ demos, PaddleDetection's,
 # built before the run): each work directory gets a recorder there.
-BUILT = ("./deploy/cpp/build/clas_system", "./deploy/cpp_shitu/build/pp_shitu", "./deploy/cpp/build/main")
+BUILT = (
+    "./deploy/cpp/build/clas_system",
+    "./deploy/cpp_shitu/build/pp_shitu",
+    "./deploy/cpp/build/main",
+    "./deploy/cpp_infer/build/ppvideo",
+)
 
 
 def _recorded(argv0: str, recorded: tuple = RECORDED) -> bool:

@@ -12,7 +12,7 @@ by the item, or skips the item; a `When` runs its commands (and loops) only for 
 its `parts` name the item's key and value (`cpu:device_type=0`). A command's log name may name a
 loop's, a branch's or a part's variable. A `Service` is a server started in the background, its
 clients run against it, then stopped by the script's own process handling (a serving chain's server).
-A command may run from the directory a role names (`cwd_role`: upstream's `cd ${dir}`), be `quiet`
+A command may run from the directory a role names (`cwd=Val(role)`: upstream's `cd ${dir}`), be `quiet`
 (no status line) and split at `|` (`pipe_splits`); `First` is the first item of a role's `|` list;
 `Unset` unsets environment variables in the script; `ChainTable.requires` refuses another script's
 configs (PaddleSeg's serving chains use them).
@@ -103,26 +103,38 @@ class First:
     var: str
 
 
-Word = Union[Lit, Val, Key, Item, Join, Param, Case, First]
+@dataclass(frozen=True)
+class Sub:
+    """A role's value with literal parts replaced, each pair's first occurrence in turn (upstream's
+    `x=${value/old/new}`), in the bash variable `var`: `${model_name/PP-/PP}`."""
+
+    var: str  # the bash variable it is computed into (upstream's)
+    role: str
+    pairs: tuple  # of (old, new): plain words (a `/` in them is escaped in bash)
+
+
+Word = Union[Lit, Val, Key, Item, Join, Param, Case, First, Sub]
 
 
 @dataclass(frozen=True)
 class Command:
     kind: str  # the step's kind (export, infer, ...)
     words: tuple  # of Word
-    log: str  # its log's file name in the log directory; `{var}`: a loop's or a branch's variable (Item)
+    # its log's file name in the log directory; `{var}`: a loop's or a branch's variable (Item); "": none
+    # (its output goes to the terminal, as upstream's edits' does)
+    log: str
     log_var: str  # the bash variable naming that log
     shown: str = "{cmd} > {log} 2>&1"  # the status line's command
-    cwd: Optional[str] = None  # run from this directory (the status line says how, in `shown`)
+    # run from this directory (the status line says how, in `shown`); a Val: the directory a role's
+    # value names (upstream's `cd ${serving_dir_value}`), relative to the repo root
+    cwd: Optional[Union[str, Val]] = None
     unless_null: Optional[str] = None  # a role, or a Loop's variable: left out when its value is `null`
     # ... or empty too: upstream tests it unquoted (`[ ${x} != "null" ]`), a test an empty value fails
     null_or_empty: bool = False
     names_log: bool = True  # its status line names its log (a status_check given a 5th argument)
     note: str = ""  # what the generated script's comment says of it
-    # run from the directory a role's value names (upstream's `cd ${dir}` before it), as `cwd`
-    cwd_role: Optional[str] = None
-    # no status line, its failure fails nothing (upstream runs it without status_check); its `log`
-    # "" sends its output to the terminal
+    # no status line, and its failure fails nothing: what upstream runs without a status_check (a
+    # serving chain's conversion and edits); only in a table with a Service (runner_lib's --quiet)
     quiet: bool = False
     # upstream evals it unquoted while IFS is `|` (`IFS='|'; eval $cmd`): a `|` in its text
     # separates words as a blank does (its status line keeps the `|`)
@@ -164,10 +176,22 @@ class When:
 class Skip:
     """The rest of a loop's body skipped for its item when every test holds (upstream's
     `if [ ${a} = "x" ] && [ ${b} != "y" ]; then continue; fi`): a test is (var, word, equal), `var`
-    a loop's, a branch's or a paired variable, holding when its value is (equal) or is not the word.
-    It stands in a loop's own commands (not in a When's)."""
+    a loop's, a branch's or a paired variable, holding when its value is (equal) or is not the word;
+    a word `*w*` holds when the value contains `w` (upstream's `[[ ${a} =~ "w" ]]`, a quoted pattern:
+    a substring). It stands in a loop's own commands (not in a When's)."""
 
     tests: tuple  # of (var, word, equal)
+
+    @staticmethod
+    def part(word: str) -> Optional[str]:
+        """The `w` of a `*w*` word (a substring test); None for a plain word."""
+        return word[1:-1] if len(word) > 2 and word[0] == word[-1] == "*" else None
+
+    @staticmethod
+    def matches(value: str, word: str) -> bool:
+        """Whether a variable's value is the word (`*w*`: contains w)."""
+        part = Skip.part(word)
+        return value == word if part is None else part in value
 
 
 @dataclass(frozen=True)

@@ -110,10 +110,10 @@ TOOLS = ("paddle2onnx",)
 BUILD_TOOLS: dict[str, tuple] = {
     "test_inference_cpp.sh": ("cmake", "make", "wget", "tar", "git", "apt-get", "bootstrap"),
 }
-# What those builds make (PaddleClas's C++ demos, PaddleDetection's `main`): the `make` shim writes
-# these recorders into a `build/` directory it runs in, and a step's `./deploy/cpp/build/clas_system`
-# is compared by name.
-BUILT = ("clas_system", "pp_shitu", "main")
+# What those builds make (PaddleClas's C++ demos, PaddleDetection's `main`, PaddleVideo's `ppvideo`):
+# the `make` shim writes these recorders into a `build/` directory it runs in, and a step's
+# `./deploy/cpp/build/clas_system` is compared by name.
+BUILT = ("clas_system", "pp_shitu", "main", "ppvideo")
 # Programs a chain's script runs without a status line (the serving chains' sed/cp edits of the
 # converted configs), recorded too when that script runs: the Plan's quiet steps are held to them.
 CHAIN_TOOLS: dict[str, tuple] = {
@@ -227,6 +227,7 @@ def _stage_build(bin_dir: Path, root: Path, script: str) -> None:
         write_exe(bin_dir / ".demo", RECORDER)
         write_exe(bin_dir / "find", _FIND)
         (root / "deploy" / "cpp").mkdir(parents=True)
+        (root / "deploy" / "cpp_infer").mkdir()  # PaddleVideo's demo's
         (root / "deploy" / "cpp_shitu" / "faiss").mkdir(parents=True)
         (root / "deploy" / "cpp_shitu" / "cmake-3.22.0").mkdir()
         write_exe(root / "deploy" / "cpp_shitu" / "cmake-3.22.0" / "bootstrap", RECORDER)
@@ -579,6 +580,8 @@ def _expected(plan, fail: Optional[str]) -> tuple[list, list, list]:
         ok = bool(step.argv) and not (fail and any(fail in a for a in seen))
         ran.append((step, ok))
         if step.quiet:  # no status line, and its failure fails nothing (a service's stop, an edit)
+            if step.log:  # what it writes still (a serving chain's unchecked conversion)
+                logs.append(step.log)
             continue
         if not ok:
             failed.add(step.index)

@@ -17,6 +17,8 @@ from typing import Optional
 from tipcgen.dialects.base import Layout, Signature
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
+from tipcgen.dialects.chains.models_serving_cpp import MODELS_SERVING_CPP
+from tipcgen.dialects.chains.models_serving_python import MODELS_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleclas_cpp_infer import PADDLECLAS_CPP_INFER
 from tipcgen.dialects.chains.paddleclas_dy2static import PADDLECLAS_DY2STATIC
 from tipcgen.dialects.chains.paddleclas_lite_arm import PADDLECLAS_LITE_ARM
@@ -37,8 +39,12 @@ from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
 from tipcgen.dialects.chains.paddleseg_serving_python import PADDLESEG_SERVING_PYTHON
+from tipcgen.dialects.chains.paddlevideo_cpp_infer import PADDLEVIDEO_CPP_INFER
 from tipcgen.dialects.chains.paddlevideo_dy2static import PADDLEVIDEO_DY2STATIC
 from tipcgen.dialects.chains.paddlevideo_paddle2onnx import PADDLEVIDEO_PADDLE2ONNX
+from tipcgen.dialects.chains.paddlevideo_ptq import PADDLEVIDEO_PTQ
+from tipcgen.dialects.chains.paddlevideo_serving_cpp import PADDLEVIDEO_SERVING_CPP
+from tipcgen.dialects.chains.paddlevideo_serving_python import PADDLEVIDEO_SERVING_PYTHON
 
 # One module per chain (dialects/chains/<chain>.py); detection tries them in this order. A chain
 # whose script reads two line tables (PaddleClas serving: a classifier's, PP-ShiTu's) lists its
@@ -67,6 +73,12 @@ _CHAINS: tuple[Layout, ...] = (
     MODELS_PTQ,
     PADDLEDETECTION_PTQ,
     PADDLEDETECTION_CPP_INFER,
+    PADDLEVIDEO_PTQ,
+    PADDLEVIDEO_CPP_INFER,
+    PADDLEVIDEO_SERVING_PYTHON,
+    PADDLEVIDEO_SERVING_CPP,
+    MODELS_SERVING_PYTHON,
+    MODELS_SERVING_CPP,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),

@@ -52,10 +52,10 @@ def _server(device: str, gpu: tuple) -> When:
     return When("device", (device,), (
         Service(
             Command("serve", (*SERVER, *gpu), "cpp_server_{device}.log", "cpp_server_log_path",
-                    shown="{cmd} >{log} 2>&1 & ", cwd_role=IN_DIR, names_log=device != "cpu", pipe_splits=True,
+                    shown="{cmd} >{log} 2>&1 & ", cwd=Val(IN_DIR), names_log=device != "cpu", pipe_splits=True,
                     note="The C++ server, in the background."),
             (Command("infer", CLIENT, "cpp_client_{device}_batchsize_1.log", "clinet_log_path",  # upstream's
-                     shown="{cmd} > {log} 2>&1 ", cwd_role=IN_DIR, pipe_splits=True, note="The client, against it."),),
+                     shown="{cmd} > {log} 2>&1 ", cwd=Val(IN_DIR), pipe_splits=True, note="The client, against it."),),
             warmup=5,
             note="The server stopped (upstream: `ps ux | grep -i <port> | awk | xargs kill -9`, then `sleep 5s`).",
         ),
@@ -81,7 +81,7 @@ PADDLESEG_SERVING_CPP = Layout(
                          "{verdict} with command - {model} - {command} - {log}  ", (  # its status_check
             convert("cpp_trans_model.log"),
             Command("edit", (PYTHON, Lit("modify_serving_client_conf.py")), "", "modify_log_path",
-                    shown="{cmd}", cwd_role=IN_DIR, quiet=True,
+                    shown="{cmd}", cwd=Val(IN_DIR), quiet=True,
                     note="The converted client's config fitted to the C++ client (feed type and shape);\n"
                          "no status line, its failure ignored (as upstream)."),
             Unset(("https_proxy", "http_proxy")),

@@ -66,7 +66,7 @@ def convert(log: str) -> Command:
 DEVICE = Branch("device", ((("null",), "cpu"),), "", default="gpu")
 NOT_MINE = Deviation(
     "serving-refuses-other-config",
-    "a config of the other serving script (PaddleSeg's Python and C++ serving configs share their "
+    "a config of the family's other serving script (its Python and C++ serving configs share their "
     "first section; the keys of the lines that differ tell them apart) exits 2 before anything runs",
     "upstream reads any config by line position and runs the other script's values as its own "
     "(a C++ config's device list as the Python client's script)",
@@ -106,9 +106,9 @@ def _service(device: str, use_gpu: tuple, blanks: tuple) -> When:
     return When("device", (device,), (
         Service(
             Command("serve", web, "python_server_{device}.log", "web_service_log_path", shown="{cmd} >{log} 2>&1 &",
-                    cwd_role=IN_DIR, pipe_splits=True, note="The web service, in the background."),
+                    cwd=Val(IN_DIR), pipe_splits=True, note="The web service, in the background."),
             (Command("infer", client, "python_client_{device}_batchsize_1.log", "client_log_path",
-                     shown="{cmd} > {log} 2>&1 ", cwd_role=IN_DIR, pipe_splits=True,
+                     shown="{cmd} > {log} 2>&1 ", cwd=Val(IN_DIR), pipe_splits=True,
                      note="The pipeline client, against it."),),
             warmup=5,
             note="The web service stopped (upstream: `ps ux | grep web_service | awk | xargs kill -9`).",

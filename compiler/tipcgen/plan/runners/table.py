@@ -23,6 +23,7 @@ from tipcgen.dialects.steps import (
     Param,
     Service,
     Skip,
+    Sub,
     Unset,
     Val,
     When,
@@ -176,6 +177,8 @@ class TableRunner:
             out += ["", f"# The first item of {values[first.role]} (upstream's `{var}=${{list[0]}}` of its `|` list).",
                     f'declare -a {var}_items=() && tipc_split {var}_items "|" "${values[first.role]}"',
                     f"{var}=${{{var}_items[0]:-}}"]  # fmt: skip
+        if not self.table.services and any(c.quiet for c in _commands(self.table.commands)):
+            raise AssertionError("a table's quiet commands need a Service (runner_lib's --quiet)")
         out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
 
@@ -193,7 +196,7 @@ def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
         if isinstance(c, Unset):
             continue  # the script's environment (see Unset)
         if isinstance(c, Skip):
-            if all((env[var] == word) == equal for var, word, equal in c.tests):
+            if all(Skip.matches(env[var], word) == equal for var, word, equal in c.tests):
                 return  # upstream's `continue`: the rest of this item's body
             continue
         if isinstance(c, When):
@@ -234,12 +237,14 @@ def _add(b: Builder, value, env: dict, c: Command, **service) -> None:
         if got == "null" or (c.null_or_empty and got == ""):
             return
     cmd = " ".join(_word(b, value, env, w) for w in c.words)
-    log = f"{b.log_dir}/{_LOG_VAR.sub(lambda m: env[m.group(1)], c.log)}" if c.log else None
-    shown = c.shown.format(cmd=cmd, log=log)
-    cwd = c.cwd if c.cwd_role is None else os.path.normpath(value(c.cwd_role) or ".")
-    status_path = log if c.names_log else None
+    # a log's `{var}`: a loop's (or branch's, part's) variable, or a role whose bash variable is its name
+    name = _LOG_VAR.sub(lambda m: env[m.group(1)] if m.group(1) in env else value(m.group(1)), c.log)
+    log = f"{b.log_dir}/{name}" if c.log else None
+    shown = c.shown.format(cmd=cmd, log=log or "")
+    cwd = os.path.normpath(value(c.cwd.role) or ".") if isinstance(c.cwd, Val) else c.cwd  # as `cd` leaves it
     argv = cmd.replace("|", " ") if c.pipe_splits else cmd
-    b.add(c.kind, argv, log, shown=shown, status_path=status_path, cwd=cwd, quiet=c.quiet, **service)
+    b.add(c.kind, argv, log, shown=shown, status_path=log if c.names_log else None, cwd=cwd, quiet=c.quiet,
+          **service)  # fmt: skip
 
 
 # A loop's or a branch's variable in a command's log name (Command.log).
@@ -336,7 +341,8 @@ def _when(when: When, values: dict, keys: dict, pad: str, count: list) -> list:
 
 def _skip(skip: Skip, pad: str) -> list:
     """The bash of a Skip: `continue` when every test holds."""
-    _plain_words([word for _var, word, _equal in skip.tests], "a Skip's words")
+    # a `*w*` word (contains w) is a glob pattern in `[[ ]]`: its w a plain word too
+    _plain_words([Skip.part(word) or word for _var, word, _equal in skip.tests], "a Skip's words")
     test = " && ".join(f"${{{var}}} {'==' if equal else '!='} {word}" for var, word, equal in skip.tests)
     return [f"{pad}if [[ {test} ]]; then", f"{pad}    continue", f"{pad}fi"]
 
@@ -401,28 +407,33 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
     # a guarded command names its log first, an unguarded one after its parameters (the
     # order the hand-written paddle2onnx template had: its bytes stay as they were)
     log = _LOG_VAR.sub(r"${\1}", c.log)
-    log_line = f'{c.log_var}="${{LOG_PATH}}/{log}"' if c.log else f'{c.log_var}=""'  # "": the terminal
-    lines = [log_line] if c.unless_null else []
+    lines = [f'{c.log_var}="${{LOG_PATH}}/{log}"'] if c.unless_null and c.log else []
+    for sub in _subs(c.words):  # upstream's `x=${value/old/new}`, each in turn
+        lines.append(f'{sub.var}="${values[sub.role]}"')
+        for old, new in sub.pairs:
+            if not re.fullmatch(r"[\w./+-]*", old + new) or not old:
+                raise AssertionError(f"a Sub's words must be plain words: {old!r}, {new!r}")
+            lines.append(f'{sub.var}="${{{sub.var}/{old.replace("/", chr(92) + "/")}/{new}}}"')
     for case in (w for w in c.words if isinstance(w, Case)):
         lines.append(f"case ${{{case.on}}} in")
         lines += [f"{item}) {case.var}=${{{values[role]}}} ;;" for item, role in case.choices]
         lines.append("esac")
     for p in (w for w in c.words if isinstance(w, Param)):
         lines.append(f'tipc_set_param {p.bash_var()} "${keys[p.key]}" "{_bash_value(values, keys, p)}"')
-    if not c.unless_null:
-        lines.append(log_line)
+    if not c.unless_null and c.log:
+        lines.append(f'{c.log_var}="${{LOG_PATH}}/{log}"')
     words = " ".join(_bash_word(values, keys, w) for w in c.words)
     lines.append(f'cmd="{words}"')
-    shown = c.shown.format(cmd="${cmd}", log=f"${{{c.log_var}}}")
-    cwd = f" --cwd {c.cwd}" if c.cwd else ""
-    if c.cwd_role is not None:
-        cwd = f' --cwd "${{{values[c.cwd_role]}}}"'
-    names_log = c.names_log and not c.quiet
+    log_word = f"${{{c.log_var}}}" if c.log else ""
+    shown = c.shown.format(cmd="${cmd}", log=log_word)
+    cwd = f' --cwd "${values[c.cwd.role]}"' if isinstance(c.cwd, Val) else f" --cwd {c.cwd}" if c.cwd else ""
+    log_arg = f'"${c.log_var}"' if c.log else '""'
     run_cmd = '"${cmd//|/ }"' if c.pipe_splits else '"$cmd"'
-    tail = f'--status-path "${c.log_var}" {run_cmd} "${c.log_var}"' if names_log else f'{run_cmd} "${c.log_var}"'
+    names_log = c.names_log and not c.quiet
+    tail = f"--status-path {log_arg} {run_cmd} {log_arg}" if names_log else f"{run_cmd} {log_arg}"
     started = f" --background {background}" if background is not None else ""
-    started += " --quiet" if c.quiet else ""  # runner_lib's service part has it
-    run = f'run_step --kind {c.kind}{started}{cwd} --shown "{shown}"'
+    quiet = " --quiet" if c.quiet else ""  # runner_lib's service part has it
+    run = f'run_step --kind {c.kind}{started}{quiet}{cwd} --shown "{shown}"'
     if c.unless_null:
         guard = values.get(c.unless_null, c.unless_null)
         test = f"-n ${{{guard}}} && ${{{guard}}} != null" if c.null_or_empty else f"${guard} != null"
@@ -432,6 +443,16 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
     out += [pad + indent + line for line in lines]
     if c.unless_null:
         out.append(f"{pad}fi")
+    return out
+
+
+def _subs(words) -> list:
+    """The Subs among a command's words (in Joins too), each once."""
+    out: list = []
+    for w in words:
+        for sub in _subs(w.parts) if isinstance(w, Join) else [w] if isinstance(w, Sub) else []:
+            if sub not in out:
+                out.append(sub)
     return out
 
 
@@ -448,6 +469,11 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
         return "".join(_word(b, value, env, part) for part in w.parts)
     if isinstance(w, First):
         return next(iter(ifs_split(value(w.role), "|")), "")
+    if isinstance(w, Sub):
+        got = value(w.role)
+        for old, new in w.pairs:
+            got = got.replace(old, new, 1)
+        return got
     if isinstance(w, Case):
         role = w.role(env[w.on])
         if role is None:
@@ -466,9 +492,9 @@ def _bash_value(values: dict, keys: dict, p: Param) -> str:
 
 def _bash_word(values: dict, keys: dict, w: Word) -> str:
     if isinstance(w, Lit):
-        if any(c in w.text for c in '"$`\\'):
+        if any(c in w.text for c in "$`\\"):
             raise AssertionError(f"a table's literal word must be plain text: {w.text!r}")
-        return w.text
+        return w.text.replace('"', '\\"')  # in the script's "..." string (a sed expression's quotes)
     if isinstance(w, Val):
         return f"${{{values[w.role]}}}"
     if isinstance(w, Key):
@@ -477,6 +503,6 @@ def _bash_word(values: dict, keys: dict, w: Word) -> str:
         return f"${{{w.var}}}"
     if isinstance(w, Join):
         return "".join(_bash_word(values, keys, part) for part in w.parts)
-    if isinstance(w, (Case, First)):
+    if isinstance(w, (Case, First, Sub)):
         return f"${{{w.var}}}"
     return f"${{{w.bash_var()}}}"
