@@ -25,6 +25,7 @@ from helpers.cli import invoke_in
 from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
 from helpers.oracle_runs import compare_text, need_upstream, oracle
+from helpers.upstream import CHAIN_SOURCES, chains_dir, configs_root
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
@@ -36,6 +37,8 @@ from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
+from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
+from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
@@ -108,6 +111,10 @@ TABLE_CHAINS = [
     ("models", MODELS_SERVING_PYTHON, ("paddle_serving_client.convert", "web_service", "--image_dir")),
     # the conversion, the C++ server, the client
     ("models", MODELS_SERVING_CPP, ("paddle_serving_client.convert", "paddle_serving_server", "serving_client.py")),
+    # its configs and script in ../shared/chains (CHAIN_SOURCES): the conversions, the GPU inference, every inference
+    ("PaddleOCR/chains", PADDLEOCR_PADDLE2ONNX, ("--enable_dev_version", "--use_gpu=True", "--use_onnx")),
+    # the GPU's runs, the CPU's, every run
+    ("PaddleOCR/chains", PADDLEOCR_INFER_PYTHON, ("--use_gpu=True", "--use_gpu=False", "--image_dir")),
 ]
 
 
@@ -120,7 +127,7 @@ def test_every_config_of_a_table_chain_is_faithful_to_its_repos_own_script(corpu
     need_upstream(layout.dialect.script, repo=repo)
     family = chain_family(layout.name)
     configs = sorted(
-        p for p in (corpus / repo).rglob("*.txt")
+        p for p in configs_root(repo).rglob("*.txt")  # the corpus's, or ../shared/chains' (CHAIN_SOURCES)
         if chain_layout(signature(split_lines(p.read_bytes().decode("utf-8", "replace"))), family) is layout
     )  # fmt: skip
     assert configs, f"no {layout.name} config in the corpus"
@@ -137,6 +144,33 @@ def test_every_config_of_a_table_chain_is_faithful_to_its_repos_own_script(corpu
     cases = [Case(str(c), layout.name, mode, fail=f) for c in configs for f in (None, fails[-1])]
     mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("repo", sorted(CHAIN_SOURCES))
+def test_a_familys_chain_configs_and_scripts_in_shared_chains_are_where_the_oracle_reads_them(repo):
+    """../shared/chains (PaddleOCR's chain configs and scripts, one commit): every file its
+    MANIFEST.tsv lists is under configs_root / the oracle's scripts folder, beside the helpers the
+    scripts source, and the importer reads every config (typed or raw, nothing fails)."""
+    from tipcgen.importer import config_groups, import_groups
+
+    # skips, naming where, when ../shared/chains is absent
+    scripts, configs = need_upstream("test_paddle2onnx.sh", repo=repo) / repo, configs_root(repo)
+    assert (scripts / "common_func.sh").is_file()  # what they source
+    family = repo.split("/")[0]
+    rows = [r.split("\t")[0] for r in (chains_dir() / family / "MANIFEST.tsv").read_text().splitlines()[1:] if r]
+    listed = {"scripts": [], "configs": []}
+    for row in rows:
+        kind, rel = row.split("/", 2)[1:]
+        listed[kind].append(rel)
+        assert ((scripts if kind == "scripts" else configs) / rel).is_file(), row
+    assert listed["scripts"] and listed["configs"]
+    assert sorted(listed["configs"]) == sorted(
+        p.relative_to(configs).as_posix() for p in configs.rglob("*") if p.is_file()
+    )
+    reports = import_groups(list(config_groups([str(configs)]).values()), "auto", None)
+    txt = [rel for rel in listed["configs"] if rel.endswith(".txt")]  # a .yml one references is no config
+    assert sum(len(r.layouts) for r in reports) == len(txt) and not any(r.failures for r in reports)
 
 
 def test_an_infer_mode_without_an_export_is_refused_before_anything_runs(tmp_path):
@@ -162,6 +196,64 @@ def test_an_infer_mode_without_an_export_is_refused_before_anything_runs(tmp_pat
         plan_config(long.read_text(), layout, MODE, source=str(long))
     cases = [Case(str(c), layout.name, MODE) for c in (odd, empty, long)]
     mismatches = Harness(tmp_path / "h").run(cases)
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_paddleocrs_model_name_picks_its_pairs_and_a_name_of_no_kind_is_refused(tmp_path):
+    """PaddleOCR's test_paddle2onnx.sh branches on the model's name (a Pick): the first branch that
+    fits decides (`toyocr_det_rec` contains `det`: the det pair only, as upstream's if/elif), a
+    table model converts its det pair with paddle2onnx's dev version, and a name of no branch is
+    refused before anything runs by the Plan and by the generated script (exit 2, nothing written)."""
+    from tipcgen.errors import UsageError
+    from tipcgen.plan.planner import plan_config
+
+    layout = PADDLEOCR_PADDLE2ONNX
+    toy = fixture_text(layout.name, "toyocr_det_paddle2onnx_python_linux_cpu.txt")
+
+    def plan(name: str):
+        path = _write(tmp_path, name, toy.replace("model_name:toyocr_det", f"model_name:{name}"))
+        return path, plan_config(path.read_text(), layout, MODE, source=str(path))
+
+    both, got = plan("toyocr_det_rec")
+    assert [(s.kind, s.log.rsplit("/", 1)[-1]) for s in got.steps] == [
+        ("export", "trans_model_det.log"), ("infer", "paddle2onnx_infer_gpu.log"), ("infer", "paddle2onnx_infer_cpu.log")
+    ]  # fmt: skip
+    table, got = plan("slanet")
+    assert "--enable_dev_version=True >" in got.steps[0].command and "--det_model_dir=" in got.steps[1].command
+    odd = _write(tmp_path, "toyocr_cls", toy.replace("model_name:toyocr_det", "model_name:toyocr_cls"))
+    with pytest.raises(UsageError, match="model_name `toyocr_cls` is none of ch_PP-OCRv2, .* nor rec"):
+        plan_config(odd.read_text(), layout, MODE, source=str(odd))
+    mismatches = Harness(tmp_path / "h").run([Case(str(c), layout.name, MODE) for c in (both, table, odd)])
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_paddleocrs_python_inference_skips_as_upstream_and_refuses_an_export(tmp_path):
+    """PaddleOCR's test_inference_python.sh: per inference model (its infer_quant item beside it) the
+    CPU's and the GPU's runs, less the combinations upstream `continue`s past (fp16 without mkldnn; a
+    quantized model only with mkldnn in int8 on the CPU, only with TensorRT and not int8 on the GPU;
+    `int8` by containment, as its `=~`). An infer_export item other than `null` (upstream builds its
+    export from variables it never sets) is refused by the Plan and by the script alike."""
+    from tipcgen.errors import UsageError
+    from tipcgen.plan.planner import plan_config
+
+    layout, mode = PADDLEOCR_INFER_PYTHON, "whole_infer"
+    name = "toyocr_linux_gpu_normal_normal_infer_python_linux_gpu_cpu.txt"
+    toy = fixture_text(layout.name, name)
+    path = tmp_path / "toyocr" / name
+    path.parent.mkdir()
+    path.write_text(toy.replace("--precision:fp32|fp16|int8", "--precision:fp32|fp16|int8_x"))
+    logs = [s.log.rsplit("/", 1)[-1] for s in plan_config(path.read_text(), layout, mode, source=str(path)).steps]
+    assert "python_infer_gpu_usetrt_True_precision_fp16_batchsize_1.log" in logs
+    # contains int8: never on the GPU (upstream's `=~`); on the CPU the plain model runs any precision
+    assert not any("gpu" in log and "int8_x" in log for log in logs)
+    assert "python_infer_cpu_usemkldnn_False_threads_1_precision_int8_x_batchsize_1.log" in logs
+    assert not any("usemkldnn_False_threads_1_precision_fp16" in log for log in logs)
+    odd = tmp_path / "odd" / name
+    odd.parent.mkdir()
+    odd.write_text(toy.replace("infer_export:null", "infer_export:tools/export_model.py"))
+    with pytest.raises(UsageError, match="pyinfer.export `tools/export_model.py` is not null"):
+        plan_config(odd.read_text(), layout, mode, source=str(odd))
+    mismatches = Harness(tmp_path / "h").run([Case(str(c), layout.name, mode) for c in (path, odd)])
     assert not mismatches, "\n".join(mismatches)
 
 

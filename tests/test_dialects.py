@@ -353,6 +353,8 @@ CHAIN_FAILS = {
     "paddlevideo_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "--input_file"),
     "models_serving_python": ("paddle_serving_client.convert", "web_service", "--image_dir"),
     "models_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "toy_serving_client.py"),
+    "paddleocr_paddle2onnx": ("--enable_dev_version", "--use_onnx"),  # the conversions, the inference
+    "paddleocr_infer_python": ("--use_gpu=True", "--image_dir"),  # the GPU's runs, every run
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -118,6 +118,8 @@ for _chain in (
     "paddlevideo_serving_cpp",
     "models_serving_python",
     "models_serving_cpp",
+    "paddleocr_paddle2onnx",
+    "paddleocr_infer_python",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from helpers.sweep import examples
-from helpers.upstream import compare, upstream_dir
+from helpers.upstream import CHAIN_SOURCES, chain_source_missing, compare, scripts_root, upstream_dir
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Tally:
 def oracle(repo: str, runs: list, workers: int = 2, **options) -> Tally:
     """Compare (config, mode, gpuid, fail[, per-run options]) runs of `repo` with upstream on
     `workers` threads; `options` (and a run's own): compare's (chain=, quant_made=)."""
-    scripts = upstream_dir()
+    scripts = scripts_root(repo)
     tally = Tally()
 
     def one(run):
@@ -65,10 +65,15 @@ def oracle(repo: str, runs: list, workers: int = 2, **options) -> Tally:
 
 
 def need_upstream(script: str, repo: str = "PaddleClas") -> Path:
-    """The upstream scripts' folder (../shared/upstream, TIPC_UPSTREAM), or a skip naming where
-    `repo`'s `script` was looked for."""
+    """The upstream scripts' folder (../shared/upstream, TIPC_UPSTREAM; a CHAIN_SOURCES folder's:
+    scripts_root's, from ../shared/chains), or a skip naming where `repo`'s `script` was looked for."""
     import pytest
 
+    if repo in CHAIN_SOURCES:
+        missing = chain_source_missing(repo, script)
+        if missing:
+            pytest.skip(missing)
+        return scripts_root(repo)
     where = upstream_dir()
     if not (where / repo / script).is_file():
         pytest.skip(f"the upstream scripts are not at {where}")
@@ -82,7 +87,7 @@ def compare_text(repo: str, config: Path, text: str, mode: str, gpuid: Optional[
         (Path(tmp) / config.parent.name).mkdir()
         path = Path(tmp, config.parent.name, config.name)
         path.write_text(text, encoding="utf-8")
-        return compare(path, repo, mode, gpuid=gpuid, upstream=upstream_dir(), **options)
+        return compare(path, repo, mode, gpuid=gpuid, upstream=scripts_root(repo), **options)
 
 
 def replace_values(text: str, changes: dict) -> str:

@@ -15,7 +15,9 @@ clients run against it, then stopped by the script's own process handling (a ser
 A command may run from the directory a role names (`cwd=Val(role)`: upstream's `cd ${dir}`), be `quiet`
 (no status line) and split at `|` (`pipe_splits`); `First` is the first item of a role's `|` list;
 `Unset` unsets environment variables in the script; `ChainTable.requires` refuses another script's
-configs (PaddleSeg's serving chains use them).
+configs (the serving chains use them).
+A `Pick` gives a word by a role's value (PaddleOCR's det/rec/system branches on the model's name),
+for the Whens after it; a `Param`'s key may be the script's own (a `Lit`).
 """
 
 from __future__ import annotations
@@ -68,13 +70,26 @@ class Join:
 
 @dataclass(frozen=True)
 class Param:
-    key: str  # the role whose key is set
+    # the role whose key is set, or a key of the script's own (`Lit("--model_dir")`: upstream's
+    # `func_set_params "--model_dir" "${det_infer_model_dir_value}"`; then name `var` and `value`)
+    key: Union[str, Lit]
     var: str = ""  # the bash variable holding it (default: set_<last part of the role>)
     # the role whose value is set (default: `key`'s own), or words (Lit, Val, Key, Item) joined
     # without a blank into one value (`(Val("p2o.save_dir"), Lit("/"), Val("model_name"))`)
     value: Union[str, tuple] = ""
 
+    def value_role(self) -> str:
+        """The role whose value is set, when `value` is no words."""
+        role = self.value or self.key
+        if not isinstance(role, str):
+            raise AssertionError(f"a Param of a literal key names the role of its value: {self.key!r}")
+        return role
+
     def bash_var(self) -> str:
+        if isinstance(self.key, Lit):
+            if not self.var or not self.value:
+                raise AssertionError(f"a Param of a literal key names its var and value: {self.key.text!r}")
+            return self.var
         return self.var or f"set_{self.key.rsplit('.', 1)[-1]}"
 
 
@@ -166,10 +181,29 @@ class When:
     `items` (upstream's `if [ ${device} = "cpu" ]; then ... fi` with no `else`: any other runs none
     of them, silently). Beside a Branch, one When per word gives each word a body of its own."""
 
-    var: str  # a loop's variable (Loop.var) or a Branch's (Branch.var)
+    var: str  # a loop's variable (Loop.var), a Branch's (Branch.var) or a Pick's (Pick.var)
     items: tuple  # the items (or words) that run the commands
     commands: tuple  # of Command, Loop, When
     note: str = ""  # what the generated script's comment says of it
+
+
+@dataclass(frozen=True)
+class Pick:
+    """A word picked by a role's value, the first choice that fits it (upstream's `if [ ${model_name}
+    = A ] || [ ${model_name} = B ]; then ... elif [[ ${model_name} =~ "det" ]]; then ... fi` around
+    commands alike but for a word or two): a choice (names, parts, word) fits a value that is one of
+    `names` or contains one of `parts`; the word is in the bash variable `var`, for the Whens after it.
+    A value no choice fits is refused before anything runs, by the Plan and the generated script
+    alike (name what upstream does then a Deviation of the table). It stands among a table's own
+    commands, before the Whens that read it (not in a loop)."""
+
+    role: str
+    var: str
+    choices: tuple  # of (names, parts, word): names and parts are tuples of plain words
+    refusal: str  # why such a value is refused (after `<config>: <role> `<value>` `)
+
+    def word(self, value: str) -> Optional[str]:
+        return next((w for names, parts, w in self.choices if value in names or any(p in value for p in parts)), None)
 
 
 @dataclass(frozen=True)
@@ -245,7 +279,7 @@ class ChainTable:
     mode: str  # its one mode (the script reads its config argument only)
     log_dir: str  # {root} (the repo root: `$(pwd)`, else `.`), {model_name}, {mode}
     status_format: str
-    commands: tuple  # of Command, Loop, When, Skip, Service, Unset
+    commands: tuple  # of Command, Loop, When, Skip, Service, Pick
     deviations: tuple = ()  # its own (Deviation); every runner's common ones come first
     # its GPUID argument, when given, is every step's CUDA_VISIBLE_DEVICES (upstream's
     # `export CUDA_VISIBLE_DEVICES=${GPUID}` before its steps)

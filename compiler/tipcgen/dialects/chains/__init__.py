@@ -34,6 +34,8 @@ from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
+from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
+from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_dy2static import PADDLESEG_DY2STATIC
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
@@ -79,6 +81,8 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEVIDEO_SERVING_CPP,
     MODELS_SERVING_PYTHON,
     MODELS_SERVING_CPP,
+    PADDLEOCR_PADDLE2ONNX,
+    PADDLEOCR_INFER_PYTHON,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),

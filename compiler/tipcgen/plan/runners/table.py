@@ -21,6 +21,7 @@ from tipcgen.dialects.steps import (
     Lit,
     Loop,
     Param,
+    Pick,
     Service,
     Skip,
     Sub,
@@ -124,6 +125,9 @@ class TableRunner:
                 "# Refuse lists too long to run, as the Plan does (plan/refusals.py: check_view).",
                 f'tipc_check_matrix "$FILENAME" {MAX_MATRIX} {lists} || exit 2',
             ]
+        read = {e.var for e in _walk(self.table.commands) if isinstance(e, When)}
+        for pick in (e for e in self.table.commands if isinstance(e, Pick)):
+            out += _pick(pick, dialect, values, pick.var in read)
         loops = {loop.var: loop for loop in _loops(self.table.commands)}
         for inner in loops.values():
             for command, case in ((c, w) for c in _own(inner.commands) for w in c.words
@@ -195,6 +199,13 @@ def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
     for c in entries:
         if isinstance(c, Unset):
             continue  # the script's environment (see Unset)
+        if isinstance(c, Pick):
+            got = value(c.role)
+            word = c.word(got)
+            if word is None:
+                raise UsageError(f"{b.source}: {c.role} `{got}` {c.refusal}: refusing this config")
+            env[c.var] = word  # for the Whens after it
+            continue
         if isinstance(c, Skip):
             if all(Skip.matches(env[var], word) == equal for var, word, equal in c.tests):
                 return  # upstream's `continue`: the rest of this item's body
@@ -295,6 +306,8 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
             _plain_words(e.names, "an Unset's names")
             out += ["", f"{pad}# Upstream unsets them for the commands after this.", f"{pad}unset {' '.join(e.names)}"]
             continue
+        if isinstance(e, Pick):  # before_logs set its word (or refused the config)
+            continue
         if isinstance(e, Service):
             out += _service(e, values, keys, pad, count)
             continue
@@ -345,6 +358,33 @@ def _skip(skip: Skip, pad: str) -> list:
     _plain_words([Skip.part(word) or word for _var, word, _equal in skip.tests], "a Skip's words")
     test = " && ".join(f"${{{var}}} {'==' if equal else '!='} {word}" for var, word, equal in skip.tests)
     return [f"{pad}if [[ {test} ]]; then", f"{pad}    continue", f"{pad}fi"]
+
+
+def _walk(entries: tuple):
+    """Every entry of `entries`, and of the loops and Whens in them."""
+    for e in entries:
+        yield e
+        if isinstance(e, (Loop, When)):
+            yield from _walk(e.commands)
+
+
+def _pick(pick: Pick, dialect: Dialect, values: dict, read: bool) -> list:
+    """The bash of a Pick (before anything runs): its word by the role's value, the first choice that
+    fits (a `case`'s patterns, in order), or the config refused (exit 2) as the Plan refuses it;
+    `read`: whether a When reads its word (else it only refuses: no variable is set)."""
+    got = f"${{{values[pick.role]}}}"
+    if dialect.values_to_colon and values[pick.role] == "model_name":  # kept whole: cut where read
+        got = "${model_name%%:*}"
+    said = f"{pick.var}: by {pick.role}, the first that fits" if read else f"{pick.role}: refused unless it fits"
+    out = [f"# {said} (upstream's if/elif on it).", f"case {got} in"]
+    for names, parts, word in pick.choices:
+        _plain_words((*names, *parts, word), "a Pick's names, parts and words")
+        pattern = " | ".join((*names, *(f"*{part}*" for part in parts)))
+        out.append(f"{pattern}) {pick.var}={word} ;;" if read else f"{pattern}) ;;")
+    if any(c in pick.refusal for c in '"$`\\'):
+        raise AssertionError(f"a Pick's refusal must be plain text: {pick.refusal!r}")
+    message = f"${{FILENAME}}: {pick.role} \\`{got}\\` {pick.refusal}: refusing this config"  # in "..."
+    return [*out, "*)", f'    echo "tipc: {message}" >&2', "    exit 2", "    ;;", "esac"]
 
 
 def _branch(loop: Loop, pad: str) -> list:
@@ -419,7 +459,8 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
         lines += [f"{item}) {case.var}=${{{values[role]}}} ;;" for item, role in case.choices]
         lines.append("esac")
     for p in (w for w in c.words if isinstance(w, Param)):
-        lines.append(f'tipc_set_param {p.bash_var()} "${keys[p.key]}" "{_bash_value(values, keys, p)}"')
+        key = _bash_word(values, keys, p.key) if isinstance(p.key, Lit) else f"${keys[p.key]}"
+        lines.append(f'tipc_set_param {p.bash_var()} "{key}" "{_bash_value(values, keys, p)}"')
     if not c.unless_null and c.log:
         lines.append(f'{c.log_var}="${{LOG_PATH}}/{log}"')
     words = " ".join(_bash_word(values, keys, w) for w in c.words)
@@ -479,15 +520,16 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
         if role is None:
             raise UsageError(_undefined(b.source, w, env[w.on]))
         return value(role)
+    key = w.key.text if isinstance(w.key, Lit) else b.v.key(w.key)
     if isinstance(w.value, tuple):
-        return set_param(b.v.key(w.key), "".join(_word(b, value, env, part) for part in w.value))
-    return set_param(b.v.key(w.key), value(w.value or w.key))
+        return set_param(key, "".join(_word(b, value, env, part) for part in w.value))
+    return set_param(key, value(w.value_role()))
 
 
 def _bash_value(values: dict, keys: dict, p: Param) -> str:
     if isinstance(p.value, tuple):
         return "".join(_bash_word(values, keys, w) for w in p.value)
-    return f"${values[p.value or p.key]}"
+    return f"${values[p.value_role()]}"
 
 
 def _bash_word(values: dict, keys: dict, w: Word) -> str:
