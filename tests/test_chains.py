@@ -37,6 +37,7 @@ from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
+from tipcgen.dialects.chains.paddleocr_cpp_infer import PADDLEOCR_CPP_INFER
 from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
 from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
@@ -115,6 +116,8 @@ TABLE_CHAINS = [
     ("PaddleOCR/chains", PADDLEOCR_PADDLE2ONNX, ("--enable_dev_version", "--use_gpu=True", "--use_onnx")),
     # the GPU's runs, the CPU's, every run
     ("PaddleOCR/chains", PADDLEOCR_INFER_PYTHON, ("--use_gpu=True", "--use_gpu=False", "--image_dir")),
+    # every run of the demo, the GPU's, the CPU's
+    ("PaddleOCR/chains", PADDLEOCR_CPP_INFER, ("--image_dir", "--use_gpu=True", "--use_gpu=False")),
 ]
 
 

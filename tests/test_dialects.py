@@ -355,6 +355,7 @@ CHAIN_FAILS = {
     "models_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "toy_serving_client.py"),
     "paddleocr_paddle2onnx": ("--enable_dev_version", "--use_onnx"),  # the conversions, the inference
     "paddleocr_infer_python": ("--use_gpu=True", "--image_dir"),  # the GPU's runs, every run
+    "paddleocr_cpp_infer": ("--image_dir", "--use_gpu=True"),  # every run of the demo, the GPU's
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

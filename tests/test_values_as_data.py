@@ -120,6 +120,7 @@ for _chain in (
     "models_serving_cpp",
     "paddleocr_paddle2onnx",
     "paddleocr_infer_python",
+    "paddleocr_cpp_infer",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

@@ -30,6 +30,7 @@ BUILT = (
     "./deploy/cpp_shitu/build/pp_shitu",
     "./deploy/cpp/build/main",
     "./deploy/cpp_infer/build/ppvideo",
+    "./deploy/cpp_infer/build/ppocr",
 )
 
 

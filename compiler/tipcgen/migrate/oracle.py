@@ -110,10 +110,11 @@ TOOLS = ("paddle2onnx",)
 BUILD_TOOLS: dict[str, tuple] = {
     "test_inference_cpp.sh": ("cmake", "make", "wget", "tar", "git", "apt-get", "bootstrap"),
 }
-# What those builds make (PaddleClas's C++ demos, PaddleDetection's `main`, PaddleVideo's `ppvideo`):
+# What those builds make (PaddleClas's C++ demos, PaddleDetection's `main`, PaddleVideo's `ppvideo`,
+# PaddleOCR's `ppocr`):
 # the `make` shim writes these recorders into a `build/` directory it runs in, and a step's
 # `./deploy/cpp/build/clas_system` is compared by name.
-BUILT = ("clas_system", "pp_shitu", "main", "ppvideo")
+BUILT = ("clas_system", "pp_shitu", "main", "ppvideo", "ppocr")
 # Programs a chain's script runs without a status line (the serving chains' sed/cp edits of the
 # converted configs), recorded too when that script runs: the Plan's quiet steps are held to them.
 CHAIN_TOOLS: dict[str, tuple] = {
@@ -216,9 +217,14 @@ _MAKE = RECORDER.replace(
     "fi\nexit 0\n",
 )
 _FIND = shim("find_cuda.sh")
+# `tar` for PaddleOCR's C++ build: record, and leave the directory an `X.tar.gz` archive is named for.
+_TAR = RECORDER.replace(
+    "exit 0\n",
+    'for arg in "$@"; do\n    if [[ $arg == *.tar.gz ]]; then mkdir -p -- "${arg%.tar.gz}"; fi\ndone\nexit 0\n',
+)
 
 
-def _stage_build(bin_dir: Path, root: Path, script: str) -> None:
+def _stage_build(bin_dir: Path, root: Path, script: str, repo: str = "") -> None:
     """Recorders for the tools a chain's script builds with, and what the download, the clone and
     the build would leave (PaddleClas's deploy/cpp*, CMake's source with its bootstrap, faiss)."""
     for name in BUILD_TOOLS.get(script, ()):
@@ -231,6 +237,8 @@ def _stage_build(bin_dir: Path, root: Path, script: str) -> None:
         (root / "deploy" / "cpp_shitu" / "faiss").mkdir(parents=True)
         (root / "deploy" / "cpp_shitu" / "cmake-3.22.0").mkdir()
         write_exe(root / "deploy" / "cpp_shitu" / "cmake-3.22.0" / "bootstrap", RECORDER)
+        if repo.split("/")[0] == "PaddleOCR":  # its OpenCV build cds into what `tar -xf` left, then back `../..`
+            write_exe(bin_dir / "tar", _TAR)
 
 
 def _stage(
@@ -268,7 +276,7 @@ def _stage(
     conf_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(str(conf_dir / config.name), data)
     (root / "deploy").mkdir()
-    _stage_build(bin_dir, root, script)
+    _stage_build(bin_dir, root, script, repo)
     for d in dirs:  # where a chain's script `cd`s (the serving chains' serving_dir)
         where = (root / d).resolve()
         if where.is_relative_to(root.resolve()):

@@ -34,6 +34,7 @@ from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
+from tipcgen.dialects.chains.paddleocr_cpp_infer import PADDLEOCR_CPP_INFER
 from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
 from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_dy2static import PADDLESEG_DY2STATIC
@@ -76,6 +77,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEDETECTION_PTQ,
     PADDLEDETECTION_CPP_INFER,
     PADDLEVIDEO_PTQ,
+    PADDLEOCR_CPP_INFER,  # PaddleVideo's lines and four more: before it where no family is known
     PADDLEVIDEO_CPP_INFER,
     PADDLEVIDEO_SERVING_PYTHON,
     PADDLEVIDEO_SERVING_CPP,
