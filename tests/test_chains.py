@@ -230,6 +230,36 @@ def test_paddleocrs_model_name_picks_its_pairs_and_a_name_of_no_kind_is_refused(
     assert not mismatches, "\n".join(mismatches)
 
 
+@pytest.mark.corpus
+def test_paddleocrs_cpp_inference_skips_as_upstream_and_takes_its_gpuid_third(tmp_path):
+    """PaddleOCR's test_inference_cpp.sh on our toy (a plain and a quantized model, the CPU and the
+    GPU, TensorRT off and on, fp32/fp16/int8): a quantized model only with mkldnn on the CPU, only
+    with TensorRT and not int8 on the GPU; int8 only quantized, fp16 only with TensorRT; every run
+    with the det/rec/cls/use_angle_cls lines. Against the real script, with and without a GPUID."""
+    from tipcgen.plan.planner import plan_config
+
+    layout, mode = PADDLEOCR_CPP_INFER, "cpp_infer"
+    need_upstream(layout.dialect.script, repo="PaddleOCR/chains")
+    name = "toyocr_sys_linux_gpu_normal_normal_infer_cpp_linux_gpu_cpu.txt"
+    path = tmp_path / "toyocr_sys" / name
+    path.parent.mkdir()
+    path.write_text(fixture_text(layout.name, name))
+    runs = [(s.argv, s.log.rsplit("/", 1)[-1]) for s in plan_config(path.read_text(), layout, mode).steps]
+    quant = [log for argv, log in runs if "--det_model_dir=./inference/toyocr_det_quant" in argv]
+    plain = [log for argv, log in runs if "--det_model_dir=./inference/toyocr_det" in argv]
+    assert all("--det=True" in argv and "--use_angle_cls=False" in argv for argv, _log in runs)
+    assert sorted(quant) == sorted(
+        ["cpp_infer_cpu_usemkldnn_True_threads_2_precision_fp32_batchsize_1.log"]
+        + [f"cpp_infer_gpu_usetrt_True_precision_{p}_batchsize_1.log" for p in ("fp32", "fp16")]
+    )
+    assert (
+        not any("int8" in log for log in plain)
+        and "cpp_infer_gpu_usetrt_False_precision_fp16_batchsize_1.log" not in plain
+    )
+    tally = oracle("PaddleOCR/chains", [(path, mode, gpuid, None) for gpuid in (None, "1")], chain=layout.name)
+    assert not tally.unfaithful, "\n".join(tally.unfaithful[:3])
+
+
 def test_paddleocrs_python_inference_skips_as_upstream_and_refuses_an_export(tmp_path):
     """PaddleOCR's test_inference_python.sh: per inference model (its infer_quant item beside it) the
     CPU's and the GPU's runs, less the combinations upstream `continue`s past (fp16 without mkldnn; a
