@@ -40,6 +40,7 @@ from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTI
 from tipcgen.dialects.chains.paddleocr_cpp_infer import PADDLEOCR_CPP_INFER
 from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
 from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
+from tipcgen.dialects.chains.paddleocr_ptq import PADDLEOCR_PTQ
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
@@ -118,6 +119,8 @@ TABLE_CHAINS = [
     ("PaddleOCR/chains", PADDLEOCR_INFER_PYTHON, ("--use_gpu=True", "--use_gpu=False", "--image_dir")),
     # every run of the demo, the GPU's, the CPU's
     ("PaddleOCR/chains", PADDLEOCR_CPP_INFER, ("--image_dir", "--use_gpu=True", "--use_gpu=False")),
+    # the KL quantization, the GPU's runs, every inference
+    ("PaddleOCR/chains", PADDLEOCR_PTQ, ("quant_kl.py", "--use_gpu=True", "--image_dir")),
 ]
 
 
@@ -288,6 +291,37 @@ def test_paddleocrs_python_inference_skips_as_upstream_and_refuses_an_export(tmp
         plan_config(odd.read_text(), layout, mode, source=str(odd))
     mismatches = Harness(tmp_path / "h").run([Case(str(c), layout.name, mode) for c in (path, odd)])
     assert not mismatches, "\n".join(mismatches)
+
+
+@pytest.mark.corpus
+def test_paddleocrs_kl_quantization_of_each_model_and_a_null_export_as_upstream(corpus):
+    """PaddleOCR's test_ptq_inference_python.sh: per inference model its infer_export item (by
+    position, the export log numbered by it) quantizes it into `<model>_klquant` and the inference
+    runs that; after a `null` item the model itself runs; int8 only, a use_gpu item of no branch
+    only echoed. Our toy config (two models, the second `null`) and the corpus's own PTQ config
+    (under PaddleOCR, run by the chain script of ../shared/chains): the Plan is identical to the
+    real script's run."""
+    need_upstream(PADDLEOCR_PTQ.dialect.script, repo="PaddleOCR/chains")
+    from update_golden import FIXTURES
+
+    toy = FIXTURES / PADDLEOCR_PTQ.name / "toyocr_rec_train_ptq_infer_python.txt"
+    diff = compare_text("PaddleOCR/chains", toy, toy.read_text(), "whole_infer", chain=PADDLEOCR_PTQ.name)
+    assert diff.identical, diff.describe()
+    kinds = [s.kind for s in diff.plan.steps]
+    assert kinds.count("export") == 1 and kinds.count("infer") == 12
+    assert diff.plan.steps[0].log.endswith("/whole_infer_export_0.log")
+    two = toy.read_text().replace("-o|null", "-o|deploy/slim/quantization/quant_kl.py -c b.yml -o")
+    diff = compare_text("PaddleOCR/chains", toy, two, "whole_infer", gpuid="1", chain=PADDLEOCR_PTQ.name)
+    assert diff.identical, diff.describe()
+    assert [s.log.rsplit("/", 1)[-1] for s in diff.plan.steps if s.kind == "export"] == [
+        "whole_infer_export_0.log",
+        "whole_infer_export_1.log",
+    ]
+    own = corpus / "PaddleOCR" / "ch_PP-OCRv3_rec" / "train_ptq_infer_python.txt"
+    if not own.is_file():
+        pytest.skip(f"{own} is not in the corpus")
+    diff = compare_text("PaddleOCR/chains", own, own.read_text(), "whole_infer", chain=PADDLEOCR_PTQ.name)
+    assert diff.identical, diff.describe()
 
 
 @pytest.mark.corpus

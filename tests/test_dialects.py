@@ -356,6 +356,7 @@ CHAIN_FAILS = {
     "paddleocr_paddle2onnx": ("--enable_dev_version", "--use_onnx"),  # the conversions, the inference
     "paddleocr_infer_python": ("--use_gpu=True", "--image_dir"),  # the GPU's runs, every run
     "paddleocr_cpp_infer": ("--image_dir", "--use_gpu=True"),  # every run of the demo, the GPU's
+    "paddleocr_ptq": ("quant_kl.py", "--use_gpu=True", "--image_dir"),  # the quantization, the GPU's runs, every run
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -121,6 +121,7 @@ for _chain in (
     "paddleocr_paddle2onnx",
     "paddleocr_infer_python",
     "paddleocr_cpp_infer",
+    "paddleocr_ptq",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

@@ -246,6 +246,9 @@ class Loop:
     # func_parser_value of it (`${opt%%:*}`, `${opt#*:}`: an item without a colon is both), for
     # Item and a log's `{var}`
     parts: tuple = ()
+    # a variable holding the item's position, from 0 (upstream's `Count`, counted up after each
+    # item), for Item and a log's `{var}`
+    index: str = ""
 
 
 @dataclass(frozen=True)

@@ -236,6 +236,8 @@ def _plan_loop(b: Builder, value, c: Loop, env: dict) -> None:
         more = {c.branch.var: word} if c.branch is not None and word is not None else {}
         if c.paired is not None:
             more[c.paired[1]] = pairs[n] if n < len(pairs) else ""
+        if c.index:  # upstream's Count
+            more[c.index] = str(n)
         if c.parts:  # func_parser_key / func_parser_value of the item
             more.update({c.parts[0]: item.split(":", 1)[0], c.parts[1]: item.split(":", 1)[-1]})
         _plan(b, value, c.commands, {**env, c.var: item, **more})
@@ -317,21 +319,32 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
             continue
         note = e.note.splitlines() or [f"Each {e.var}."]
         out += ["", *(f"{pad}# {line}" for line in note)]
-        out.append(f'{pad}declare -a {e.var}_items=() && tipc_split {e.var}_items "|" "${values[e.role]}"')
-        if e.paired is None:
-            out.append(f'{pad}for {e.var} in "${{{e.var}_items[@]}}"; do')
-        else:  # by position, the paired list's item beside it
-            role, var = e.paired
-            out.append(f'{pad}declare -a {var}_items=() && tipc_split {var}_items "|" "${values[role]}"')
-            out.append(f'{pad}for {e.var}_n in "${{!{e.var}_items[@]}}"; do')
-            out.append(f"{pad}    {e.var}=${{{e.var}_items[{e.var}_n]}}")
-            out.append(f"{pad}    {var}=${{{var}_items[{e.var}_n]:-}}")
+        out += _loop_head(e, values, pad)
         if e.branch is not None:
             out += _branch(e, pad + "    ")
         if e.parts:  # upstream's func_parser_key and func_parser_value of the item
             out.append(f"{pad}    {e.parts[0]}=${{{e.var}%%:*}} {e.parts[1]}=${{{e.var}#*:}}")
         out += _entries(e.commands, values, keys, pad + "    ", count)
         out.append(f"{pad}done")
+    return out
+
+
+def _loop_head(e: Loop, values: dict, pad: str) -> list:
+    """The bash of a Loop's `for` line: its items split at `|` (and the paired list's beside them,
+    the position in its index variable)."""
+    out = [f'{pad}declare -a {e.var}_items=() && tipc_split {e.var}_items "|" "${values[e.role]}"']
+    if e.paired is None and not e.index:
+        return [*out, f'{pad}for {e.var} in "${{{e.var}_items[@]}}"; do']
+    # by position, the paired list's item beside it, the position itself
+    if e.paired is not None:
+        role, var = e.paired
+        out.append(f'{pad}declare -a {var}_items=() && tipc_split {var}_items "|" "${values[role]}"')
+    out.append(f'{pad}for {e.var}_n in "${{!{e.var}_items[@]}}"; do')
+    out.append(f"{pad}    {e.var}=${{{e.var}_items[{e.var}_n]}}")
+    if e.paired is not None:
+        out.append(f"{pad}    {e.paired[1]}=${{{e.paired[1]}_items[{e.var}_n]:-}}")
+    if e.index:
+        out.append(f"{pad}    {e.index}=${{{e.var}_n}}")
     return out
 
 
