@@ -41,6 +41,8 @@ from tipcgen.dialects.chains.paddleocr_cpp_infer import PADDLEOCR_CPP_INFER
 from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
 from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleocr_ptq import PADDLEOCR_PTQ
+from tipcgen.dialects.chains.paddleocr_serving_cpp import PADDLEOCR_SERVING_CPP
+from tipcgen.dialects.chains.paddleocr_serving_python import PADDLEOCR_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
@@ -121,6 +123,10 @@ TABLE_CHAINS = [
     ("PaddleOCR/chains", PADDLEOCR_CPP_INFER, ("--image_dir", "--use_gpu=True", "--use_gpu=False")),
     # the KL quantization, the GPU's runs, every inference
     ("PaddleOCR/chains", PADDLEOCR_PTQ, ("quant_kl.py", "--use_gpu=True", "--image_dir")),
+    # the conversions (no status line), the web service, the pipeline client
+    ("PaddleOCR/chains", PADDLEOCR_SERVING_PYTHON, ("paddle_serving_client.convert", "web_service", "pipeline_http")),
+    # the conversions (the det one without a status line), the C++ server, its client
+    ("PaddleOCR/chains", PADDLEOCR_SERVING_CPP, ("paddle_serving_client.convert", "paddle_serving_server", "ocr_cpp")),
 ]
 
 
@@ -347,6 +353,7 @@ SERVING_PAIRS = (
     (PADDLESEG_SERVING_PYTHON, PADDLESEG_SERVING_CPP),
     (PADDLEVIDEO_SERVING_PYTHON, PADDLEVIDEO_SERVING_CPP),
     (MODELS_SERVING_PYTHON, MODELS_SERVING_CPP),
+    (PADDLEOCR_SERVING_PYTHON, PADDLEOCR_SERVING_CPP),
 )
 
 

@@ -357,6 +357,10 @@ CHAIN_FAILS = {
     "paddleocr_infer_python": ("--use_gpu=True", "--image_dir"),  # the GPU's runs, every run
     "paddleocr_cpp_infer": ("--image_dir", "--use_gpu=True"),  # every run of the demo, the GPU's
     "paddleocr_ptq": ("quant_kl.py", "--use_gpu=True", "--image_dir"),  # the quantization, the GPU's runs, every run
+    # the conversion (no status line), the web service (dies at once), a pipeline client
+    "paddleocr_serving_python": ("paddle_serving_client.convert", "web_service", "pipeline_rpc_client"),
+    # the conversions (the det one without a status line), the C++ server, the client
+    "paddleocr_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "toy_ocr_cpp_client"),
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -122,6 +122,8 @@ for _chain in (
     "paddleocr_infer_python",
     "paddleocr_cpp_infer",
     "paddleocr_ptq",
+    "paddleocr_serving_python",
+    "paddleocr_serving_cpp",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

@@ -13,7 +13,9 @@ its `parts` name the item's key and value (`cpu:device_type=0`). A command's log
 loop's, a branch's or a part's variable. A `Service` is a server started in the background, its
 clients run against it, then stopped by the script's own process handling (a serving chain's server).
 A command may run from the directory a role names (`cwd=Val(role)`: upstream's `cd ${dir}`), be `quiet`
-(no status line) and split at `|` (`pipe_splits`); `First` is the first item of a role's `|` list;
+(no status line) and split at `|` (`pipe_splits`); `First` is the first item of a role's `|` list,
+`Last` the last part of a role's `/` path; a Loop may `cut` its item for a log's name and be a
+Service's clients;
 `Unset` unsets environment variables in the script; `ChainTable.requires` refuses another script's
 configs (the serving chains use them).
 A `Pick` gives a word by a role's value (PaddleOCR's det/rec/system branches on the model's name),
@@ -128,7 +130,18 @@ class Sub:
     pairs: tuple  # of (old, new): plain words (a `/` in them is escaped in bash)
 
 
-Word = Union[Lit, Val, Key, Item, Join, Param, Case, First, Sub]
+@dataclass(frozen=True)
+class Last:
+    """The last part of a role's `/`-separated value, in the bash variable `var` (upstream's
+    `IFS="/"; parts=(${value}); x=${parts[-1]}`: a trailing `/` ends no part, so
+    `./deploy/model_serving/` gives `model_serving`). PaddleOCR's serving scripts name a web
+    service's model config so; it may stand in a Param's value words."""
+
+    role: str
+    var: str
+
+
+Word = Union[Lit, Val, Key, Item, Join, Param, Case, First, Sub, Last]
 
 
 @dataclass(frozen=True)
@@ -249,6 +262,9 @@ class Loop:
     # a variable holding the item's position, from 0 (upstream's `Count`, counted up after each
     # item), for Item and a log's `{var}`
     index: str = ""
+    # (var, word): the item cut before the last `word` in it (upstream's `${item%word*}`: the
+    # item whole when it has none), for a log's `{var}` (`pipeline_http_client.py` -> `pipeline_http`)
+    cut: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -261,7 +277,7 @@ class Service:
     interrupted or ends. Name upstream's way of stopping it and its pauses a Deviation of the table."""
 
     start: Command  # its kind `serve`: the oracle names a background start's status so
-    clients: tuple  # of Command
+    clients: tuple  # of Command, or a Loop of Commands (upstream's `for pipeline in ...` of clients)
     warmup: int  # seconds (upstream's sleep after starting it; TIPC_SERVE_WARMUP overrides in bash)
     note: str = ""  # what the generated script's comment says of its stop
 

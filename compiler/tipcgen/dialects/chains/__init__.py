@@ -38,6 +38,8 @@ from tipcgen.dialects.chains.paddleocr_cpp_infer import PADDLEOCR_CPP_INFER
 from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
 from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleocr_ptq import PADDLEOCR_PTQ
+from tipcgen.dialects.chains.paddleocr_serving_cpp import PADDLEOCR_SERVING_CPP
+from tipcgen.dialects.chains.paddleocr_serving_python import PADDLEOCR_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleseg_dy2static import PADDLESEG_DY2STATIC
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
@@ -87,6 +89,8 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEOCR_PADDLE2ONNX,
     PADDLEOCR_INFER_PYTHON,
     PADDLEOCR_PTQ,
+    PADDLEOCR_SERVING_PYTHON,
+    PADDLEOCR_SERVING_CPP,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),

@@ -18,6 +18,7 @@ from tipcgen.dialects.steps import (
     Item,
     Join,
     Key,
+    Last,
     Lit,
     Loop,
     Param,
@@ -181,6 +182,9 @@ class TableRunner:
             out += ["", f"# The first item of {values[first.role]} (upstream's `{var}=${{list[0]}}` of its `|` list).",
                     f'declare -a {var}_items=() && tipc_split {var}_items "|" "${values[first.role]}"',
                     f"{var}=${{{var}_items[0]:-}}"]  # fmt: skip
+        for var, last in _lasts(self.table.commands).items():
+            out += ["", f"# The last part of {values[last.role]}'s path (upstream's `{var}=${{parts[-1]}}`).",
+                    f'{var}="${{{values[last.role]}%/}}"', f'{var}="${{{var}##*/}}"']  # fmt: skip
         if not self.table.services and any(c.quiet for c in _commands(self.table.commands)):
             raise AssertionError("a table's quiet commands need a Service (runner_lib's --quiet)")
         out += _entries(self.table.commands, values, keys, "", [0])
@@ -217,13 +221,21 @@ def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
         if isinstance(c, Loop):
             _plan_loop(b, value, c, env)
         elif isinstance(c, Service):
-            _add(b, value, env, c.start, service="start", warmup=c.warmup)
-            for client in c.clients:
-                _add(b, value, env, client)
-            # stopped by our own process handling: a step with no command (the script's tipc_service_end)
-            b.add("stop", "", None, service="stop", quiet=True)
+            _plan_service(b, value, c, env)
         else:
             _add(b, value, env, c)
+
+
+def _plan_service(b: Builder, value, c: Service, env: dict) -> None:
+    """A Service's start, its clients (a Loop of them too), then its stop (see _plan)."""
+    _add(b, value, env, c.start, service="start", warmup=c.warmup)
+    for client in c.clients:
+        if isinstance(client, Loop):
+            _plan_loop(b, value, client, env)
+        else:
+            _add(b, value, env, client)
+    # stopped by our own process handling: a step with no command (the script's tipc_service_end)
+    b.add("stop", "", None, service="stop", quiet=True)
 
 
 def _plan_loop(b: Builder, value, c: Loop, env: dict) -> None:
@@ -240,6 +252,8 @@ def _plan_loop(b: Builder, value, c: Loop, env: dict) -> None:
             more[c.index] = str(n)
         if c.parts:  # func_parser_key / func_parser_value of the item
             more.update({c.parts[0]: item.split(":", 1)[0], c.parts[1]: item.split(":", 1)[-1]})
+        if c.cut:  # upstream's `${item%word*}`
+            more[c.cut[0]] = item[: item.rfind(c.cut[1])] if c.cut[1] in item else item
         _plan(b, value, c.commands, {**env, c.var: item, **more})
 
 
@@ -285,7 +299,7 @@ def _own(entries: tuple) -> list:
     out: list = []
     for e in entries:
         if isinstance(e, Service):
-            out += [e.start, *e.clients]
+            out += [e.start, *(c for client in e.clients for c in _commands((client,)))]
         elif isinstance(e, When):
             out += _own(e.commands)
         elif isinstance(e, Command):
@@ -324,6 +338,9 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
             out += _branch(e, pad + "    ")
         if e.parts:  # upstream's func_parser_key and func_parser_value of the item
             out.append(f"{pad}    {e.parts[0]}=${{{e.var}%%:*}} {e.parts[1]}=${{{e.var}#*:}}")
+        if e.cut:  # upstream's `${item%word*}`
+            _plain_words((e.cut[1],), "a loop's cut word")
+            out.append(f"{pad}    {e.cut[0]}=${{{e.var}%{e.cut[1]}*}}")
         out += _entries(e.commands, values, keys, pad + "    ", count)
         out.append(f"{pad}done")
     return out
@@ -422,6 +439,9 @@ def _service(s: Service, values: dict, keys: dict, pad: str, count: list) -> lis
     count[0] += 1
     out = _command(s.start, count[0], values, keys, pad, background=s.warmup)
     for client in s.clients:
+        if isinstance(client, Loop):
+            out += _entries((client,), values, keys, pad, count)
+            continue
         count[0] += 1
         out += _command(client, count[0], values, keys, pad)
     note = s.note.splitlines() or ["The service stopped: what is left of its process group."]
@@ -521,8 +541,9 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
         return env[w.var]
     if isinstance(w, Join):
         return "".join(_word(b, value, env, part) for part in w.parts)
-    if isinstance(w, First):
-        return next(iter(ifs_split(value(w.role), "|")), "")
+    if isinstance(w, (First, Last)):  # the first item of a role's `|` list, the last part of its `/` path
+        parts = ifs_split(value(w.role), "|" if isinstance(w, First) else "/") or [""]
+        return parts[0] if isinstance(w, First) else parts[-1]
     if isinstance(w, Sub):
         got = value(w.role)
         for old, new in w.pairs:
@@ -558,6 +579,17 @@ def _bash_word(values: dict, keys: dict, w: Word) -> str:
         return f"${{{w.var}}}"
     if isinstance(w, Join):
         return "".join(_bash_word(values, keys, part) for part in w.parts)
-    if isinstance(w, (Case, First, Sub)):
+    if isinstance(w, (Case, First, Sub, Last)):
         return f"${{{w.var}}}"
     return f"${{{w.bash_var()}}}"
+
+
+def _lasts(entries: tuple) -> dict:
+    """var -> Last, for every Last among the commands' words and their Params' value words, each once."""
+    out: dict = {}
+    for c in _commands(entries):
+        for w in c.words:
+            for part in w.value if isinstance(w, Param) and isinstance(w.value, tuple) else (w,):
+                if isinstance(part, Last):
+                    out[part.var] = part
+    return out
