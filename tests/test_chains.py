@@ -28,6 +28,7 @@ from helpers.oracle_runs import compare_text, need_upstream, oracle
 from helpers.upstream import CHAIN_SOURCES, chains_dir, configs_root
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
+from tipcgen.dialects.chains.models_cpp_binary import MODELS_CPP_BINARY
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.models_serving_cpp import MODELS_SERVING_CPP
@@ -43,6 +44,7 @@ from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleocr_ptq import PADDLEOCR_PTQ
 from tipcgen.dialects.chains.paddleocr_serving_cpp import PADDLEOCR_SERVING_CPP
 from tipcgen.dialects.chains.paddleocr_serving_python import PADDLEOCR_SERVING_PYTHON
+from tipcgen.dialects.chains.paddleseg_cpp_binary import PADDLESEG_CPP_BINARY
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
 from tipcgen.dialects.chains.paddleseg_serving_cpp import PADDLESEG_SERVING_CPP
@@ -127,6 +129,9 @@ TABLE_CHAINS = [
     ("PaddleOCR/chains", PADDLEOCR_SERVING_PYTHON, ("paddle_serving_client.convert", "web_service", "pipeline_http")),
     # the conversions (the det one without a status line), the C++ server, its client
     ("PaddleOCR/chains", PADDLEOCR_SERVING_CPP, ("paddle_serving_client.convert", "paddle_serving_server", "ocr_cpp")),
+    # the C++ binary's one run (its demo image's argument)
+    ("PaddleSeg", PADDLESEG_CPP_BINARY, ("_demo.",)),
+    ("models", MODELS_CPP_BINARY, ("demo.jpg",)),  # its one run (its demo image's argument)
 ]
 
 

@@ -361,6 +361,8 @@ CHAIN_FAILS = {
     "paddleocr_serving_python": ("paddle_serving_client.convert", "web_service", "pipeline_rpc_client"),
     # the conversions (the det one without a status line), the C++ server, the client
     "paddleocr_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "toy_ocr_cpp_client"),
+    "paddleseg_cpp_binary": ("_demo.",),  # the C++ binary's one run (its demo image's argument)
+    "models_cpp_binary": ("demo.jpg",),  # the same
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -124,6 +124,8 @@ for _chain in (
     "paddleocr_ptq",
     "paddleocr_serving_python",
     "paddleocr_serving_cpp",
+    "paddleseg_cpp_binary",
+    "models_cpp_binary",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

@@ -184,6 +184,7 @@ def plan_json(config: Path, mode: str, layout: Optional[str] = None, runner: Opt
         node_ip=None,
         start_port=None,
         runner=runner or runner_of(config),
+        config=str(_rel(config)),  # as a script run from the repo root is given it (a table's Config word)
     )
     return plan.to_json() + "\n"  # the CLI echoes it with a newline
 

@@ -41,9 +41,11 @@ def plan_source(
     runner: Optional[str] = None,
     root: Optional[str] = None,
     gpu_ips: Optional[Sequence[str]] = None,
+    config: Optional[str] = None,
 ) -> Plan:
     """The Plan of a spec's suite or a legacy config; `gpu_ips`: plan the run copy whose
-    multi-node gpu_list names these nodes instead (fleet --via slurm)."""
+    multi-node gpu_list names these nodes instead (fleet --via slurm); `config`: the config file's
+    path as the script is given it (default: a legacy config's `source`, a suite's built file)."""
     limits = None  # a legacy config has no limits: tipcgen's defaults apply
     if source.endswith((".yml", ".yaml")):
         from tipcgen.check.spec import load_spec, pick_suite
@@ -58,6 +60,7 @@ def plan_source(
             runner = runner or spec.runner
         text = config_text(spec.suites[name], lay)
         limits = spec.suites[name].limits
+        config = config if config is not None else spec.config_path(spec.suites[name].file)
     else:
         text = read_text(source)
         chain = chain_of_text(text, os.path.basename(source), family=layout)
@@ -91,4 +94,5 @@ def plan_source(
         runner=runner,
         root=root,
         limits=limits,
+        config=config,
     )

@@ -19,11 +19,14 @@ Service's clients;
 `Unset` unsets environment variables in the script; `ChainTable.requires` refuses another script's
 configs (the serving chains use them).
 A `Pick` gives a word by a role's value (PaddleOCR's det/rec/system branches on the model's name),
-for the Whens after it; a `Param`'s key may be the script's own (a `Lit`).
+for the Whens after it; a `Param`'s key may be the script's own (a `Lit`). A Pick may test for a whole
+number above 0 (`positive`: upstream's `test ${v} -gt 0`) and give any other value a `default` word;
+`Config` is the config file's path as the script was given it (a C++ binary's own config).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -141,7 +144,13 @@ class Last:
     var: str
 
 
-Word = Union[Lit, Val, Key, Item, Join, Param, Case, First, Sub, Last]
+@dataclass(frozen=True)
+class Config:
+    """The config file as the script was given it (upstream's `${FILENAME}`: a C++ binary reads its own
+    `key value` config, passed to it as a word)."""
+
+
+Word = Union[Lit, Val, Key, Item, Join, Param, Case, First, Sub, Last, Config]
 
 
 @dataclass(frozen=True)
@@ -214,9 +223,21 @@ class Pick:
     var: str
     choices: tuple  # of (names, parts, word): names and parts are tuples of plain words
     refusal: str  # why such a value is refused (after `<config>: <role> `<value>` `)
+    # the word a whole number above 0 gives, tried before the choices (upstream's `if test ${v} -gt 0`:
+    # true for such a number only, an error and false for any other text)
+    positive: Optional[str] = None
+    # the word any other value gives (upstream's `else`); None: such a value is refused
+    default: Optional[str] = None
 
     def word(self, value: str) -> Optional[str]:
-        return next((w for names, parts, w in self.choices if value in names or any(p in value for p in parts)), None)
+        if self.positive is not None and re.fullmatch(POSITIVE, value):
+            return self.positive
+        got = (w for names, parts, w in self.choices if value in names or any(p in value for p in parts))
+        return next(got, self.default)
+
+
+# A whole number above 0 as `test N -gt 0` takes it (a sign, leading zeros; an ERE bash's `=~` reads too).
+POSITIVE = r"[+]?0*[1-9][0-9]*"
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,9 @@ BUILD_TOOLS: dict[str, tuple] = {
 # the `make` shim writes these recorders into a `build/` directory it runs in, and a step's
 # `./deploy/cpp/build/clas_system` is compared by name.
 BUILT = ("clas_system", "pp_shitu", "main", "ppvideo", "ppocr")
+# Demos a chain's script runs without building them (built before the run): a recorder at each path.
+PREBUILT = ("test_tipc/cpp/build/seg_system", "deploy/inference_cpp/build/clas_system")
+_PREBUILT_NAMES = tuple(path.rsplit("/", 1)[1] for path in PREBUILT)
 # Programs a chain's script runs without a status line (the serving chains' sed/cp edits of the
 # converted configs), recorded too when that script runs: the Plan's quiet steps are held to them.
 CHAIN_TOOLS: dict[str, tuple] = {
@@ -188,6 +191,7 @@ class UpstreamRun:
     stray: list = field(default_factory=list)  # other files the run created in the repo
     stdout: str = ""
     stderr: str = ""
+    config_arg: str = ""  # the config argument the script was given (its `${FILENAME}`)
 
     @property
     def timed_out(self) -> bool:
@@ -239,6 +243,9 @@ def _stage_build(bin_dir: Path, root: Path, script: str, repo: str = "") -> None
         write_exe(root / "deploy" / "cpp_shitu" / "cmake-3.22.0" / "bootstrap", RECORDER)
         if repo.split("/")[0] == "PaddleOCR":  # its OpenCV build cds into what `tar -xf` left, then back `../..`
             write_exe(bin_dir / "tar", _TAR)
+        for path in PREBUILT:  # PaddleSeg's, the models tutorials'
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            write_exe(root / path, RECORDER)
 
 
 def _stage(
@@ -397,6 +404,7 @@ def run_upstream(
             stdout=ran.tail("stdout"), stderr=ran.tail("stderr"),
         )  # fmt: skip
         run.commands = records(record, root)
+        run.config_arg = config_arg
         created = sorted(snapshot(root) - before)
         outputs = [root / d for d in log_dirs]
         for path in created:
@@ -746,7 +754,7 @@ def recorded_argv(argv: tuple, files: tuple = ()) -> tuple:
         return (argv[1].rsplit("/", 1)[-1], *argv[2:], *(text for _path, text in files))
     if len(argv) > 3 and argv[0] == "timeout" and argv[2] == "bash" and argv[3].endswith(".sh"):
         return (*argv[:2], *recorded_argv(argv[2:], files))
-    if argv and "/" in argv[0] and argv[0].rsplit("/", 1)[1] in BUILT:  # a built demo, by its name
+    if argv and "/" in argv[0] and argv[0].rsplit("/", 1)[1] in (*BUILT, *_PREBUILT_NAMES):  # a built demo, by its name
         return (argv[0].rsplit("/", 1)[1], *argv[1:])
     return tuple(argv)
 
@@ -925,7 +933,9 @@ def compare(
             from tipcgen.inputs import read_text
             from tipcgen.plan.planner import plan_config
 
-            plan = plan_config(read_text(str(config)), get_layout(chain), mode, gpuid=gpuid, source=str(config))
+            # the config's path as the script was given it (a table's Config word passes it on)
+            plan = plan_config(read_text(str(config)), get_layout(chain), mode, gpuid=gpuid, source=str(config),
+                               config=run.config_arg or str(config))  # fmt: skip
         else:
             plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
     except UsageError as exc:

@@ -133,6 +133,7 @@ class Builder:
         self.root = root  # the repo root's absolute path, for runners whose scripts use $(pwd)
         self.text = ""  # the whole config text (runners whose scripts read past the layout's lines)
         self.source = "config"  # the config's name in error messages
+        self.config = "config"  # the config file's path as the script is given it (a table's Config word)
         self.steps: list[Step] = []
         self.preamble: list[str] = []
         self.log_dir = f"./test_tipc/output/{view.value('model_name')}/{mode}"

@@ -40,6 +40,7 @@ def plan_config(
     runner: Optional[str] = None,
     root: Optional[str] = None,
     limits: Any = None,
+    config: Optional[str] = None,
 ) -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
@@ -47,7 +48,8 @@ def plan_config(
     (this node's address in a multi-node gpu_list) and FLAGS_START_PORT. `source` names the
     config in error messages; `runner` picks one of the dialect's runners (default: its first);
     `root` is the repo root's absolute path (runners whose script builds `$(pwd)/...` paths);
-    `limits` the suite's spec `limits` (step time limits; None: tipcgen's defaults).
+    `limits` the suite's spec `limits` (step time limits; None: tipcgen's defaults); `config` the
+    config file's path as the script is given it (a table's Config word; default: `source`).
     """
     r = runner_for(layout, runner)
     if mode not in r.MODES:
@@ -57,6 +59,7 @@ def plan_config(
     check_view(view, source)
     b = Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None, gpuid or None, root)
     b.text, b.source = text, source
+    b.config = config if config is not None else source
     r.plan(b)
     steps = tuple(_limited(step, limits, mode) for step in b.steps) if limits is not None else tuple(b.steps)
     return Plan(

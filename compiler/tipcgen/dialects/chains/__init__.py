@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Optional
 
 from tipcgen.dialects.base import Layout, Signature
+from tipcgen.dialects.chains.models_cpp_binary import MODELS_CPP_BINARY
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.models_serving_cpp import MODELS_SERVING_CPP
@@ -40,6 +41,7 @@ from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleocr_ptq import PADDLEOCR_PTQ
 from tipcgen.dialects.chains.paddleocr_serving_cpp import PADDLEOCR_SERVING_CPP
 from tipcgen.dialects.chains.paddleocr_serving_python import PADDLEOCR_SERVING_PYTHON
+from tipcgen.dialects.chains.paddleseg_cpp_binary import PADDLESEG_CPP_BINARY
 from tipcgen.dialects.chains.paddleseg_dy2static import PADDLESEG_DY2STATIC
 from tipcgen.dialects.chains.paddleseg_paddle2onnx import PADDLESEG_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleseg_ptq import PADDLESEG_PTQ
@@ -91,6 +93,8 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEOCR_PTQ,
     PADDLEOCR_SERVING_PYTHON,
     PADDLEOCR_SERVING_CPP,
+    PADDLESEG_CPP_BINARY,
+    MODELS_CPP_BINARY,
 )
 CHAIN_LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in _CHAINS}
 # Chains whose configs have a train layout's line table: a spec suite may name one (`layout:`),

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 from tipcgen.dialects.steps import (
+    POSITIVE,
     Case,
     ChainTable,
     Command,
+    Config,
     First,
     Item,
     Join,
@@ -127,6 +129,7 @@ class TableRunner:
                 f'tipc_check_matrix "$FILENAME" {MAX_MATRIX} {lists} || exit 2',
             ]
         read = {e.var for e in _walk(self.table.commands) if isinstance(e, When)}
+        read |= {w.var for c in _commands(self.table.commands) for w in _items(c.words)}  # a Pick's word as a word
         for pick in (e for e in self.table.commands if isinstance(e, Pick)):
             out += _pick(pick, dialect, values, pick.var in read)
         loops = {loop.var: loop for loop in _loops(self.table.commands)}
@@ -406,6 +409,8 @@ def _pick(pick: Pick, dialect: Dialect, values: dict, read: bool) -> list:
     if dialect.values_to_colon and values[pick.role] == "model_name":  # kept whole: cut where read
         got = "${model_name%%:*}"
     said = f"{pick.var}: by {pick.role}, the first that fits" if read else f"{pick.role}: refused unless it fits"
+    if pick.positive is not None:  # upstream's numeric test
+        said = f"{pick.var}: {pick.positive} for a {pick.role} above 0 (upstream's `test -gt 0`), else what fits"
     out = [f"# {said} (upstream's if/elif on it).", f"case {got} in"]
     for names, parts, word in pick.choices:
         _plain_words((*names, *parts, word), "a Pick's names, parts and words")
@@ -414,7 +419,20 @@ def _pick(pick: Pick, dialect: Dialect, values: dict, read: bool) -> list:
     if any(c in pick.refusal for c in '"$`\\'):
         raise AssertionError(f"a Pick's refusal must be plain text: {pick.refusal!r}")
     message = f"${{FILENAME}}: {pick.role} \\`{got}\\` {pick.refusal}: refusing this config"  # in "..."
-    return [*out, "*)", f'    echo "tipc: {message}" >&2', "    exit 2", "    ;;", "esac"]
+    if pick.default is not None:
+        _plain_words((pick.default,), "a Pick's default")
+        out.append(f"*) {pick.var}={pick.default} ;;" if read else "*) ;;")
+        out.append("esac")
+    else:
+        out += ["*)", f'    echo "tipc: {message}" >&2', "    exit 2", "    ;;", "esac"]
+    if pick.positive is None:
+        return out
+    _plain_words((pick.positive,), "a Pick's positive word")
+    if not pick.choices and pick.default is not None:  # the default alone
+        out = [out[0], f"{pick.var}={pick.default}"]
+    # upstream's `test ${v} -gt 0`: a whole number above 0 gives its word, before the choices
+    return [out[0], f"if [[ {got} =~ ^{POSITIVE}$ ]]; then", f"    {pick.var}={pick.positive}", "else",
+            *(f"    {line}" for line in out[1:]), "fi"]  # fmt: skip
 
 
 def _branch(loop: Loop, pad: str) -> list:
@@ -520,6 +538,11 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
     return out
 
 
+def _items(words) -> list:
+    """The Items among a command's words (in Joins too)."""
+    return [i for w in words for i in (_items(w.parts) if isinstance(w, Join) else [w] if isinstance(w, Item) else [])]
+
+
 def _subs(words) -> list:
     """The Subs among a command's words (in Joins too), each once."""
     out: list = []
@@ -531,8 +554,8 @@ def _subs(words) -> list:
 
 
 def _word(b: Builder, value, env: dict, w: Word) -> str:
-    if isinstance(w, Lit):
-        return w.text
+    if isinstance(w, (Lit, Config)):  # a Config: the config's name as the script was given it
+        return w.text if isinstance(w, Lit) else b.config
     if isinstance(w, Val):
         return value(w.role)
     if isinstance(w, Key):
@@ -581,6 +604,8 @@ def _bash_word(values: dict, keys: dict, w: Word) -> str:
         return "".join(_bash_word(values, keys, part) for part in w.parts)
     if isinstance(w, (Case, First, Sub, Last)):
         return f"${{{w.var}}}"
+    if isinstance(w, Config):
+        return "${FILENAME}"
     return f"${{{w.bash_var()}}}"
 
 
