@@ -445,7 +445,9 @@ def test_a_cpp_config_named_by_words_is_prepared_in_cpp_infer_as_paddleseg_does(
         shutil.copy(src, folder / src.name)
     report, found = add_prepare(import_group(sorted(str(p) for p in folder.glob("*.txt"))), script)
     spec = load_spec_text(report.yaml, "stdc_stdc1.yml")
-    assert spec.layout == "paddleseg" and set(spec.other_configs["inference_cpp.txt"].prepare) == {"cpp_infer"}
+    # the C++ config is typed by PaddleSeg's own C++ table; its prepare mode stays the spec's
+    cpp_suite = next(s for s in spec.suites.values() if s.file == "inference_cpp.txt")
+    assert spec.layout == "paddleseg" and cpp_suite.layout == "paddleseg_cpp_binary" and "cpp_infer" in spec.prepare
     assert "stdc_stdc1" in spec.model_names()
     tipc = _build(spec, tmp_path / "gen")
     text, rel = cpp.read_text(), "test_tipc/configs/stdc_stdc1/inference_cpp.txt"
