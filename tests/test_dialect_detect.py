@@ -1,7 +1,7 @@
-"""The one detector: `plan`/`run` without --layout pick the dialect `import` assigns (but for a
-config its file name gives to another chain, and a chain config whose lines two families'
-tables read: `--layout FAMILY` picks that family's, as import does from the folder), and a config
-that fits no dialect or several is refused naming the candidates."""
+"""The one detector: `plan`/`run` without --layout pick the dialect `import` assigns (a chain
+config whose lines two families' tables read by the folder's train configs, as import does; `--layout
+FAMILY` picks that family's), and a config that fits no dialect or several is refused naming the
+candidates."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from tipcgen.check.source import plan_source
 from tipcgen.cli import app
-from tipcgen.dialects import LAYOUTS, detect
+from tipcgen.dialects import LAYOUTS, chain_of, detect, get_layout
 from tipcgen.dialects.chains import chain_family, chain_of_text
 from tipcgen.importer import import_group
 from tipcgen.plan.planner import runner_for
@@ -39,17 +39,14 @@ def test_plan_without_layout_equals_plan_with_the_imported_layout_on_the_whole_c
             text = Path(source).read_text()
             chain = chain_of_text(text, file)
             if chain is not None:
-                # another chain's config (PTQ's by its name): import names that chain, and `plan`
-                # without --layout follows that chain's script
-                mode = runner_for(chain).MODES[0]
-                if layout != chain.name:
-                    # two families' scripts read these lines (the models tutorials' paddle2onnx is
-                    # PaddleSeg's): import knew the folder's family; `plan --layout FAMILY` says it
-                    family = chain_family(layout)
-                    assert chain_of_text(text, file, family).name == layout, (source, layout)
-                    assert plan_source(source, mode, layout=family).layout == layout, (source, layout)
-                    continue
-                assert layout == chain.name == plan_source(source, mode).layout, (source, layout)
+                # another chain's config: `plan` without --layout follows the script import names,
+                # telling two families' tables apart by the folder's train configs, as import does
+                mode = runner_for(get_layout(layout)).MODES[0]
+                assert plan_source(source, mode).layout == layout, (source, layout)
+                if layout != chain.name and chain_of(text) is not None:
+                    # no train script reads it: `plan --layout FAMILY` names that family's twin
+                    # (a train-type one, like PaddleClas's PTQ config, --layout plans as a train config)
+                    assert plan_source(source, mode, layout=chain_family(layout)).layout == layout, (source, layout)
                 continue
             # plan_source plans with the layout given, else with the one it detects: the same
             # layout is the same Plan in every mode (plan_config is a function of text, layout, mode)
@@ -99,3 +96,40 @@ def test_a_config_fitting_no_dialect_is_refused_listing_the_dialects(tmp_path):
     for name in LAYOUTS:
         assert name in result.output
     assert str(config) in result.output and os.linesep not in result.output.strip()
+
+
+def test_a_chain_config_two_families_read_is_planned_by_its_folders_family(tmp_path):
+    """PaddleSeg's dy2static config also fits PaddleClas's table: beside PaddleSeg train configs
+    (or in a folder of its own among theirs), `plan` takes PaddleSeg's, as import types it; alone,
+    the first table; a sibling linked out of the folder is never read to decide."""
+    dy2static = (FIXTURES / "paddleseg_dy2static" / "toyseg_train_dy2static_python.txt").read_text()
+    seg_train = (FIXTURES / "paddleseg" / "train_infer_python.txt").read_text()
+    clas_train = (FIXTURES / "paddleclas" / "toy_cls_a_train_infer_python.txt").read_text()
+    alone = tmp_path / "alone" / "train_dy2static_python.txt"
+    alone.parent.mkdir()
+    alone.write_text(dy2static)
+    assert plan_source(str(alone), "lite_train_lite_infer").layout == "paddleclas_dy2static"
+
+    repo = tmp_path / "seg" / "configs"
+    (repo / "toy").mkdir(parents=True)
+    (repo / "toy" / "train_infer_python.txt").write_text(seg_train)
+    config = repo / "toy" / "train_dy2static_python.txt"
+    config.write_text(dy2static)
+    assert plan_source(str(config), "lite_train_lite_infer").layout == "paddleseg_dy2static"
+    (repo / "BMN").mkdir()  # a folder holding the chain config only: its neighbours tell
+    (repo / "BMN" / "train_dy2static_python.txt").write_text(dy2static)
+    assert plan_source(str(repo / "BMN" / "train_dy2static_python.txt"), "lite_train_lite_infer").layout == (
+        "paddleseg_dy2static"
+    )
+
+    # links to PaddleClas configs outside the folder outnumber the real sibling: not read
+    outside = tmp_path / "clas.txt"
+    outside.write_text(clas_train)
+    for i in range(3):
+        os.symlink(outside, repo / "toy" / f"a{i}_train_infer_python.txt")
+    assert plan_source(str(config), "lite_train_lite_infer").layout == "paddleseg_dy2static"
+    # the same configs really there: they decide
+    for i in range(3):
+        (repo / "toy" / f"a{i}_train_infer_python.txt").unlink()
+        (repo / "toy" / f"a{i}_train_infer_python.txt").write_text(clas_train)
+    assert plan_source(str(config), "lite_train_lite_infer").layout == "paddleclas_dy2static"

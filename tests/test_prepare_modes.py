@@ -366,7 +366,8 @@ def test_in_a_chain_mode_a_config_of_another_script_is_refused_by_name(tmp_path)
     serving = f"===== serving_params =====\n{name_line}\npython:python3\n"
     with pytest.raises(RuntimeError, match="its first section is 'serving_params'.*not prepared in cpp_infer"):
         plan_lines(tipc, serving, rel, "cpp_infer")
-    cpp = f"===== cpp_infer_params =====\n{name_line}\nuse_opencv:True\n"
+    # the tutorial's own C++ config shape (models_cpp_binary): blank-separated, its name the second word
+    cpp = f"# model load config\nmodel_name {name_line.split(':', 1)[1]}\nuse_gpu 0\n"
     prepared = plan_lines(tipc, cpp, rel, "cpp_infer")  # exits 0 (plan_lines raises otherwise)
     assert not [line for line in prepared if "first section" in line], prepared
     assert plan_lines(tipc, text, rel, "lite_train_lite_infer"), "its own modes: as before"

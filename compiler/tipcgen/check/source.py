@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
-from tipcgen.dialects import chain_of, detect_text, get_layout, refuse_chain
+from tipcgen.dialects import chain_of, detect, detect_text, get_layout, refuse_chain
 from tipcgen.dialects.chains import CHAIN_LAYOUTS, chain_of_text
-from tipcgen.errors import UsageError
-from tipcgen.inputs import read_text
+from tipcgen.errors import SpecError, UsageError
+from tipcgen.inputs import MAX_FILE_BYTES, read_bytes, read_text
 from tipcgen.lower.text import config_text
 from tipcgen.plan.planner import Plan, plan_config
+from tipcgen.script.lines import split_lines
 
 
 def what_ran(source: str, suite: Optional[str], root: str = ".") -> dict:
@@ -27,6 +29,49 @@ def what_ran(source: str, suite: Optional[str], root: str = ".") -> dict:
     path, base = os.path.abspath(source), os.path.abspath(root)
     config = os.path.relpath(path, base) if path.startswith(base.rstrip(os.sep) + os.sep) else source
     return {"suite": name, "config": config}
+
+
+# Configs read to tell a folder's family: a plan reads a few files beside its config, never a repo.
+_FAMILY_READS = 64
+
+
+def folder_family(source: str) -> Optional[str]:
+    """The train layout most train configs beside `source` have, else those in its parent's other
+    folders (PaddleVideo's BMN/ holds its dy2static config only): the family import types a chain
+    config by when two families' tables fit its lines (importer._family_of), so `plan CONFIG`
+    follows the script `import` names. Only regular files inside each folder are read (no link, no
+    FIFO); one that cannot be read tells nothing. None when no train config tells."""
+    here = os.path.dirname(os.path.abspath(source))
+    parent = os.path.dirname(here)
+    folders = [[here], sorted(e.path for e in _entries(parent) if e.is_dir(follow_symlinks=False) and e.path != here)]
+    budget = _FAMILY_READS
+    for group in folders:
+        found: Counter = Counter()
+        for folder in group:
+            for entry in sorted(_entries(folder), key=lambda e: e.name):
+                if budget <= 0:
+                    break
+                if not entry.name.endswith(".txt") or not entry.is_file(follow_symlinks=False):
+                    continue
+                budget -= 1
+                try:
+                    raw = read_bytes(entry.path, MAX_FILE_BYTES, tree=folder, links=False)
+                except SpecError:
+                    continue
+                name, _ = detect(split_lines(raw.decode("utf-8", "replace")))
+                if name is not None:
+                    found[name] += 1
+        if found:
+            return found.most_common(1)[0][0]
+    return None
+
+
+def _entries(folder: str) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
 
 
 def plan_source(
@@ -63,7 +108,10 @@ def plan_source(
         config = config if config is not None else spec.config_path(spec.suites[name].file)
     else:
         text = read_text(source)
-        chain = chain_of_text(text, os.path.basename(source), family=layout)
+        family = layout
+        if family is None and chain_of_text(text, os.path.basename(source)) is not None:
+            family = folder_family(source)  # two families' tables may fit: the folder's, as import types it
+        chain = chain_of_text(text, os.path.basename(source), family=family)
         if chain is not None and layout and chain_of(text) is None:
             # a train-type config named for a chain (PaddleClas's PTQ): --layout plans it as a train config
             chain = None

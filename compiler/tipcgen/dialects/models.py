@@ -14,6 +14,8 @@ MODELS_RUNNER = Dialect(
     autocast_constant="False",
     multinode_env_first_gpu=True,
     amp_trainer="amp_train",
+    # the tutorial's C++ config gives its name as `model_name NAME` (layout models_cpp_binary)
+    prepare_word_modes=("cpp_infer",),
     reads=(
         *COMMON_READS,
         ("save_infer_dir", "value", "export.save_dir"),

@@ -53,14 +53,6 @@ tipc_read_lines lines "$FILENAME" 51
 tipc_value model_name "${lines[1]:-}"
 tipc_value python_name "${lines[2]:-}"
 
-case $model_name in
-tiny_rec) ;;
-*)
-    echo "prepare: $FILENAME names model '$model_name'; this prepare.sh knows: tiny_rec" >&2
-    exit 2
-    ;;
-esac
-
 case $MODE in
 lite_train_lite_infer | lite_train_whole_infer | whole_train_whole_infer | whole_infer) ;;
 *)
@@ -190,6 +182,15 @@ case "$MODE:$tipc_section" in
     ;;
 "whole_infer:serving_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_serving_infer_cpp.sh or test_serving_infer_python.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+esac
+
+# after the mode and section checks: a config of another script is named as one before its name is judged
+case $model_name in
+tiny_rec) ;;
+*)
+    echo "prepare: $FILENAME names model '$model_name'; this prepare.sh knows: tiny_rec" >&2
     exit 2
     ;;
 esac
