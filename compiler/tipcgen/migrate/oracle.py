@@ -115,9 +115,6 @@ BUILD_TOOLS: dict[str, tuple] = {
 # the `make` shim writes these recorders into a `build/` directory it runs in, and a step's
 # `./deploy/cpp/build/clas_system` is compared by name.
 BUILT = ("clas_system", "pp_shitu", "main", "ppvideo", "ppocr")
-# Demos a chain's script runs without building them (built before the run): a recorder at each path.
-PREBUILT = ("test_tipc/cpp/build/seg_system", "deploy/inference_cpp/build/clas_system")
-_PREBUILT_NAMES = tuple(path.rsplit("/", 1)[1] for path in PREBUILT)
 # Programs a chain's script runs without a status line (the serving chains' sed/cp edits of the
 # converted configs), recorded too when that script runs: the Plan's quiet steps are held to them.
 CHAIN_TOOLS: dict[str, tuple] = {
@@ -228,24 +225,49 @@ _TAR = RECORDER.replace(
 )
 
 
+@dataclass(frozen=True)
+class BuildStage:
+    """What a chain script finds of a checkout before it runs, as the downloads, clones and builds
+    before the run would have left it (relative to the repo root)."""
+
+    dirs: tuple = ()  # directories it `cd`s to
+    exes: tuple = ()  # recorders at these paths (CMake's bootstrap; a demo built before the run)
+    shims: tuple = ()  # (program, body): recorders that also leave what the real one would
+
+
+# Every family's test_inference_cpp.sh finds the base; a family's entry adds to it.
+CPP_BASE = BuildStage(
+    dirs=("deploy/cpp", "deploy/cpp_infer", "deploy/cpp_shitu/faiss", "deploy/cpp_shitu/cmake-3.22.0"),
+    exes=("deploy/cpp_shitu/cmake-3.22.0/bootstrap",),  # PaddleClas's shitu demo builds its own CMake
+)
+CPP_STAGES: dict[str, BuildStage] = {
+    # its OpenCV build cds into what `tar -xf` left, then back `../..`
+    "PaddleOCR": BuildStage(shims=(("tar", _TAR),)),
+    # demos the script runs without building them
+    "PaddleSeg": BuildStage(exes=("test_tipc/cpp/build/seg_system",)),
+    "models": BuildStage(exes=("deploy/inference_cpp/build/clas_system",)),
+}
+_PREBUILT_NAMES = tuple(p.rsplit("/", 1)[1] for stage in CPP_STAGES.values() for p in stage.exes if "/build/" in p)
+
+
 def _stage_build(bin_dir: Path, root: Path, script: str, repo: str = "") -> None:
-    """Recorders for the tools a chain's script builds with, and what the download, the clone and
-    the build would leave (PaddleClas's deploy/cpp*, CMake's source with its bootstrap, faiss)."""
+    """Recorders for the tools a chain's script builds with, and what its family's BuildStage
+    says the download, the clone and the build would leave."""
     for name in BUILD_TOOLS.get(script, ()):
         write_exe(bin_dir / name, _MAKE if name == "make" else RECORDER)
-    if script == "test_inference_cpp.sh":
-        write_exe(bin_dir / ".demo", RECORDER)
-        write_exe(bin_dir / "find", _FIND)
-        (root / "deploy" / "cpp").mkdir(parents=True)
-        (root / "deploy" / "cpp_infer").mkdir()  # PaddleVideo's demo's
-        (root / "deploy" / "cpp_shitu" / "faiss").mkdir(parents=True)
-        (root / "deploy" / "cpp_shitu" / "cmake-3.22.0").mkdir()
-        write_exe(root / "deploy" / "cpp_shitu" / "cmake-3.22.0" / "bootstrap", RECORDER)
-        if repo.split("/")[0] == "PaddleOCR":  # its OpenCV build cds into what `tar -xf` left, then back `../..`
-            write_exe(bin_dir / "tar", _TAR)
-        for path in PREBUILT:  # PaddleSeg's, the models tutorials'
-            (root / path).parent.mkdir(parents=True, exist_ok=True)
-            write_exe(root / path, RECORDER)
+    if script != "test_inference_cpp.sh":
+        return
+    write_exe(bin_dir / ".demo", RECORDER)
+    write_exe(bin_dir / "find", _FIND)
+    own = CPP_STAGES.get(corpus_name(repo), BuildStage())
+    for stage in (CPP_BASE, own):
+        for rel in stage.dirs:
+            (root / rel).mkdir(parents=True, exist_ok=True)
+        for rel in stage.exes:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            write_exe(root / rel, RECORDER)
+        for name, body in stage.shims:
+            write_exe(bin_dir / name, body)
 
 
 def _stage(
