@@ -13,6 +13,7 @@ from helpers.cli import run_cli
 from helpers.upstream import corpus_dir, upstream_dir
 from tipcgen.dialects import get_layout
 from tipcgen.lint.checks import lint_text
+from tipcgen.plan.planner import runner_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 TOY = FIXTURES / "paddleclas" / "toy_cls_a_train_infer_python.txt"
@@ -114,3 +115,25 @@ def test_import_accepts_no_false_bar_defect_into_a_spec(monkeypatch):
     monkeypatch.setattr(effects, "with_effects", lambda findings, *a, **k: findings)
     unchecked = import_group(paths)
     assert unchecked.yaml and "- TIPC021  # kept from upstream" in unchecked.yaml  # what it wrote before
+
+
+def test_the_effect_checks_plan_the_config_as_it_is_and_reuse_validations_plans(monkeypatch):
+    """A typo's effect is decided on the config as the script reads it, blank lines and all (they
+    count toward the lines a script reads), with the Plans validation already made: only the fixed
+    config is planned again, once per mode."""
+    import tipcgen.plan.planner as planner
+
+    fixture = Path(__file__).parent / "fixtures" / "paddleclas" / "toy_cls_a_train_infer_python.txt"
+    text = fixture.read_text().replace("infer_quant:False", "infer_quant:Fasle")
+    text = text.replace("\n", "\n\n", 3)  # blank lines before the typo
+    layout = get_layout("paddleclas")
+    planner.mode_plans(text, layout)  # what validation does first
+    seen: list[str] = []
+    real = planner.plan_config
+    monkeypatch.setattr(planner, "plan_config", lambda t, *a, **k: seen.append(t) or real(t, *a, **k))
+    findings = [f for f in lint_text(text, layout, "toy.txt") if f.rule == "TIPC001"]
+    assert findings and "no effect" in findings[0].message, findings
+    assert findings[0].line == text.split("\n").index("infer_quant:Fasle") + 1
+    modes = runner_for(layout).MODES
+    assert len(seen) == len(modes) and text not in seen, "the config itself is planned again"
+    assert all(t == text.replace("infer_quant:Fasle", "infer_quant:False") for t in seen)

@@ -53,13 +53,14 @@ def lint_text(text: str, layout: Optional[Layout], path: str, runner: Optional[s
     findings += _all_null(lines, numbers, path)
     if layout is None:
         return findings + _no_layout(lines, numbers, path)
-    return findings + _layout_checks(lines, layout, numbers, path, runner)
+    return findings + _layout_checks(lines, layout, numbers, path, runner, clean)
 
 
 def _layout_checks(
-    lines: list, layout: Layout, numbers: list, path: str, runner: Optional[str] = None
+    lines: list, layout: Layout, numbers: list, path: str, runner: Optional[str], text: str
 ) -> list[Finding]:
-    """The checks that read lines through the layout table, in report order."""
+    """The checks that read lines through the layout table, in report order; `text`: the config
+    (BOM and CRLF removed) whose non-empty lines `lines` are."""
     rows = layout.rows
     by_role = _lines_by_role(lines, rows)
     findings = _truncated(lines, layout, numbers, path)
@@ -77,7 +78,7 @@ def _layout_checks(
     from tipcgen.lint.effects import with_effects
 
     index = {n: i for i, n in enumerate(numbers[: len(lines)])}
-    return with_effects(findings, lines, layout, by_role, index, runner)
+    return with_effects(findings, lines, layout, by_role, index, runner, text)
 
 
 # The opsets paddle2onnx 2.x converts to ("The Opset Version must be between 7 and 21").

@@ -69,7 +69,7 @@ def _train_argvs(plans: dict, modes) -> list:
 
 
 def claim_holds(
-    f: Finding, lines: list[str], i: int, plans: dict, layout: Layout, runner: Optional[str], by_role
+    f: Finding, lines: list[str], i: int, plans: dict, layout: Layout, runner: Optional[str], text: str
 ) -> bool:
     """Whether the effect the finding states shows in the Plans."""
     word = flag_word(split_line(lines[i])[0])
@@ -86,8 +86,8 @@ def claim_holds(
     if f.rule == "TIPC021":  # "the scripts eval this `|`": only where a command still carries it
         return _bar_evaluated(f, lines[i], plans)
     if f.rule == "TIPC001":  # the typo changes what runs
-        fixed = _fixed(lines, i, f, by_role)
-        after = None if fixed is None else _plans("\n".join(fixed) + "\n", layout, runner)
+        fixed = _fixed(text, lines[i], f)
+        after = None if fixed is None else _plans(fixed, layout, runner)
         return after is None or _comparable(after) != _comparable(plans)
     return True
 
@@ -104,26 +104,35 @@ def _bar_evaluated(f: Finding, line: str, plans: dict) -> bool:
     return any(p in c or p.split("|", 1)[0] + "|" in c for p in pieces for c in commands)
 
 
-def _fixed(lines: list[str], i: int, finding: Finding, by_role: dict) -> Optional[list[str]]:
-    """The config's lines with a bool typo fixed (None: nothing to fix)."""
-    key, value = split_line(lines[i])
+def _fixed(text: str, line: str, finding: Finding) -> Optional[str]:
+    """The config's text with the bool typo of `line` (its physical line finding.line) fixed
+    (None: nothing to fix)."""
+    key, value = split_line(line)
     new = fixed_booleans(value, finding.role)
-    if new == value:
+    if new == value or finding.line is None:
         return None
-    out = list(lines)
-    out[i] = f"{key}:{new}"
-    return out
+    physical = text.split("\n")
+    physical[finding.line - 1] = f"{key}:{new}"
+    return "\n".join(physical)
 
 
 def with_effects(
-    findings: list[Finding], lines: list[str], layout: Layout, by_role: dict, line_index: dict, runner: Optional[str]
+    findings: list[Finding],
+    lines: list[str],
+    layout: Layout,
+    by_role: dict,
+    line_index: dict,
+    runner: Optional[str],
+    text: str,
 ) -> list[Finding]:
     """`findings` with every effect claim checked against the Plans (see the module docstring).
-    `line_index`: physical line number -> index into `lines`."""
+    `line_index`: physical line number -> index into `lines`; `text`: the config whose non-empty
+    lines they are (BOM and CRLF removed), planned as it is: its blank lines count toward the
+    lines a script reads, and its Plans are the ones validation made already."""
     claims = [f for f in findings if f.rule in CLAIMS and f.line in line_index]
     if not claims:
         return findings
-    plans = _plans("\n".join(lines) + "\n", layout, runner)
+    plans = _plans(text, layout, runner)
     if plans is None:
         # the runner refuses the config (its own error says so): claims stay as they are, but for
         # a `|`, which no Plan can place until the refusal is fixed (then it is decided again)
@@ -133,7 +142,7 @@ def with_effects(
     for f in findings:
         if f not in claims:
             out.append(f)
-        elif claim_holds(f, lines, line_index[f.line], plans, layout, runner, by_role):
+        elif claim_holds(f, lines, line_index[f.line], plans, layout, runner, text):
             out.append(dataclasses.replace(f, message=f"{f.message} ({who})"))
         elif f.rule == "TIPC001":
             key = split_line(lines[line_index[f.line]])[0]

@@ -36,14 +36,15 @@ class ConfigView:
             self._split[role] = hit
         return hit
 
+    # (each reads the kept split first: a plan reads roles hundreds of thousands of times)
     def line(self, role: str) -> str:
-        return self._read(role)[0]
+        return (self._split.get(role) or self._read(role))[0]
 
     def key(self, role: str) -> str:
-        return self._read(role)[1]
+        return (self._split.get(role) or self._read(role))[1]
 
     def value(self, role: str) -> str:
-        return self._read(role)[2]
+        return (self._split.get(role) or self._read(role))[2]
 
     def value_to_colon(self, role: str) -> str:
         """func_parser_value: the line's text between its first and second colon."""

@@ -10,7 +10,7 @@ from typing import NamedTuple, Optional
 
 from tipcgen.lower.configview import ConfigView
 from tipcgen.plan.steps import Step
-from tipcgen.script.shellwords import ifs_split, words
+from tipcgen.script.shellwords import argv_of, ifs_split
 
 AMP_FLAGS = "Global.use_amp=True Global.scale_loss=1024.0 Global.use_dynamic_loss_scaling=True"
 
@@ -161,14 +161,14 @@ class Builder:
     ) -> int:
         """Add a step running `command` (split as bash would); `shown` is the status line's
         command text (default: the command and its redirect, as the OCR family shows it)."""
-        argv = words(command)
+        argv = argv_of(command)
         idx = len(self.steps)
         if status_path is None and self.script.log_in_status:
             status_path = log
         if shown is None:
             shown = command + (f" > {log} 2>&1 " if log else "")
         step = Step(
-            idx, kind, shown, tuple(argv) if argv is not None else None, log, self.cvd, *run,
+            idx, kind, shown, argv, log, self.cvd, *run,
             status_path=status_path, cwd=cwd, output=output, files=files, writes_status=writes_status,
             service=service, warmup=warmup, quiet=quiet, fills=fills, globs=globs,
         )  # fmt: skip

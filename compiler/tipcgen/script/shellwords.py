@@ -7,6 +7,7 @@ bash's `tipc_words` implements exactly this; tests hold the two together.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import shlex
@@ -24,12 +25,23 @@ def ifs_split(s: str, sep: str) -> list[str]:
 
 
 _BLANKS = re.compile(r"[ \t\r\n]+")
+# What str.split() splits an ASCII string on besides the blanks above (bash does not).
+_OTHER_SPACE = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+@functools.lru_cache(maxsize=16384)
+def argv_of(command: str) -> Optional[tuple[str, ...]]:
+    """words() as a tuple, kept: planning splits the same command strings in every mode."""
+    found = words(command)
+    return tuple(found) if found is not None else None
 
 
 def words(command: str) -> list[str] | None:
     """argv of a command string, or None when its quotes do not balance (shlex.split semantics)."""
     if "'" not in command and '"' not in command and "\\" not in command:
-        return [w for w in _BLANKS.split(command) if w]  # the common case
+        if command.isascii() and _OTHER_SPACE.isdisjoint(command):
+            return command.split()  # the common case (the same split, in C)
+        return [w for w in _BLANKS.split(command) if w]
     out: list[str] = []
     word: list[str] = []
     have = False  # a word has started (it may be empty: '' and "" are words)
