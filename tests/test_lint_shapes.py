@@ -119,21 +119,48 @@ def test_import_accepts_no_false_bar_defect_into_a_spec(monkeypatch):
 
 def test_the_effect_checks_plan_the_config_as_it_is_and_reuse_validations_plans(monkeypatch):
     """A typo's effect is decided on the config as the script reads it, blank lines and all (they
-    count toward the lines a script reads), with the Plans validation already made: only the fixed
-    config is planned again, once per mode."""
+    count toward the lines a script reads), with the Plans validation already made: a line no Plan
+    read is not planned again at all; a line one read is, fixed, once per mode."""
     import tipcgen.plan.planner as planner
 
     fixture = Path(__file__).parent / "fixtures" / "paddleclas" / "toy_cls_a_train_infer_python.txt"
-    text = fixture.read_text().replace("infer_quant:False", "infer_quant:Fasle")
-    text = text.replace("\n", "\n\n", 3)  # blank lines before the typo
     layout = get_layout("paddleclas")
-    planner.mode_plans(text, layout)  # what validation does first
-    seen: list[str] = []
     real = planner.plan_config
+    seen: list[str] = []
     monkeypatch.setattr(planner, "plan_config", lambda t, *a, **k: seen.append(t) or real(t, *a, **k))
-    findings = [f for f in lint_text(text, layout, "toy.txt") if f.rule == "TIPC001"]
-    assert findings and "no effect" in findings[0].message, findings
-    assert findings[0].line == text.split("\n").index("infer_quant:Fasle") + 1
-    modes = runner_for(layout).MODES
-    assert len(seen) == len(modes) and text not in seen, "the config itself is planned again"
-    assert all(t == text.replace("infer_quant:Fasle", "infer_quant:False") for t in seen)
+
+    def typo_findings(old: str, new: str) -> tuple[str, list]:
+        text = fixture.read_text().replace(old, new).replace("\n", "\n\n", 3)  # blank lines before it
+        planner.mode_plans(text, layout)  # what validation does first
+        seen.clear()
+        found = [f for f in lint_text(text, layout, "toy.txt") if f.rule == "TIPC001"]
+        assert len(found) == 1 and found[0].line == text.split("\n").index(new) + 1, found
+        return text, found
+
+    # PaddleClas's runner never reads the quant flag: the typo changes nothing, nothing is planned
+    text, found = typo_findings("infer_quant:False", "infer_quant:Fasle")
+    assert "no effect" in found[0].message and seen == []
+    # it reads use_tensorrt: the fixed config is planned in every mode, the config itself never again
+    text, found = typo_findings("-o Global.use_tensorrt:True|False", "-o Global.use_tensorrt:True|Fasle")
+    assert len(seen) == len(runner_for(layout).MODES) and text not in seen
+    assert all(t == text.replace("True|Fasle", "True|False") for t in seen)
+    assert "no effect" not in found[0].message, found  # 'Fasle' runs no TensorRT-off inference
+
+
+def test_the_roles_a_plan_read_are_known_and_reading_the_text_counts_as_reading_every_line():
+    """roles_read (what lets a typo's check skip planning): PaddleClas's runner reads model_name and
+    never the quant flag; a runner that reads the config's whole text (PaddleSeg's, for its
+    to-static line) or its lines as such makes every line matter."""
+    from tipcgen.lower.configview import WHOLE, ConfigView
+    from tipcgen.plan.planner import roles_read
+
+    fixtures = Path(__file__).parent / "fixtures"
+    clas = roles_read(
+        (fixtures / "paddleclas" / "toy_cls_a_train_infer_python.txt").read_text(), get_layout("paddleclas")
+    )
+    assert "model_name" in clas and "infer_quant" not in clas and WHOLE not in clas
+    seg = roles_read((fixtures / "paddleseg" / "train_infer_python.txt").read_text(), get_layout("paddleseg"))
+    assert WHOLE in seg
+    view = ConfigView.parse("a:b\n", get_layout("paddleclas"))
+    assert WHOLE not in view.roles_read()
+    assert view.lines == ("a:b",) and WHOLE in view.roles_read()

@@ -86,6 +86,11 @@ def claim_holds(
     if f.rule == "TIPC021":  # "the scripts eval this `|`": only where a command still carries it
         return _bar_evaluated(f, lines[i], plans)
     if f.rule == "TIPC001":  # the typo changes what runs
+        from tipcgen.plan.planner import WHOLE, roles_read
+
+        read = roles_read(text, layout, runner)
+        if f.role is not None and f.role not in read and WHOLE not in read:
+            return False  # no Plan read its line: fixing it cannot change one
         fixed = _fixed(text, lines[i], f)
         after = None if fixed is None else _plans(fixed, layout, runner)
         return after is None or _comparable(after) != _comparable(plans)

@@ -131,7 +131,7 @@ class Builder:
         self.start_port = start_port  # FLAGS_START_PORT (None: unset or empty)
         self.gpuid = gpuid  # the script's 3rd argument (None: not given)
         self.root = root  # the repo root's absolute path, for runners whose scripts use $(pwd)
-        self.text = ""  # the whole config text (runners whose scripts read past the layout's lines)
+        self._text = ""  # the whole config text (`text`)
         self.source = "config"  # the config's name in error messages
         self.config = "config"  # the config file's path as the script is given it (a table's Config word)
         self.steps: list[Step] = []
@@ -139,6 +139,17 @@ class Builder:
         self.log_dir = f"./test_tipc/output/{view.value('model_name')}/{mode}"
         self.status_log = f"{self.log_dir}/results_python.log"
         self.script = SEED_ERA  # the OCR-family script version plan_classic follows
+
+    @property
+    def text(self) -> str:
+        """The whole config text (runners whose scripts read past the layout's lines): reading it
+        counts as reading every line of the view (ConfigView.roles_read)."""
+        self.v.mark_whole()
+        return self._text
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text = value
 
     def add(
         self,

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from tipcgen.dialects import Layout, get_layout
 from tipcgen.errors import UsageError
-from tipcgen.lower.configview import ConfigView
+from tipcgen.lower.configview import WHOLE, ConfigView
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.limits import multinode, spec_limit, spec_stall
 from tipcgen.plan.refusals import check_bytes, check_view
@@ -41,6 +41,7 @@ def plan_config(
     root: Optional[str] = None,
     limits: Any = None,
     config: Optional[str] = None,
+    reads: Optional[set] = None,
 ) -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
@@ -49,7 +50,8 @@ def plan_config(
     config in error messages; `runner` picks one of the dialect's runners (default: its first);
     `root` is the repo root's absolute path (runners whose script builds `$(pwd)/...` paths);
     `limits` the suite's spec `limits` (step time limits; None: tipcgen's defaults); `config` the
-    config file's path as the script is given it (a table's Config word; default: `source`).
+    config file's path as the script is given it (a table's Config word; default: `source`);
+    `reads`: gets the config's roles the planning read (ConfigView.roles_read).
     """
     r = runner_for(layout, runner)
     if mode not in r.MODES:
@@ -62,11 +64,14 @@ def plan_config(
     b.config = config if config is not None else source
     r.plan(b)
     steps = tuple(_limited(step, limits, mode) for step in b.steps) if limits is not None else tuple(b.steps)
-    return Plan(
+    plan = Plan(
         layout.name, mode, view.value("model_name"), b.log_dir, b.status_log, steps,
         status_format=r.STATUS_FORMAT, preamble=tuple(b.preamble),
         env=(("PADDLE_START_PORT", start_port),) if start_port else (),
     )  # fmt: skip
+    if reads is not None:
+        reads.update(view.roles_read())
+    return plan
 
 
 def _limited(step: Step, limits: Any, mode: str) -> Step:
@@ -100,32 +105,45 @@ def mode_plans(text: str, layout: Layout, runner: Optional[str] = None, source: 
     key = (text, layout.name, runner, source)
     hit = _KEPT.get(key)
     if hit is None:
-        hit = tuple((mode, plan_config(text, layout, mode, runner=runner, source=source)) for mode in modes)
-        _keep(key, hit)
+        read: set = set()
+        hit = tuple((mode, plan_config(text, layout, mode, runner=runner, source=source, reads=read)) for mode in modes)
+        _keep(key, hit, frozenset(read))
     else:
         _KEPT.move_to_end(key)
     return dict(hit)
 
 
+def roles_read(text: str, layout: Layout, runner: Optional[str] = None, source: str = "config") -> frozenset:
+    """The config's roles its Plans in every mode read (mode_plans'; WHOLE in it: the text was
+    read as such, any line may matter). A line of no role read cannot change what runs."""
+    mode_plans(text, layout, runner, source)
+    found = _READS.get((text, layout.name, runner, source))
+    return found if found is not None else frozenset({WHOLE})
+
+
 # mode_plans' Plans, most recently used last, bounded by their steps, not their number: a matrix
 # may plan thousands of steps per mode, and a check reads a whole spec's suites before its docs.
 _KEPT: OrderedDict = OrderedDict()
+_READS: dict = {}  # the same keys: the roles those Plans read
 _KEPT_STEPS = [0]
 KEPT_STEPS_MAX = 100_000
 
 
-def _keep(key: tuple, plans: tuple) -> None:
+def _keep(key: tuple, plans: tuple, reads: frozenset) -> None:
     size = sum(len(plan.steps) + 1 for _, plan in plans)
     if size > KEPT_STEPS_MAX:
         return
     _KEPT[key] = plans
+    _READS[key] = reads
     _KEPT_STEPS[0] += size
     while _KEPT_STEPS[0] > KEPT_STEPS_MAX:
-        _, old = _KEPT.popitem(last=False)
+        old_key, old = _KEPT.popitem(last=False)
+        _READS.pop(old_key, None)
         _KEPT_STEPS[0] -= sum(len(plan.steps) + 1 for _, plan in old)
 
 
 def forget_plans() -> None:
     """Drop the kept Plans (tests that count planning start from none)."""
     _KEPT.clear()
+    _READS.clear()
     _KEPT_STEPS[0] = 0
