@@ -464,12 +464,13 @@ def _slurm_refused_record(source: str, mode: str, kwargs: dict, outs: tuple, why
 
 
 def _raise_stop(signum: int, _frame) -> None:
-    from tipcgen.fleet.session import Stop
+    from tipcgen.fleet.session import ask_stop
 
-    raise Stop(f"terminated ({signal.Signals(signum).name})")
+    ask_stop("interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})")
 
 
 def _on_signals() -> None:
-    """SIGTERM and SIGHUP stop every node as Ctrl-C does (raised in the main thread)."""
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    """Ctrl-C, SIGTERM and SIGHUP stop every node (raised in the main thread, and kept where the
+    run's watch loop reads it: session.ask_stop)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _raise_stop)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import IO, Callable, Optional
+from typing import IO, Callable, NoReturn, Optional
 
 from tipcgen.fleet.bounded import SLACK
 from tipcgen.fleet.nodes import Node
@@ -44,11 +44,26 @@ class Printer:
 
 
 class Stop(BaseException):
-    """Raised in the main thread by the CLI's SIGTERM/SIGHUP handler: stop every node, say why."""
+    """Raised in the main thread by the CLI's signal handlers (ask_stop): stop every node, say why."""
 
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+# The stops signals asked for during a run. A handler's exception can be lost: Python prints and
+# drops one raised inside a garbage collector's callback or a __del__ (the signal is then gone), so
+# the request is also kept here, where the watch loop reads it.
+_ASKED: list[str] = []
+
+
+def ask_stop(reason: str) -> NoReturn:
+    """What a signal handler calls: the run stops every node with `reason`, even if the exception
+    raised here is dropped ("interrupted": KeyboardInterrupt, as Ctrl-C raises without us)."""
+    _ASKED.append(reason)
+    if reason == "interrupted":
+        raise KeyboardInterrupt
+    raise Stop(reason)
 
 
 @dataclass
@@ -167,6 +182,8 @@ def _watch(runs: list[NodeRun], timeout: float) -> Optional[str]:
     """Wait until every run ended (None), one failed or the bound passed (why to stop them)."""
     deadline = time.monotonic() + timeout
     while True:
+        if _ASKED:
+            raise Stop(_ASKED[-1])
         _note_ends(runs)
         reason = _failure(runs)
         if reason or all(r.returncode is not None for r in runs):
@@ -204,6 +221,7 @@ def run_everywhere(
         runs.append(NodeRun(n, argv, tok, out_path(n)))
     reason: Optional[str] = None
     error: Optional[BaseException] = None
+    _ASKED.clear()
     try:
         for r in runs:
             _start(r, printer)
