@@ -55,6 +55,9 @@ T = {
         "why": "why",
         "bench": "`benchmark_train.sh` (`plan/benchmark_train.py`)",
         "prepare": "The generated `prepare.sh` (`importer/prepare_steps.py`)",
+        "devices": "The device variants: `test_train_inference_python_{npu,xpu}.sh` (`dialects/devices.py`)",
+        "dev_cols": "| layout | device | runner word | config rewrites (in order) | runner edits "
+        "| model YAML edits → here | not done | cards |",
         "id": "id",
     },
     "zh": {
@@ -85,6 +88,9 @@ T = {
         "why": "原因",
         "bench": "`benchmark_train.sh`（`plan/benchmark_train.py`）",
         "prepare": "生成的 `prepare.sh`（`importer/prepare_steps.py`）",
+        "devices": "设备变体：`test_train_inference_python_{npu,xpu}.sh`（`dialects/devices.py`）",
+        "dev_cols": "| 布局 | 设备 | 运行器判断词 | 配置替换（按顺序） | 运行器改动 "
+        "| 模型 YAML 改动 → 此处 | 未做 | 选卡变量 |",
         "id": "编号",
     },
 }
@@ -210,7 +216,31 @@ def deviations_page(lang: str) -> str:
     out += [f"| `{d.name}` | {cell(d.what)} | {cell(d.why)} |" for d in BENCH]
     out += ["", f"## {t['prepare']}", "", f"| {t['id']} | {t['what']} |", "|---|---|"]
     out += [f"| `{k}` | {cell(v)} |" for k, v in PREPARE.items()]
+    out += ["", *_device_rows(t)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _device_rows(t: dict) -> list[str]:
+    """The device variants' deviations and each record's rows (dialects/devices.py)."""
+    from tipcgen.dialects.devices import DEVICE_DEVIATIONS, LOOKUP
+
+    out = [f"## {t['devices']}", "", f"| deviation | {t['what']} | {t['why']} |", "|---|---|---|"]
+    out += [f"| `{d.name}` | {cell(d.what)} | {cell(d.why)} |" for d in DEVICE_DEVIATIONS]
+    out += ["", t["dev_cols"], "|---|---|---|---|---|---|---|---|"]
+    for (layout, device), d in sorted(LOOKUP.items()):
+        rows = []
+        for r in d.rewrites:
+            when = [f"{d.model_from} in {'/'.join(r.models)}"] if r.models else []
+            when += ["off x86_64"] if r.off_x86_64 else []
+            what = f"line {r.line} += `{r.new}`" if r.line else f"`{r.old}` → `{r.new}`"
+            rows.append(what + (f" ({', '.join(when)})" if when else ""))
+        edits = [f"`{e.old}` → `{e.new}`" for e in d.runner_edits]
+        yamls = [f"{y.files}: `{y.old}` → `{y.new}`; {y.becomes}" for y in d.yaml_edits]
+        out.append(
+            f"| `{layout}` | {device} | `{d.word}` | {cell('; '.join(rows))} | {cell('; '.join(edits))} "
+            f"| {cell(' / '.join(yamls))} | {cell(' / '.join(d.dropped))} | `{d.visible}` |"
+        )
+    return out
 
 
 def pages() -> dict[Path, str]:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
-from tipcgen.dialects import chain_of, detect, detect_text, get_layout, refuse_chain
+from tipcgen.dialects import LAYOUTS, chain_of, detect, detect_text, get_layout, refuse_chain
 from tipcgen.dialects.chains import CHAIN_LAYOUTS, chain_of_text
 from tipcgen.errors import SpecError, UsageError
 from tipcgen.inputs import MAX_FILE_BYTES, read_bytes, read_text
@@ -87,10 +87,14 @@ def plan_source(
     root: Optional[str] = None,
     gpu_ips: Optional[Sequence[str]] = None,
     config: Optional[str] = None,
+    device: Optional[str] = None,
+    arch: str = "",
 ) -> Plan:
     """The Plan of a spec's suite or a legacy config; `gpu_ips`: plan the run copy whose
     multi-node gpu_list names these nodes instead (fleet --via slurm); `config`: the config file's
-    path as the script is given it (default: a legacy config's `source`, a suite's built file)."""
+    path as the script is given it (default: a legacy config's `source`, a suite's built file);
+    `device` (npu, xpu): the run of the family's device wrapper on it, its config rewritten as the
+    wrapper does (dialects/devices.py; `arch`: what `uname -i` says there)."""
     limits = None  # a legacy config has no limits: tipcgen's defaults apply
     if source.endswith((".yml", ".yaml")):
         from tipcgen.check.spec import load_spec, pick_suite
@@ -130,6 +134,14 @@ def plan_source(
         from tipcgen.plan.runcopy import with_ips
 
         text = with_ips(text, gpu_ips, label)
+    record = None
+    if device is not None and device != "gpu":
+        from tipcgen.dialects.devices import device_for, device_text
+
+        if lay.name not in LAYOUTS:
+            raise UsageError(f"--device {device}: {label} is a {lay.name} config; devices run train configs")
+        record = device_for(lay.name, device)
+        text = device_text(text, record, config if config is not None else source, arch)
     return plan_config(
         text,
         lay,
@@ -143,4 +155,5 @@ def plan_source(
         root=root,
         limits=limits,
         config=config,
+        device=record,
     )

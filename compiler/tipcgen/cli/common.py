@@ -213,6 +213,12 @@ RUNNER_OPT = typer.Option(
     None, "--runner", help="Runner of the dialect to follow (default: the spec's, else the dialect's first)."
 )
 GPUID_OPT = typer.Option(None, "--gpuid", help="GPUID argument of the runner (whole_infer).")
+DEVICE_OPT = typer.Option(
+    "gpu",
+    "--device",
+    help="gpu (the runner; cpu runs come from the config's own lists) or npu | xpu: the run of the family's "
+    "test_train_inference_python_<device>.sh (its config rewrites and runner word; the checkout is not edited).",
+)
 
 
 def mode_option(default: Any = ...) -> Any:  # typer options are typed Any, like typer.Option
@@ -265,10 +271,20 @@ def step_shell(step: Any, environ: Optional[Mapping[str, str]] = None) -> str:
     return line
 
 
-def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any, runner: Any = None) -> Any:
+def plan_for(
+    source: str, mode: str, suite: Any, layout: Any, gpuid: Any, runner: Any = None, device: str = "gpu"
+) -> Any:
     """The Plan of `plan` and `run`: the caller's CUDA_VISIBLE_DEVICES, TIPC_NODE_IP and
-    FLAGS_START_PORT are part of what the runner does."""
+    FLAGS_START_PORT are part of what the runner does; `device` npu/xpu: the device wrapper's run
+    (its architecture test reads `uname -i`, as the wrapper does)."""
     from tipcgen.check.source import plan_source
+
+    choice("--device", device, ("gpu", "cpu", "npu", "xpu"))
+    arch = ""
+    if device in ("npu", "xpu"):
+        from tipcgen.migrate.oracle import machine_arch
+
+        arch = machine_arch()
 
     return plan_source(
         source,
@@ -281,4 +297,6 @@ def plan_for(source: str, mode: str, suite: Any, layout: Any, gpuid: Any, runner
         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
         node_ip=os.environ.get("TIPC_NODE_IP"),
         start_port=os.environ.get("FLAGS_START_PORT"),
+        device=device if device in ("npu", "xpu") else None,
+        arch=arch,
     )

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from tipcgen.cli.common import (
+    DEVICE_OPT,
     GPUID_OPT,
     LAYOUT_OPT,
     RUNNER_OPT,
@@ -28,11 +29,12 @@ def plan(
     layout: Optional[str] = LAYOUT_OPT,
     runner: Optional[str] = RUNNER_OPT,
     gpuid: Optional[str] = GPUID_OPT,
+    device: str = DEVICE_OPT,
     fmt: str = typer.Option("text", "--format", help="text or json"),
 ):
     """Print the steps a config runs in MODE (argv, CUDA_VISIBLE_DEVICES, log)."""
     choice("--format", fmt, ("text", "json"))
-    result = plan_for(source, mode, suite, layout, gpuid, runner)
+    result = plan_for(source, mode, suite, layout, gpuid, runner, device)
     if fmt == "json":
         echo(result.to_json(), json=True)
         return

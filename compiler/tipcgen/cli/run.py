@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Optional
 import typer
 
 from tipcgen.cli.common import (
+    DEVICE_OPT,
     GPUID_OPT,
     LAYOUT_OPT,
     MAX_WAIT,
@@ -159,6 +160,7 @@ def run(
     layout: Optional[str] = LAYOUT_OPT,
     runner: Optional[str] = RUNNER_OPT,
     gpuid: Optional[str] = GPUID_OPT,
+    device: str = DEVICE_OPT,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print each step's command; run and write nothing."),
     step_timeout: Optional[float] = typer.Option(
         None,
@@ -190,7 +192,7 @@ def run(
     if stall_timeout is not None:
         seconds("--stall-timeout", stall_timeout, zero=True)
     seconds("--kill-grace", kill_grace, zero=True, most=MAX_WAIT)
-    plan = plan_for(source, mode, suite, layout, gpuid, runner)
+    plan = plan_for(source, mode, suite, layout, gpuid, runner, device)
     from tipcgen.check.source import what_ran
 
     ran = what_ran(source, suite)

@@ -152,10 +152,12 @@ def runner_script(
     runner: Optional[str] = None,
     limits: tuple = (),
     keyed_by_model: bool = False,
+    devices: bool = False,
 ) -> tuple[str, str]:
     """(test_train_inference_python.sh, common_func.sh) for a layout and one of its runners;
     `limits`: (config file name, the suite's spec `limits`) of each suite the script runs (the
-    name is `<model>/<file>` when `keyed_by_model`: a repo's configs share file names)."""
+    name is `<model>/<file>` when `keyed_by_model`: a repo's configs share file names);
+    `devices`: a device wrapper runs it (its inference branch compares with $TIPC_DEVICE_WORD)."""
     siblings: list = []
     if layout.dialect.family == "chain":
         from tipcgen.dialects.chains import script_layout, script_siblings
@@ -201,6 +203,8 @@ def runner_script(
         word_chars=WORD_CHARS,
         # what the script's header says of gpu_list entries: the Plan's own rule (docs say the same)
         gpu_entries_by_length=module.GPU_ENTRIES_BY_LENGTH,
+        # the word the inference branch compares use_gpu with ("": the template's own "gpu")
+        device_word='"${TIPC_DEVICE_WORD:-gpu}"' if devices else "",
         # a runner's own values its template reads (the same constants its Plan uses)
         **getattr(module, "TEMPLATE_VARS", {}),
     )
@@ -295,8 +299,14 @@ def shared_scripts(
         for spec in specs
         for suite in spec.train_suites.values()
     )
-    script, common = runner_script(layout, text_banner, runner, limits, keyed_by_model)
+    devices = sorted({device for spec in specs for device in spec.devices})
+    script, common = runner_script(layout, text_banner, runner, limits, keyed_by_model, bool(devices))
     files = {"test_tipc/test_train_inference_python.sh": script, "test_tipc/common_func.sh": common}
+    for device in devices:  # named as upstream's wrappers: CI's calls keep working
+        from tipcgen.dialects.devices import device_for
+
+        record = device_for(layout.name, device)
+        files[f"test_tipc/{record.script}"] = device_wrapper(record, text_banner)
     bench = benchmark_script(layout, text_banner, runner)
     if bench is not None and any(
         has_benchmark_section(config_text(suite, get_layout(spec.suite_layout(name))))
@@ -326,3 +336,31 @@ def doc_files(
         )
         for name, suite in spec.train_suites.items()
     }
+
+
+def device_wrapper(record: Any, banner_text: str) -> str:
+    """test_tipc/test_train_inference_python_<device>.sh for a device record (dialects/devices.py):
+    its rewrites in bash (parameter expansion on a copy; never sed or eval of config text)."""
+    rows = []
+    for row in record.rewrites:
+        tests = []
+        before: list[str] = []
+        if row.models:
+            before.append("if [[ $model_read == 0 ]]; then tipc_device_model; model_read=1; fi")
+            tests.append(" || ".join(f"$model == {shell_quote(m)}" for m in row.models))
+        if row.off_x86_64:
+            tests.append("$arch != x86_64")
+        if tests:
+            before.append("if " + " && ".join(f"[[ {t} ]]" for t in tests) + "; then")
+        rows.append(
+            {"before": before, "indent": "    " if tests else "", "old": row.old, "new": row.new, "line": row.line}
+        )
+    return render(
+        "device_wrapper.sh.j2",
+        banner=banner_text,
+        d=record,
+        rows=rows,
+        uses_arch=any(r.off_x86_64 for r in record.rewrites),
+        uses_model=any(r.models for r in record.rewrites),
+        uses_line=any(r.line for r in record.rewrites),
+    )

@@ -488,6 +488,7 @@ class Diff:
     differences: list = field(default_factory=list)  # [Difference], commands first
     notes: list = field(default_factory=list)  # normalisations applied
     runner: Optional[str] = None  # the runner the plan followed (None: the dialect's default)
+    device: Optional[str] = None  # a device wrapper's run (npu, xpu): its deviations count too
 
     @property
     def identical(self) -> bool:
@@ -500,29 +501,32 @@ class Diff:
     def commands_identical(self) -> bool:
         return self.plan is not None and not self.aspect("commands") and not self.aspect("plan")
 
+    def _deviations(self) -> tuple:
+        from tipcgen.dialects import get_layout
+        from tipcgen.plan.planner import runner_for
+
+        module = runner_for(get_layout(str(self.layout)), self.runner)
+        if self.device is None:
+            return tuple(module.DEVIATIONS)
+        from tipcgen.dialects.devices import DEVICE_DEVIATIONS
+
+        return (*module.DEVIATIONS, *DEVICE_DEVIATIONS)
+
     def unexplained(self) -> list:
         """The differences no deliberate deviation of the plan's runner explains (see
         tipcgen.plan.runner.Deviation); empty: the run is faithful."""
         if self.plan is None or self.layout is None:
             return list(self.differences)
-        from tipcgen.dialects import get_layout
-        from tipcgen.plan.planner import runner_for
-
-        module = runner_for(get_layout(self.layout), self.runner)
-        patterns = [re.compile(p) for dev in module.DEVIATIONS for p in dev.categories]
+        patterns = [re.compile(p) for dev in self._deviations() for p in dev.categories]
         return [d for d in self.differences if not any(p.search(d.category) for p in patterns)]
 
     def explained_by(self) -> list:
         """Names of the deviations that explain some difference of this run."""
         if self.plan is None or self.layout is None:
             return []
-        from tipcgen.dialects import get_layout
-        from tipcgen.plan.planner import runner_for
-
-        module = runner_for(get_layout(self.layout), self.runner)
         return [
             dev.name
-            for dev in module.DEVIATIONS
+            for dev in self._deviations()
             if any(re.search(p, d.category) for p in dev.categories for d in self.differences)
         ]
 
@@ -530,12 +534,8 @@ class Diff:
         """The name of the runner's deviation that explains `difference` ("" when none does)."""
         if self.plan is None or self.layout is None:
             return ""
-        from tipcgen.dialects import get_layout
-        from tipcgen.plan.planner import runner_for
-
-        module = runner_for(get_layout(self.layout), self.runner)
         return next(
-            (dev.name for dev in module.DEVIATIONS if any(re.search(p, difference.category) for p in dev.categories)),
+            (dev.name for dev in self._deviations() if any(re.search(p, difference.category) for p in dev.categories)),
             "",
         )
 
@@ -916,6 +916,7 @@ def compare(
     run: Optional[UpstreamRun] = None,
     chain: Optional[str] = None,
     quant_made: bool = True,
+    device: Optional[str] = None,
 ) -> Diff:
     """Run upstream `repo` (a folder of ../shared/upstream, e.g. "PaddleOCR/seed-era") on `config`
     and compare with plan_source(config, mode, layout=<our dialect for repo>).
@@ -924,9 +925,9 @@ def compare(
     number of steps), then log files, then status lines. A repo without a dialect gets a Diff
     with plan None and one "plan" difference. `chain`: a chain layout's name (dialects/chains/):
     its script runs, and the Plan follows that layout (dialects/chains/). `quant_made`: see
-    run_upstream.
+    run_upstream. `device` (npu, xpu): the family's device wrapper runs (on the scratch copy it
+    edits in place), the Plan is of the config as our wrapper rewrites it (dialects/devices.py).
     """
-    from tipcgen.check.source import plan_source
     from tipcgen.errors import UsageError
 
     layout = layout if layout is not None else REPOS.get(repo)
@@ -935,11 +936,13 @@ def compare(
     if chain is not None:  # its own script and status log (the chain layout's dialect names them)
         scripts = chain_run_options(chain)
         layout, runner = chain, None
+    if device is not None:  # the wrapper runs the real runner, which runs python3.9 after its rewrite
+        scripts = {"script": f"test_train_inference_python_{device}.sh", "tools": ("python3.9",)}
     if run is None:
         run = _run_for_compare(
             config, repo, mode, gpuid, fail, upstream, timeout, chain, {**scripts, "quant_made": quant_made}
         )
-    diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner)
+    diff = Diff(repo, str(config), mode, gpuid, layout, run, runner=runner, device=device)
     built = _build_commands(run, scripts.get("script", ""))
     if built:
         diff.differences.append(built)
@@ -950,16 +953,7 @@ def compare(
         diff.differences.append(Difference("plan", "no dialect", f"{repo} has no dialect: upstream only"))
         return diff
     try:
-        if chain is not None:  # the chain's layout, whatever the config's name would tell
-            from tipcgen.dialects import get_layout
-            from tipcgen.inputs import read_text
-            from tipcgen.plan.planner import plan_config
-
-            # the config's path as the script was given it (a table's Config word passes it on)
-            plan = plan_config(read_text(str(config)), get_layout(chain), mode, gpuid=gpuid, source=str(config),
-                               config=run.config_arg or str(config))  # fmt: skip
-        else:
-            plan = plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
+        plan = _plan_for_compare(config, mode, gpuid, layout, runner, chain, device, run)
     except UsageError as exc:
         diff.differences.append(Difference("plan", "plan refuses the config", f"the plan refuses it: {exc}"))
         return diff
@@ -983,6 +977,31 @@ def compare(
     if run.stray:
         diff.notes.append(f"upstream also created {run.stray[:3]}")
     return diff
+
+
+def _plan_for_compare(config, mode: str, gpuid, layout: str, runner, chain, device, run: UpstreamRun):
+    """The Plan compare() holds upstream's run to: a chain's, a device wrapper's or the runner's."""
+    from tipcgen.check.source import plan_source
+
+    if chain is not None:  # the chain's layout, whatever the config's name would tell
+        from tipcgen.dialects import get_layout
+        from tipcgen.inputs import read_text
+        from tipcgen.plan.planner import plan_config
+
+        # the config's path as the script was given it (a table's Config word passes it on)
+        return plan_config(read_text(str(config)), get_layout(chain), mode, gpuid=gpuid, source=str(config),
+                           config=run.config_arg or str(config))  # fmt: skip
+    if device is not None:  # the path the wrapper was given: PaddleClas reads the model from it
+        return plan_source(str(config), mode, layout=layout, gpuid=gpuid, runner=runner, device=device,
+                           config=run.config_arg, arch=machine_arch())  # fmt: skip
+    return plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
+
+
+def machine_arch() -> str:
+    """What `uname -i` says here (the device wrappers' architecture test reads it)."""
+    import subprocess
+
+    return subprocess.run(["uname", "-i"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def _run_for_compare(

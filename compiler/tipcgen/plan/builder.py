@@ -139,6 +139,10 @@ class Builder:
         self.log_dir = f"./test_tipc/output/{view.value('model_name')}/{mode}"
         self.status_log = f"{self.log_dir}/results_python.log"
         self.script = SEED_ERA  # the OCR-family script version plan_classic follows
+        # A device variant's (dialects/devices.py): the word the inference branch compares use_gpu
+        # with, and the names of the other runner edits it makes
+        self.gpu_word = "gpu"
+        self.runner_edits: frozenset = frozenset()
 
     @property
     def text(self) -> str:

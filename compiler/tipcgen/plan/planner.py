@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from tipcgen.dialects import Layout, get_layout
+from tipcgen.dialects.devices import Device
 from tipcgen.errors import UsageError
 from tipcgen.lower.configview import WHOLE, ConfigView
 from tipcgen.plan.builder import Builder
@@ -42,6 +43,7 @@ def plan_config(
     limits: Any = None,
     config: Optional[str] = None,
     reads: Optional[set] = None,
+    device: Optional[Device] = None,
 ) -> Plan:
     """Plan the steps of `test_train_inference_python.sh CONFIG MODE [GPUID]`.
 
@@ -51,7 +53,9 @@ def plan_config(
     `root` is the repo root's absolute path (runners whose script builds `$(pwd)/...` paths);
     `limits` the suite's spec `limits` (step time limits; None: tipcgen's defaults); `config` the
     config file's path as the script is given it (a table's Config word; default: `source`);
-    `reads`: gets the config's roles the planning read (ConfigView.roles_read).
+    `reads`: gets the config's roles the planning read (ConfigView.roles_read);
+    `device` a device variant's record (dialects/devices.py): its runner word and edits (`text`
+    is the config as its rewrites left it: devices.device_text).
     """
     r = runner_for(layout, runner)
     if mode not in r.MODES:
@@ -62,6 +66,8 @@ def plan_config(
     b = Builder(view, mode, cuda_visible_devices, node_ip or None, start_port or None, gpuid or None, root)
     b.text, b.source = text, source
     b.config = config if config is not None else source
+    if device is not None:
+        b.gpu_word, b.runner_edits = device.word, frozenset(e.name for e in device.runner_edits)
     r.plan(b)
     steps = tuple(_limited(step, limits, mode) for step in b.steps) if limits is not None else tuple(b.steps)
     plan = Plan(

@@ -70,6 +70,9 @@ else:
     LayoutName = Literal[DIALECT_NAMES]
     # a suite may also be another chain's config (dialects/chains): its layout says which
     SuiteLayoutName = Literal[DIALECT_NAMES + tuple(CHAIN_LAYOUTS)]
+# A device variant a spec's build writes a wrapper for (dialects/devices.py; gpu and cpu are the
+# runner's own: no wrapper)
+DeviceName = Literal["npu", "xpu"]
 
 
 class Model(BaseModel):
@@ -680,6 +683,23 @@ class SpecFile(Model):
     # after `suites`, so a validator can check the suite `bench` names.
     bench: Optional[Bench] = None
     convergence: Optional[Convergence] = None
+    # The device variants `build` writes beside the runner (test_train_inference_python_npu.sh,
+    # _xpu.sh: dialects/devices.py), each named as upstream's.
+    devices: tuple[DeviceName, ...] = ()
+
+    @field_validator("devices")
+    @classmethod
+    def _layout_devices(cls, devices, info):
+        from tipcgen.dialects.devices import LOOKUP
+
+        layout = info.data.get("layout")
+        if len(set(devices)) != len(devices):
+            raise ValueError("a device is named twice")
+        for device in devices:
+            if layout is not None and (layout, device) not in LOOKUP:
+                have = sorted(lay for lay, dev in LOOKUP if dev == device)
+                raise ValueError(f"layout {layout} has no {device} variant; the layouts with one: {', '.join(have)}")
+        return devices
 
     @field_validator("prepare")
     @classmethod
@@ -754,6 +774,7 @@ class Spec(Model):
     bench: Optional[Bench] = None
     convergence: Optional[Convergence] = None
     configs: Optional[ConfigFolder] = None  # SpecFile.configs
+    devices: tuple[DeviceName, ...] = ()  # SpecFile.devices
 
     @property
     def config_dir(self) -> str:

@@ -398,6 +398,7 @@ def parse_spec_text(text: str, filename: str, rule_ids: Optional[Collection[str]
         other_configs=top.other_configs,
         bench=top.bench,
         convergence=top.convergence,
+        devices=top.devices,
     )
     return spec, pos
 

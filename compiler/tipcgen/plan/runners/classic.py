@@ -311,7 +311,7 @@ def inference_matrix(
     inf = InferParams.read(b.v, python, model_dir, log_dir, data, quant, run, gpus)
     for use_gpu in ifs_split(b.v.value("inference.use_gpu"), "|"):
         cpu = shell_eq(use_gpu, "False") or shell_eq(use_gpu, "cpu")
-        gpu = shell_eq(use_gpu, "True") or shell_eq(use_gpu, "gpu")
+        gpu = shell_eq(use_gpu, "True") or shell_eq(use_gpu, b.gpu_word)
         # Any other value: upstream says it "does not support hardware other than CPU and GPU".
         if not ocr:
             if cpu or gpu:

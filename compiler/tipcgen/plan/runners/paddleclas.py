@@ -199,8 +199,8 @@ def _run_trainer(b: Builder, e: Entry, autocast: str, trainer: str) -> None:
     train = _add(b, "train", cmd, train_log, TrainingRun(None, e.nodes, stem), shown=cmd, output="tee")
     run = TrainingRun(train, e.nodes, stem, "not trainer 0" if not_first else None)
     rec = any(m in model for m in RECMODEL_MODELS)
-    sub = "RecModel" if rec else model
-    weights = f"{save_log}/{sub}/{_value(v, 'train.model_file')}"
+    sub = "RecModel/" if rec else "" if "weights-without-model-folder" in b.runner_edits else f"{model}/"
+    weights = f"{save_log}/{sub}{_value(v, 'train.model_file')}"
     if unquoted_test(_value(v, "eval.command"), "!=", "null"):
         eval_cmd = (
             f"{python} {_value(v, 'eval.command')} {set_param(v.key('train.pretrained'), weights)} {use_gpu} "
@@ -254,7 +254,7 @@ def _inference(b: Builder, model_dir: str, gpu: str, cwd: Optional[str], run: Tr
     )
     lists = {r: ifs_split(_value(v, r), "|") for r in ("inference.batch_size", "inference.precision")}
     for use_gpu in ifs_split(_value(v, "inference.use_gpu"), "|"):
-        for fields in _infer_points(v, use_gpu, lists):
+        for fields in _infer_points(v, use_gpu, lists, b.gpu_word):
             p = {**common, **fields, "use_gpu": use_gpu}
             p["batch"] = set_param(v.key("inference.batch_size"), p["bs"])
             template, log_name = INFER_CPU if "mkldnn" in p else INFER_GPU
@@ -262,8 +262,9 @@ def _inference(b: Builder, model_dir: str, gpu: str, cwd: Optional[str], run: Tr
             _add(b, "infer", template.format(**p), log, run, cwd=cwd)
 
 
-def _infer_points(v: ConfigView, use_gpu: str, lists: dict) -> list[dict]:
-    """The loop variables of each inference run of one inference.use_gpu value, in upstream's order."""
+def _infer_points(v: ConfigView, use_gpu: str, lists: dict, gpu_word: str = "gpu") -> list[dict]:
+    """The loop variables of each inference run of one inference.use_gpu value, in upstream's order
+    (`gpu_word`: the word its GPU branch compares with, a device variant's)."""
     batches, precisions = lists["inference.batch_size"], lists["inference.precision"]
     out: list[dict] = []
     if shell_eq(use_gpu, "False") or shell_eq(use_gpu, "cpu"):
@@ -276,7 +277,7 @@ def _infer_points(v: ConfigView, use_gpu: str, lists: dict) -> list[dict]:
                             threads=set_param(v.key("inference.threads"), threads), bs=bs, precision=precision,
                             extra=set_param(v.key("inference.extra"), _value(v, "inference.extra")),
                         ))  # fmt: skip
-    elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, "gpu"):
+    elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, gpu_word):
         for trt in ifs_split(_value(v, "inference.tensorrt"), "|"):
             for precision in precisions:
                 if shell_eq(precision, "True") and shell_eq(trt, "False"):

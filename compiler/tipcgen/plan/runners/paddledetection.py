@@ -281,7 +281,7 @@ def inference(b: Builder, p: Params, model_dir: str, data: str, quant: str, gpu:
     for use_gpu in devices:
         if shell_eq(use_gpu, "False") or shell_eq(use_gpu, "cpu"):
             _infer_cpu(b, p, use_gpu, common, quant, gpu, run)
-        elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, "gpu"):
+        elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, b.gpu_word):
             _infer_gpu(b, p, use_gpu, common, quant, gpu, run)
     return devices
 

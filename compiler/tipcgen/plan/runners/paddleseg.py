@@ -151,7 +151,7 @@ def inference(b: Builder, model_dir: str, data: str, quant: str, gpu: str, run: 
     for use_gpu in ifs_split(v.value("inference.use_gpu"), "|"):
         if shell_eq(use_gpu, "False") or shell_eq(use_gpu, "cpu"):
             _infer_cpu(b, common, use_gpu, quant, gpu, run)
-        elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, "gpu"):
+        elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, b.gpu_word):
             _infer_gpu(b, common, use_gpu, quant, gpu, run)
         # Anything else: upstream only says it "does not support" that hardware.
 

@@ -358,7 +358,7 @@ def inference(b: Builder, model_dir: str, quant: str, gpu: str, run: TrainingRun
     for use_gpu in ifs_split(v.value("inference.use_gpu"), "|"):
         if shell_eq(use_gpu, "False") or shell_eq(use_gpu, "cpu"):
             _infer_cpu(b, inf, use_gpu)
-        elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, "gpu"):
+        elif shell_eq(use_gpu, "True") or shell_eq(use_gpu, b.gpu_word):
             _infer_gpu(b, inf, use_gpu)
 
 
