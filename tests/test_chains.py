@@ -29,17 +29,20 @@ from helpers.upstream import CHAIN_SOURCES, chains_dir, configs_root
 from tipcgen.dialects import signature
 from tipcgen.dialects.chains import PADDLECLAS_PADDLE2ONNX, chain_family, chain_layout
 from tipcgen.dialects.chains.models_cpp_binary import MODELS_CPP_BINARY
+from tipcgen.dialects.chains.models_lite_arm import MODELS_LITE_ARM
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.models_serving_cpp import MODELS_SERVING_CPP
 from tipcgen.dialects.chains.models_serving_python import MODELS_SERVING_PYTHON
 from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
+from tipcgen.dialects.chains.paddledetection_pipeline import PADDLEDETECTION_PIPELINE
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleocr_cpp_infer import PADDLEOCR_CPP_INFER
 from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
+from tipcgen.dialects.chains.paddleocr_lite_arm import PADDLEOCR_LITE_ARM
 from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleocr_ptq import PADDLEOCR_PTQ
 from tipcgen.dialects.chains.paddleocr_serving_cpp import PADDLEOCR_SERVING_CPP
@@ -80,6 +83,8 @@ def test_what_is_not_this_table_and_a_train_layout_for_it_are_refused(tmp_path):
 
 
 # The chains that are tables of another family than PaddleClas: (repo, layout, what fails each step)
+# A device's programs no test machine has (a Lite chain's `adb`): recorded by the harness too.
+DEVICE_TOOLS = ("adb",)
 TABLE_CHAINS = [
     ("PaddleSeg", PADDLESEG_PADDLE2ONNX, ("--save_file", "infer_onnx")),
     ("PaddleVideo", PADDLEVIDEO_PADDLE2ONNX, ("--save_file", "predict_onnx")),
@@ -129,6 +134,12 @@ TABLE_CHAINS = [
     ("PaddleOCR/chains", PADDLEOCR_SERVING_PYTHON, ("paddle_serving_client.convert", "web_service", "pipeline_http")),
     # the conversions (the det one without a status line), the C++ server, its client
     ("PaddleOCR/chains", PADDLEOCR_SERVING_CPP, ("paddle_serving_client.convert", "paddle_serving_server", "ocr_cpp")),
+    # on the device: the slim (INT8) models' runs, every run of the demo
+    ("PaddleOCR/chains", PADDLEOCR_LITE_ARM, ("slim", "_opt.nb")),
+    # the GPU's runs (upstream's status says they succeeded: they ran in the background), every run
+    ("PaddleDetection", PADDLEDETECTION_PIPELINE, ("--device=gpu", "pipeline.py")),
+    # the push (no status line, its exit code unread), the predictor on the device
+    ("models", MODELS_LITE_ARM, ("push", "shell")),
     # the C++ binary's one run (its demo image's argument)
     ("PaddleSeg", PADDLESEG_CPP_BINARY, ("_demo.",)),
     ("models", MODELS_CPP_BINARY, ("demo.jpg",)),  # its one run (its demo image's argument)
@@ -159,7 +170,7 @@ def test_every_config_of_a_table_chain_is_faithful_to_its_repos_own_script(corpu
     print(tally.report(f"{layout.name} oracle"))
     assert not tally.unfaithful, "\n".join(tally.unfaithful[:5])
     cases = [Case(str(c), layout.name, mode, fail=f) for c in configs for f in (None, fails[-1])]
-    mismatches = Harness(tmp_path / "h").run(cases)
+    mismatches = Harness(tmp_path / "h", tools=DEVICE_TOOLS).run(cases)
     assert not mismatches, "\n".join(mismatches[:5])
 
 
@@ -770,3 +781,50 @@ def test_a_spec_suite_names_the_chain_and_the_build_writes_its_script(tmp_path):
     spec.write_text(other)
     res = invoke_in(tmp_path, "build", str(spec), "--out", str(tmp_path / "gen2"))
     assert res.exit_code == 2 and "has no line for this field" in res.output, res.output
+
+
+def test_paddleocrs_lite_inference_line_picks_what_runs_and_another_is_refused(tmp_path):
+    """PaddleOCR's test_lite_arm_cpp.sh branches on its inference line (a Pick, by substring as
+    upstream's if/elif): a system runs its det model's rec and cls models at its position, in INT8
+    for a slim det model, each rec batch size naming its log only; a line of no branch (upstream:
+    `inference_cmd is wrong`, exit 1) is refused before anything runs by the Plan and the script."""
+    from tipcgen.errors import UsageError
+    from tipcgen.plan.planner import plan_config
+
+    layout = PADDLEOCR_LITE_ARM
+    toy = fixture_text(layout.name, "toyocr_sys_lite_arm_cpu.txt")
+    plan = plan_config(toy, layout, "lite_infer", source="toy.txt")
+    got = [s.argv[1:7] for s in plan.steps]
+    assert got[0] == ("system", "toyocr_det_infer_opt.nb", "toyocr_rec_infer_opt.nb", "toyocr_cls_infer_opt.nb",
+                      "ARM_CPU", "FP32")  # fmt: skip
+    assert got[-1][:2] == ("system", "toyocr_det_slim_infer_opt.nb") and got[-1][5] == "INT8"
+    assert len(plan.steps) == 2 * 2 * 2  # det models x threads x rec batch sizes (the demo gets the det one)
+    assert {s.argv[8] for s in plan.steps} == {"1"} and "rec_batchsize_8" in plan.steps[1].log
+    odd = _write(tmp_path, "odd", toy.replace("inference:./ocr_db_crnn system", "inference:./ocr_db_crnn cls"))
+    with pytest.raises(UsageError, match="contains none of det, rec, system"):
+        plan_config(odd.read_text(), layout, "lite_infer", source=str(odd))
+    mismatches = Harness(tmp_path / "h").run([Case(str(odd), layout.name, "lite_infer")])
+    assert not mismatches, "\n".join(mismatches)
+
+
+def test_the_tutorials_lite_values_reach_the_device_as_one_word_or_the_config_is_refused(tmp_path):
+    """The models tutorial's test_lite_arm_cpu_cpp.sh: its sed replacements are escaped (a work path's
+    `/`), and a value that would reach the device's shell line as more than one word (upstream splices
+    it into `adb shell '...'`) is refused before anything runs by the Plan and the script alike."""
+    from tipcgen.errors import UsageError
+    from tipcgen.plan.planner import plan_config
+
+    layout = MODELS_LITE_ARM
+    toy = fixture_text(layout.name, "toynet_lite_arm_cpu_cpp.txt")
+    plan = plan_config(toy, layout, "lite_infer", source="toy.txt")
+    assert plan.steps[1].argv[2] == r"s/clas_model_file.*/clas_model_file  \/data\/local\/tmp\/toy_arm\/toynet_tiny.nb/"
+    assert plan.steps[-1].argv[2].endswith("; /data/local/tmp/toy_arm/toynet /data/local/tmp/toy_arm/toy_config.txt "
+                                           "/data/local/tmp/toy_arm/toy_cat.jpg")  # fmt: skip
+    cases = [Case(str(_write(tmp_path, "toy", toy)), layout.name, "lite_infer")]
+    for name, old, new in (("semicolon", "toy_cat.jpg", "toy_cat.jpg;reboot"), ("quote", "|2", "|2'x")):
+        odd = _write(tmp_path, name, toy.replace(old, new))
+        with pytest.raises(UsageError, match="device's shell line"):
+            plan_config(odd.read_text(), layout, "lite_infer", source=str(odd))
+        cases.append(Case(str(odd), layout.name, "lite_infer"))
+    mismatches = Harness(tmp_path / "h", tools=DEVICE_TOOLS).run(cases)
+    assert not mismatches, "\n".join(mismatches)

@@ -363,6 +363,9 @@ CHAIN_FAILS = {
     "paddleocr_serving_cpp": ("paddle_serving_client.convert", "paddle_serving_server", "toy_ocr_cpp_client"),
     "paddleseg_cpp_binary": ("_demo.",),  # the C++ binary's one run (its demo image's argument)
     "models_cpp_binary": ("demo.jpg",),  # the same
+    "paddleocr_lite_arm": ("slim", "_opt.nb"),  # the slim (INT8) models' runs, every run of the demo
+    "paddledetection_pipeline": ("--device=gpu", "pipeline.py"),  # the GPU's runs, every run
+    "models_lite_arm": ("push", "shell"),  # the push (no status line), the predictor on the device
 }
 CHAINS = [c for c in CONFIGS if is_chain(c)]
 

@@ -89,14 +89,13 @@ def test_a_models_several_configs_become_one_spec_with_shared_defaults(corpus, r
     assert doc["defaults"]["train"]["epochs"]["by_mode"] == {"lite_train_lite_infer": 5, "whole_train_whole_infer": 90}
     assert all("epochs" not in suite.get("train", {}) for suite in doc["suites"].values())
     # the chains' configs are typed by the tutorials' own tables (paddle2onnx: PaddleSeg's line
-    # table under the tutorials' name); a config no table of theirs types stays verbatim: the Lite
-    # config fits PaddleClas's line table, but a chain of one family never types another's config
+    # table under the tutorials' name; the Lite config: PaddleClas's line table under the tutorials'
+    # name, never PaddleClas's own: a chain of one family never types another's config)
     chains = {s["file"]: s["layout"] for s in doc["suites"].values() if s.get("layout")}
-    assert {"paddle2onnx_infer_python.txt", "train_ptq_infer_python.txt"} <= set(chains), chains
+    assert {"paddle2onnx_infer_python.txt", "train_ptq_infer_python.txt", "lite_arm_cpu_cpp.txt"} <= set(chains)
     assert all(layout.startswith("models_") for layout in chains.values()), chains
-    assert len(doc["suites"]) + len(doc["other_configs"]) == rep.files
-    own = [name for name, raw in doc["other_configs"].items() if raw.get("own_script")]
-    assert "lite_arm_cpu_cpp.txt" in own, own
+    assert chains["lite_arm_cpu_cpp.txt"] == "models_lite_arm"
+    assert len(doc["suites"]) + len(doc.get("other_configs") or {}) == rep.files
     ocr = reports["PaddleOCR/ch_PP-OCRv3_rec"]
     assert ocr.exact == 3
     assert "fleet:" in ocr.yaml and "normal:" in ocr.yaml

@@ -126,6 +126,9 @@ for _chain in (
     "paddleocr_serving_cpp",
     "paddleseg_cpp_binary",
     "models_cpp_binary",
+    "paddleocr_lite_arm",
+    "paddledetection_pipeline",
+    "models_lite_arm",
 ):
     for _config in sorted((_FIXTURES / _chain).glob("*.txt")):
         TOYS[f"Toy_{_chain}"] = {_config.name: _config.read_text(encoding="utf-8")}

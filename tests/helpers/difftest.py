@@ -33,6 +33,7 @@ BUILT = (
     "./deploy/cpp_infer/build/ppocr",
     "./test_tipc/cpp/build/seg_system",
     "./deploy/inference_cpp/build/clas_system",
+    "./ocr_db_crnn",  # PaddleOCR's Lite demo, in the device folder the script runs from
 )
 
 

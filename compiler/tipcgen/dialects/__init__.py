@@ -116,6 +116,7 @@ CHAINS = {
     "ptq_params": ("PTQ (post-training quantization)", "test_ptq_inference_python.sh"),
     "kl_quant_params": ("PTQ (post-training quantization)", "test_ptq_inference_python.sh"),
     "pipeline_infer_python_params": ("pipeline inference", "test_pipeline_infer_python.sh"),
+    "lite_params": ("Paddle-Lite", "test_lite_arm_cpp.sh"),
 }
 
 

@@ -22,6 +22,14 @@ A `Pick` gives a word by a role's value (PaddleOCR's det/rec/system branches on 
 for the Whens after it; a `Param`'s key may be the script's own (a `Lit`). A Pick may test for a whole
 number above 0 (`positive`: upstream's `test ${v} -gt 0`) and give any other value a `default` word;
 `Config` is the config file's path as the script was given it (a C++ binary's own config).
+A Branch's item may be a `*w*` word (an item containing w: upstream's `[[ ${model} =~ "slim" ]]`), a
+Loop may pair several lists with its own (`paired=((role, var), ...)`), a log's name may name a role's
+value (`{lite.runtime_device}`), and `PathFirst` puts the script's working directory first on a search
+path (upstream's `export LD_LIBRARY_PATH=${PWD}:$LD_LIBRARY_PATH`: Paddle-Lite's on-device scripts);
+`Export` exports CUDA_VISIBLE_DEVICES for the commands after it (an `Unset` of it ends that).
+A Join may hold a `Sed` (a value escaped for a sed replacement) and a `Prefixed` (a command's first
+words, each after a directory: a device's command line); a `quiet` command needs no Service; a
+table's `remote` roles are refused unless each item is one word (Paddle-Lite's device shell line).
 """
 
 from __future__ import annotations
@@ -150,7 +158,29 @@ class Config:
     `key value` config, passed to it as a word)."""
 
 
-Word = Union[Lit, Val, Key, Item, Join, Param, Case, First, Sub, Last, Config]
+@dataclass(frozen=True)
+class Sed:
+    """A value (Val) or an item (Item) as the literal replacement of a `sed s/.../.../` inside a
+    single-quoted word (backslash, `/`, `&`, a newline and `'` escaped: sed reads it as data), in the
+    bash variable `var` (upstream escapes its work path's slashes); it stands in a Join."""
+
+    word: Union[Val, Item]
+    var: str
+
+
+@dataclass(frozen=True)
+class Prefixed:
+    """The first `count` words of a role's value (split at blanks and `|`), each after another role's
+    value, joined by blanks, in the bash variable `var` (upstream's `echo ${cmd} | awk '{print path $1"
+    "path $2" "path $3}' path=${dir}`: a missing word gives the prefix alone)."""
+
+    role: str
+    prefix: str  # the role whose value goes before each word
+    count: int
+    var: str
+
+
+Word = Union[Lit, Val, Key, Item, Join, Param, Case, First, Sub, Last, Config, Sed, Prefixed]
 
 
 @dataclass(frozen=True)
@@ -194,7 +224,8 @@ class Branch:
     default: Optional[str] = None
 
     def word(self, item: str) -> Optional[str]:
-        return next((word for items, word in self.choices if item in items), self.default)
+        # an item `*w*`: any item containing w (Skip.matches)
+        return next((word for items, word in self.choices if any(Skip.matches(item, i) for i in items)), self.default)
 
 
 @dataclass(frozen=True)
@@ -274,7 +305,8 @@ class Loop:
     note: str = ""  # what the generated script's comment says of it
     branch: Optional[Branch] = None
     # (role, var): the item of another role's `|` list at the same position, in `var` ("" past its
-    # end): upstream's `flags=(${list}); ... ${flags[Count]}` beside its loop
+    # end): upstream's `flags=(${list}); ... ${flags[Count]}` beside its loop; or several such pairs
+    # (`((role, var), (role, var))`)
     paired: Optional[tuple] = None
     # (key variable, value variable): the item's key and value as upstream's func_parser_key and
     # func_parser_value of it (`${opt%%:*}`, `${opt#*:}`: an item without a colon is both), for
@@ -286,6 +318,12 @@ class Loop:
     # (var, word): the item cut before the last `word` in it (upstream's `${item%word*}`: the
     # item whole when it has none), for a log's `{var}` (`pipeline_http_client.py` -> `pipeline_http`)
     cut: tuple = ()
+
+    def pairs(self) -> tuple:
+        """Its paired lists as ((role, var), ...) (one pair or several)."""
+        if self.paired is None:
+            return ()
+        return self.paired if isinstance(self.paired[0], tuple) else (self.paired,)
 
 
 @dataclass(frozen=True)
@@ -313,6 +351,25 @@ class Unset:
 
 
 @dataclass(frozen=True)
+class Export:
+    """An environment variable the generated script exports for the commands after it (upstream's
+    `export CUDA_VISIBLE_DEVICES=0` before a GPU run); the Plan's steps carry CUDA_VISIBLE_DEVICES
+    (an `Unset` of it clears it there too), and no other variable: name that one only."""
+
+    name: str  # a plain variable name
+    value: str  # a plain word
+
+
+@dataclass(frozen=True)
+class PathFirst:
+    """The script's working directory put first on a search path variable for the commands after it
+    (upstream's `export LD_LIBRARY_PATH=${PWD}:$LD_LIBRARY_PATH`: a demo beside its library). A Plan's
+    steps carry no environment but CUDA_VISIBLE_DEVICES: the Plan leaves it out, as an Unset."""
+
+    name: str  # a plain variable name
+
+
+@dataclass(frozen=True)
 class ChainTable:
     """A chain script as data: its one mode, where it logs, its status line, its commands."""
 
@@ -331,6 +388,10 @@ class ChainTable:
     # first section lack (PaddleSeg's Python and C++ serving configs): a config without them is
     # refused before anything runs, by the Plan and the script (name it a Deviation of the table)
     requires: tuple = ()
+    # roles whose values reach a device's shell line (`adb shell '...'`): each item of their `|` list
+    # (each word of a command role's) must be one word by the spec's rule (spec/policy.py
+    # word_problem), else the config is refused before anything runs, by the Plan and the script
+    remote: tuple = ()
 
     @property
     def services(self) -> bool:

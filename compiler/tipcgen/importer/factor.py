@@ -24,6 +24,9 @@ _SUITE_NAME = [
     # other chains (PaddleClas names): `[KL_]linux_gpu_normal_normal_paddle2onnx_python_linux_cpu`
     # -> `[KL_]paddle2onnx_python`, `lite_arm_cpu_cpp` -> `lite_arm_cpu_cpp`
     (re.compile(r"^(?:(\w+?)_)?linux_gpu_normal_normal_(\w+?)_linux_(?:gpu_)?cpu$"), "chain"),
+    # PaddleOCR's Lite configs (run on the device): `model_linux_gpu_normal_normal_lite_cpp_arm_cpu`
+    # -> `model_lite_cpp_arm_cpu`
+    (re.compile(r"^(?:(\w+?)_)?linux_gpu_normal_normal_(lite_\w+)$"), "chain"),
 ]
 
 

@@ -25,8 +25,10 @@ from tipcgen.spec.policy import is_name, text
 
 INT = re.compile(r"^(0|-?[1-9][0-9]*)$")
 
-# Roles whose line is a `|`-separated list of values, and those whose value is a mode table.
-_LIST_FLAG_ROLES = roles_typed(ListFlag)
+# Roles whose line is a `|`-separated list of values (the train tables', and the chains' looped lines
+# whose key the config chooses: serving's `--use_gpu`, PaddleOCR Lite's rec/cls models), and those
+# whose value is a mode table.
+_LIST_FLAG_ROLES = roles_typed(ListFlag) | frozenset(r for r, k in chain_roles().items() if k == "list_flag")
 _MODE_FLAG_ROLES = roles_typed(ModeFlag)
 _WHOLE_INFER_ROLES = ("whole_infer.models", "whole_infer.exports", "whole_infer.quant")
 # Other chains' fixed-key lines the script loops over: a list of values (spec/chain_fields.py).

@@ -120,11 +120,14 @@ BUILT = ("clas_system", "pp_shitu", "main", "ppvideo", "ppocr")
 CHAIN_TOOLS: dict[str, tuple] = {
     "test_serving_infer_python.sh": ("sed", "cp"),
     "test_serving_infer_cpp.sh": ("sed", "cp"),
+    "test_lite_arm_cpu_cpp.sh": ("adb", "sed"),  # a Lite script's device commands and config.txt edits
 }
 SLEEP_AFTER_BACKGROUND = shim("sleep_after_background.sh")
 CHAIN_SHIMS: dict[str, dict] = {
     "test_serving_infer_python.sh": {"sleep": SLEEP_AFTER_BACKGROUND},
     "test_serving_infer_cpp.sh": {"sleep": SLEEP_AFTER_BACKGROUND},
+    # each run in the background, then its log printed: `cat` waits for the run's recorder
+    "test_pipeline_infer_python.sh": {"cat": shim("cat_after_background.sh")},
 }
 
 # The recorder of tests/conftest.py, plus its own name (argv[0]), the wrappers it runs under
@@ -233,6 +236,8 @@ class BuildStage:
     dirs: tuple = ()  # directories it `cd`s to
     exes: tuple = ()  # recorders at these paths (CMake's bootstrap; a demo built before the run)
     shims: tuple = ()  # (program, body): recorders that also leave what the real one would
+    # (path, target): symbolic links (a device's folder holds the script's helpers beside it)
+    links: tuple = ()
 
 
 # Every family's test_inference_cpp.sh finds the base; a family's entry adds to it.
@@ -247,7 +252,15 @@ CPP_STAGES: dict[str, BuildStage] = {
     "PaddleSeg": BuildStage(exes=("test_tipc/cpp/build/seg_system",)),
     "models": BuildStage(exes=("deploy/inference_cpp/build/clas_system",)),
 }
-_PREBUILT_NAMES = tuple(p.rsplit("/", 1)[1] for stage in CPP_STAGES.values() for p in stage.exes if "/build/" in p)
+# A script run on a device from one folder (Paddle-Lite's: prepare packs the script, common_func.sh,
+# the config and the demo together, and the script sources `./common_func.sh`, runs `./ocr_db_crnn`).
+DEVICE_STAGES: dict[str, BuildStage] = {
+    "test_lite_arm_cpp.sh": BuildStage(exes=("ocr_db_crnn",), links=(("common_func.sh", "test_tipc/common_func.sh"),)),
+}
+_PREBUILT_NAMES = (
+    *(p.rsplit("/", 1)[1] for stage in CPP_STAGES.values() for p in stage.exes if "/build/" in p),
+    *(p for stage in DEVICE_STAGES.values() for p in stage.exes),  # a device folder's demo (`./ocr_db_crnn`)
+)
 
 
 def _stage_build(bin_dir: Path, root: Path, script: str, repo: str = "") -> None:
@@ -255,6 +268,12 @@ def _stage_build(bin_dir: Path, root: Path, script: str, repo: str = "") -> None
     says the download, the clone and the build would leave."""
     for name in BUILD_TOOLS.get(script, ()):
         write_exe(bin_dir / name, _MAKE if name == "make" else RECORDER)
+    device = DEVICE_STAGES.get(script)
+    if device is not None:
+        for rel in device.exes:
+            write_exe(root / rel, RECORDER)
+        for rel, target in device.links:
+            (root / rel).symlink_to(target)
     if script != "test_inference_cpp.sh":
         return
     write_exe(bin_dir / ".demo", RECORDER)
@@ -851,17 +870,21 @@ def _compare_status(run: UpstreamRun, plan, lines: list, norm: _Norm) -> list:  
 
     got_path = [norm.text(p, "status log path") for p in run.status_logs]
     # A plan with nothing to write (no step, no preamble) writes no status log, like a script that ran nothing.
-    if got_path != ([plan.status_log] if plan.steps or plan.preamble else []):
+    # the file a path names: a `//` in it (a log directory of an unset variable's name) is one `/`
+    want_path = re.sub("/{2,}", "/", plan.status_log)
+    if got_path != ([want_path] if plan.steps or plan.preamble else []):
         add("path", "status: results_python.log elsewhere",
             f"upstream writes its status lines to {got_path}, the plan to {plan.status_log}")  # fmt: skip
     got = [norm.text(line, "status lines") for line in run.status_lines]
+    # the model a status line names: none where the chain's status_check is given none
+    shown_model = plan.model_name if "{model}" in getattr(plan, "status_format", "{model}") else ""
     preamble = list(getattr(plan, "preamble", ()))
     if preamble and got[: len(preamble)] == preamble:
         got = got[len(preamble) :]  # the plan writes these first too (e.g. PaddleSeg's mode banner)
     parsed: list = []
     other: list = []
     for line in got:
-        split = _split_status(line, plan.model_name)
+        split = _split_status(line, shown_model)
         if split is None:
             other.append(line)
         else:
@@ -875,7 +898,7 @@ def _compare_status(run: UpstreamRun, plan, lines: list, norm: _Norm) -> list:  
     for i, ((g, pu), w) in enumerate(zip(parsed, want)):
         if g == w:
             continue
-        pw = _split_status(w, plan.model_name)
+        pw = _split_status(w, shown_model)
         assert pw is not None
         step = writers[i] if i < len(writers) else None
         kind = step.kind if step else "?"

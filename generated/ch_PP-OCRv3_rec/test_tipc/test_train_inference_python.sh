@@ -48,6 +48,10 @@ case $tipc_section in
     echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_ptq_inference_python.sh: refusing it (this script runs its own configs only)" >&2
     exit 2
     ;;
+"lite_params")
+    echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_lite_arm_cpp.sh: refusing it (this script runs its own configs only)" >&2
+    exit 2
+    ;;
 "paddle2onnx_params")
     echo "tipc: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: refusing it (this script runs its own configs only)" >&2
     exit 2

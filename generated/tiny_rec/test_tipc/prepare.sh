@@ -68,6 +68,10 @@ case "$MODE:$tipc_section" in
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
     exit 2
     ;;
+"lite_train_lite_infer:lite_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_lite_arm_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
 "lite_train_lite_infer:paddle2onnx_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: not prepared in $MODE" >&2
     exit 2
@@ -98,6 +102,10 @@ case "$MODE:$tipc_section" in
     ;;
 "lite_train_whole_infer:cpp_infer_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"lite_train_whole_infer:lite_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_lite_arm_cpp.sh: not prepared in $MODE" >&2
     exit 2
     ;;
 "lite_train_whole_infer:paddle2onnx_params")
@@ -132,6 +140,10 @@ case "$MODE:$tipc_section" in
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
     exit 2
     ;;
+"whole_train_whole_infer:lite_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_lite_arm_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
 "whole_train_whole_infer:paddle2onnx_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_paddle2onnx.sh: not prepared in $MODE" >&2
     exit 2
@@ -162,6 +174,10 @@ case "$MODE:$tipc_section" in
     ;;
 "whole_infer:cpp_infer_params")
     echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_inference_cpp.sh: not prepared in $MODE" >&2
+    exit 2
+    ;;
+"whole_infer:lite_params")
+    echo "prepare: $FILENAME: its first section is '$tipc_section', a config of test_tipc/test_lite_arm_cpp.sh: not prepared in $MODE" >&2
     exit 2
     ;;
 "whole_infer:paddle2onnx_params")

@@ -16,6 +16,7 @@ from typing import Optional
 
 from tipcgen.dialects.base import Layout, Signature
 from tipcgen.dialects.chains.models_cpp_binary import MODELS_CPP_BINARY
+from tipcgen.dialects.chains.models_lite_arm import MODELS_LITE_ARM
 from tipcgen.dialects.chains.models_paddle2onnx import MODELS_PADDLE2ONNX
 from tipcgen.dialects.chains.models_ptq import MODELS_PTQ
 from tipcgen.dialects.chains.models_serving_cpp import MODELS_SERVING_CPP
@@ -32,11 +33,13 @@ from tipcgen.dialects.chains.paddleclas_serving_python import (
 )
 from tipcgen.dialects.chains.paddledetection_cpp_infer import PADDLEDETECTION_CPP_INFER
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import PADDLEDETECTION_PADDLE2ONNX
+from tipcgen.dialects.chains.paddledetection_pipeline import PADDLEDETECTION_PIPELINE
 from tipcgen.dialects.chains.paddledetection_ptq import PADDLEDETECTION_PTQ
 from tipcgen.dialects.chains.paddledetection_serving_cpp import PADDLEDETECTION_SERVING_CPP
 from tipcgen.dialects.chains.paddledetection_serving_python import PADDLEDETECTION_SERVING_PYTHON
 from tipcgen.dialects.chains.paddleocr_cpp_infer import PADDLEOCR_CPP_INFER
 from tipcgen.dialects.chains.paddleocr_infer_python import PADDLEOCR_INFER_PYTHON
+from tipcgen.dialects.chains.paddleocr_lite_arm import PADDLEOCR_LITE_ARM
 from tipcgen.dialects.chains.paddleocr_paddle2onnx import PADDLEOCR_PADDLE2ONNX
 from tipcgen.dialects.chains.paddleocr_ptq import PADDLEOCR_PTQ
 from tipcgen.dialects.chains.paddleocr_serving_cpp import PADDLEOCR_SERVING_CPP
@@ -65,6 +68,7 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLESEG_DY2STATIC,  # PaddleClas's lines: detected as theirs where the family is known
     PADDLEVIDEO_DY2STATIC,
     PADDLECLAS_LITE_ARM,
+    MODELS_LITE_ARM,  # PaddleClas's lines: detected as the tutorial's where the family is known
     PADDLECLAS_SERVING_PYTHON,
     PADDLECLAS_SERVING_PYTHON_SHITU,
     PADDLECLAS_SERVING_CPP,
@@ -93,6 +97,8 @@ _CHAINS: tuple[Layout, ...] = (
     PADDLEOCR_PTQ,
     PADDLEOCR_SERVING_PYTHON,
     PADDLEOCR_SERVING_CPP,
+    PADDLEOCR_LITE_ARM,
+    PADDLEDETECTION_PIPELINE,
     PADDLESEG_CPP_BINARY,
     MODELS_CPP_BINARY,
 )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from tipcgen.dialects.steps import (
     POSITIVE,
@@ -16,6 +16,7 @@ from tipcgen.dialects.steps import (
     ChainTable,
     Command,
     Config,
+    Export,
     First,
     Item,
     Join,
@@ -24,7 +25,10 @@ from tipcgen.dialects.steps import (
     Lit,
     Loop,
     Param,
+    PathFirst,
     Pick,
+    Prefixed,
+    Sed,
     Service,
     Skip,
     Sub,
@@ -36,7 +40,8 @@ from tipcgen.dialects.steps import (
 from tipcgen.errors import UsageError
 from tipcgen.plan.refusals import MAX_MATRIX
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
-from tipcgen.script.shellwords import ifs_split, set_param
+from tipcgen.script.shellwords import ifs_split, sed_quoted, set_param
+from tipcgen.spec.policy import WORD_BASH_RE, word_problem
 
 if TYPE_CHECKING:
     from tipcgen.dialects.base import Dialect
@@ -77,13 +82,19 @@ class TableRunner:
         return (top.removeprefix("{root}/").removeprefix("./").strip("/"),)
 
     @property
+    def seds(self) -> bool:
+        """Whether its commands hold a Sed word (the script then defines tipc_sed_value: edit_lib)."""
+        return any(_seds(c.words) for c in _commands(self.table.commands))
+
+    @property
     def TEMPLATE_VARS(self) -> dict:
         return {"table": self}
 
     @property
     def services(self) -> bool:
-        """Whether its script starts background services (runner_lib's `services` part)."""
-        return self.table.services
+        """Whether its script needs runner_lib's `services` part: it starts background services, or
+        runs quiet commands (run_step --quiet)."""
+        return self.table.services or any(c.quiet for c in _commands(self.table.commands))
 
     # -- the Plan
 
@@ -96,6 +107,10 @@ class TableRunner:
         for role, key in self.table.requires:
             if v.key(role) != key:
                 raise UsageError(_not_mine(b.source, v.layout.dialect.script, role, key, v.key(role)))
+        for role in self.table.remote:
+            problem = _remote_problem(value(role), role in v.layout.dialect.command_roles)
+            if problem:
+                raise UsageError(f"{b.source}: {v.key(role)}:{value(role)}: {problem}: {_REMOTE}")
         if self.table.gpuid_env and (b.gpuid or self.table.gpuid_default):
             b.cvd = b.gpuid or self.table.gpuid_default  # upstream exports it before its steps
         _plan(b, value, self.table.commands, {})
@@ -122,6 +137,8 @@ class TableRunner:
                 "    exit 2",
                 "fi",
             ]
+        if self.table.remote:
+            out += _remote_bash(self.table.remote, dialect, values)
         if dialect.matrix_roles and not dialect.log_name_roles:  # runner_lib checks them with the log names
             lists = " ".join(f'"${values[role]}"' for role in dialect.matrix_roles)
             out += [
@@ -160,8 +177,6 @@ class TableRunner:
     def bash(self, dialect: Dialect) -> str:
         """What the generated script runs after runner_lib: the same commands, in bash."""
         values, keys = _names(dialect, "value"), _names(dialect, "key")
-        if any(c.quiet for c in _commands(self.table.commands)) and not self.table.services:
-            raise AssertionError("a quiet command needs runner_lib's service part (run_step --quiet)")
         params = [w for c in _commands(self.table.commands) for w in c.words if isinstance(w, Param)]
         names = [f'{var}=""' for var in dict.fromkeys(p.bash_var() for p in params)]  # each once
         out = [" ".join(names[i : i + 5]) for i in range(0, len(names), 5)]
@@ -188,10 +203,66 @@ class TableRunner:
         for var, last in _lasts(self.table.commands).items():
             out += ["", f"# The last part of {values[last.role]}'s path (upstream's `{var}=${{parts[-1]}}`).",
                     f'{var}="${{{values[last.role]}%/}}"', f'{var}="${{{var}##*/}}"']  # fmt: skip
-        if not self.table.services and any(c.quiet for c in _commands(self.table.commands)):
-            raise AssertionError("a table's quiet commands need a Service (runner_lib's --quiet)")
+        for var, pre in _prefixed(self.table.commands).items():
+            words = " ".join(f"${{{values[pre.prefix]}}}${{{var}_words[{i}]:-}}" for i in range(pre.count))
+            said = f"# The first {pre.count} words of {values[pre.role]}, each after {values[pre.prefix]} (awk)."
+            out += ["", said,
+                    f'declare -a {var}_words=() && read -r -a {var}_words <<<"${{{values[pre.role]}//|/ }}"',
+                    f'{var}="{words}"']  # fmt: skip
         out += _entries(self.table.commands, values, keys, "", [0])
         return "\n".join(out) + "\n"
+
+
+# Why a table's `remote` value is refused (after `<config>: <line>: <problem>: `).
+_REMOTE = (
+    "its value goes into the device's shell line (`adb shell '...'`), where only ASCII letters, digits and "
+    "`._+/=,:@%-` pass as data"
+)
+
+
+def _remote_problem(value: str, command: bool) -> Optional[str]:
+    """Why a `remote` role's value cannot reach a device's shell line as data (None: it can): each item
+    of its `|` list (each word of a command role's value) one word by the spec's rule."""
+    items = re.split(r"[ |]+", value.strip(" |")) if command else value.split("|")
+    return next((p for p in (word_problem(item, command) for item in items) if p), None)
+
+
+def _remote_bash(roles: tuple, dialect: Dialect, values: dict) -> list:
+    """The generated script's refusal of a `remote` role's value (as _remote_problem)."""
+    out = [
+        "# These values reach the device's shell line: each item (of a `|` list; a word of a command, which",
+        "# may be an option) must be one word of the spec's characters, as the Plan refuses by the same rule.",
+        f"tipc_word_re='{WORD_BASH_RE}'",
+        "declare -a tipc_items=()",
+    ]
+    said = _REMOTE.replace("`", "\\`")  # in a "..." string
+    quoted = "'${tipc_item}'"
+    for role in roles:
+        var = values[role]
+        command = role in dialect.command_roles
+        split = f'read -r -a tipc_items <<<"${{{var}//|/ }}"' if command else f'tipc_split tipc_items "|" "${var}"'
+        option = "" if command else " || $tipc_item == -*"
+        out += [
+            split,
+            'for tipc_item in "${tipc_items[@]}"; do',
+            f"    if [[ ! $tipc_item =~ $tipc_word_re{option} ]]; then",
+            f'        echo "tipc: ${{FILENAME}}: {var} holds {quoted}: {said}" >&2',
+            "        exit 2",
+            "    fi",
+            "done",
+        ]
+    return out
+
+
+def _prefixed(entries: tuple) -> dict:
+    """var -> Prefixed, for every Prefixed among the commands' words (in Joins too), each once."""
+    out: dict = {}
+    for c in _commands(entries):
+        for w in c.words:
+            for part in w.parts if isinstance(w, Join) else (w,):
+                if isinstance(part, Prefixed):
+                    out[part.var] = part
+    return out
 
 
 def _names(dialect: Dialect, kind: str) -> dict:
@@ -204,8 +275,9 @@ def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
     variable -> item (and each branch's variable -> the word it gave that item, each paired variable
     -> its item, each part's -> that part)."""
     for c in entries:
-        if isinstance(c, Unset):
-            continue  # the script's environment (see Unset)
+        if isinstance(c, (Export, Unset, PathFirst)):
+            _plan_env(b, c)
+            continue
         if isinstance(c, Pick):
             got = value(c.role)
             word = c.word(got)
@@ -229,6 +301,17 @@ def _plan(b: Builder, value, entries: tuple, env: dict) -> None:
             _add(b, value, env, c)
 
 
+def _plan_env(b: Builder, c) -> None:
+    """The script's environment: CUDA_VISIBLE_DEVICES is the steps' (an Export of it, an Unset of it);
+    any other variable (Unset's, PathFirst's) is left out of the Plan."""
+    if isinstance(c, Export):
+        if c.name != "CUDA_VISIBLE_DEVICES":
+            raise AssertionError(f"a table exports CUDA_VISIBLE_DEVICES only, not {c.name}")
+        b.cvd = c.value
+    elif isinstance(c, Unset) and "CUDA_VISIBLE_DEVICES" in c.names:
+        b.cvd = None
+
+
 def _plan_service(b: Builder, value, c: Service, env: dict) -> None:
     """A Service's start, its clients (a Loop of them too), then its stop (see _plan)."""
     _add(b, value, env, c.start, service="start", warmup=c.warmup)
@@ -243,14 +326,14 @@ def _plan_service(b: Builder, value, c: Service, env: dict) -> None:
 
 def _plan_loop(b: Builder, value, c: Loop, env: dict) -> None:
     """A Loop's entries once per item of its role's list (see _plan)."""
-    pairs = ifs_split(value(c.paired[0]), "|") if c.paired is not None else []
+    pairs = [(var, ifs_split(value(role), "|")) for role, var in c.pairs()]
     for n, item in enumerate(ifs_split(value(c.role), "|")):
         word = c.branch.word(item) if c.branch is not None else None
         if c.branch is not None and word is None:
             continue  # upstream prints the branch's `otherwise` and goes on
         more = {c.branch.var: word} if c.branch is not None and word is not None else {}
-        if c.paired is not None:
-            more[c.paired[1]] = pairs[n] if n < len(pairs) else ""
+        for var, items in pairs:
+            more[var] = items[n] if n < len(items) else ""
         if c.index:  # upstream's Count
             more[c.index] = str(n)
         if c.parts:  # func_parser_key / func_parser_value of the item
@@ -277,8 +360,8 @@ def _add(b: Builder, value, env: dict, c: Command, **service) -> None:
           **service)  # fmt: skip
 
 
-# A loop's or a branch's variable in a command's log name (Command.log).
-_LOG_VAR = re.compile(r"\{(\w+)\}")
+# A loop's or a branch's variable in a command's log name (Command.log), or a role (`{lite.runtime_device}`).
+_LOG_VAR = re.compile(r"\{(\w+(?:\.\w+)*)\}")
 
 
 def _loops(entries: tuple):
@@ -321,9 +404,8 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
         if isinstance(e, Skip):
             out += _skip(e, pad)
             continue
-        if isinstance(e, Unset):
-            _plain_words(e.names, "an Unset's names")
-            out += ["", f"{pad}# Upstream unsets them for the commands after this.", f"{pad}unset {' '.join(e.names)}"]
+        if isinstance(e, (Export, PathFirst, Unset)):
+            out += _env_bash(e, pad)
             continue
         if isinstance(e, Pick):  # before_logs set its word (or refused the config)
             continue
@@ -349,20 +431,32 @@ def _entries(entries: tuple, values: dict, keys: dict, pad: str, count: list) ->
     return out
 
 
+def _env_bash(e, pad: str) -> list:
+    """The bash of an Export, a PathFirst or an Unset (the script's environment)."""
+    if isinstance(e, Export):
+        _plain_words((e.name, e.value), "an Export's name and value")
+        return ["", f"{pad}# Upstream exports it for the commands after this.", f"{pad}export {e.name}={e.value}"]
+    if isinstance(e, PathFirst):
+        _plain_words((e.name,), "a PathFirst's name")
+        return ["", f"{pad}# Upstream puts its working directory first on {e.name} for the commands after this.",
+                f'{pad}export {e.name}="${{PWD}}${{{e.name}:+:${{{e.name}}}}}"']  # fmt: skip
+    _plain_words(e.names, "an Unset's names")
+    return ["", f"{pad}# Upstream unsets them for the commands after this.", f"{pad}unset {' '.join(e.names)}"]
+
+
 def _loop_head(e: Loop, values: dict, pad: str) -> list:
     """The bash of a Loop's `for` line: its items split at `|` (and the paired list's beside them,
     the position in its index variable)."""
     out = [f'{pad}declare -a {e.var}_items=() && tipc_split {e.var}_items "|" "${values[e.role]}"']
     if e.paired is None and not e.index:
         return [*out, f'{pad}for {e.var} in "${{{e.var}_items[@]}}"; do']
-    # by position, the paired list's item beside it, the position itself
-    if e.paired is not None:
-        role, var = e.paired
+    # by position, the paired lists' items beside it, the position itself
+    for role, var in e.pairs():
         out.append(f'{pad}declare -a {var}_items=() && tipc_split {var}_items "|" "${values[role]}"')
     out.append(f'{pad}for {e.var}_n in "${{!{e.var}_items[@]}}"; do')
     out.append(f"{pad}    {e.var}=${{{e.var}_items[{e.var}_n]}}")
-    if e.paired is not None:
-        out.append(f"{pad}    {e.paired[1]}=${{{e.paired[1]}_items[{e.var}_n]:-}}")
+    for _role, var in e.pairs():
+        out.append(f"{pad}    {var}=${{{var}_items[{e.var}_n]:-}}")
     if e.index:
         out.append(f"{pad}    {e.index}=${{{e.var}_n}}")
     return out
@@ -440,7 +534,8 @@ def _branch(loop: Loop, pad: str) -> list:
     branch = loop.branch
     assert branch is not None
     for items, word in (*branch.choices, ((), branch.default or "")):
-        _plain_words((*items, *((word,) if word else ())), "a branch's items and words")
+        # an item `*w*` (contains w) is a `case` glob pattern: its w a plain word too
+        _plain_words((*(Skip.part(i) or i for i in items), *((word,) if word else ())), "a branch's items and words")
     if any(c in branch.otherwise for c in '"$`\\'):
         raise AssertionError(f"a branch's otherwise must be plain text: {branch.otherwise!r}")
     out = [f"case ${{{loop.var}}} in"]
@@ -497,7 +592,7 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
     indent = ""
     # a guarded command names its log first, an unguarded one after its parameters (the
     # order the hand-written paddle2onnx template had: its bytes stay as they were)
-    log = _LOG_VAR.sub(r"${\1}", c.log)
+    log = _LOG_VAR.sub(lambda m: f"${{{values[m.group(1)] if '.' in m.group(1) else m.group(1)}}}", c.log)
     lines = [f'{c.log_var}="${{LOG_PATH}}/{log}"'] if c.unless_null and c.log else []
     for sub in _subs(c.words):  # upstream's `x=${value/old/new}`, each in turn
         lines.append(f'{sub.var}="${values[sub.role]}"')
@@ -505,6 +600,8 @@ def _command(c: Command, n: int, values: dict, keys: dict, pad: str, background:
             if not re.fullmatch(r"[\w./+-]*", old + new) or not old:
                 raise AssertionError(f"a Sub's words must be plain words: {old!r}, {new!r}")
             lines.append(f'{sub.var}="${{{sub.var}/{old.replace("/", chr(92) + "/")}/{new}}}"')
+    for sed in _seds(c.words):  # a value escaped for a sed replacement
+        lines.append(f'{sed.var}="" && tipc_sed_value {sed.var} "{_bash_word(values, keys, sed.word)}"')
     for case in (w for w in c.words if isinstance(w, Case)):
         lines.append(f"case ${{{case.on}}} in")
         lines += [f"{item}) {case.var}=${{{values[role]}}} ;;" for item, role in case.choices]
@@ -543,6 +640,16 @@ def _items(words) -> list:
     return [i for w in words for i in (_items(w.parts) if isinstance(w, Join) else [w] if isinstance(w, Item) else [])]
 
 
+def _seds(words) -> list:
+    """The Seds among a command's words (in Joins too), each once."""
+    out: list = []
+    for w in words:
+        for sed in w.parts if isinstance(w, Join) else (w,):
+            if isinstance(sed, Sed) and sed not in out:
+                out.append(sed)
+    return out
+
+
 def _subs(words) -> list:
     """The Subs among a command's words (in Joins too), each once."""
     out: list = []
@@ -564,14 +671,8 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
         return env[w.var]
     if isinstance(w, Join):
         return "".join(_word(b, value, env, part) for part in w.parts)
-    if isinstance(w, (First, Last)):  # the first item of a role's `|` list, the last part of its `/` path
-        parts = ifs_split(value(w.role), "|" if isinstance(w, First) else "/") or [""]
-        return parts[0] if isinstance(w, First) else parts[-1]
-    if isinstance(w, Sub):
-        got = value(w.role)
-        for old, new in w.pairs:
-            got = got.replace(old, new, 1)
-        return got
+    if isinstance(w, (First, Last, Sed, Prefixed, Sub)):
+        return _derived_word(b, value, env, w)
     if isinstance(w, Case):
         role = w.role(env[w.on])
         if role is None:
@@ -581,6 +682,22 @@ def _word(b: Builder, value, env: dict, w: Word) -> str:
     if isinstance(w.value, tuple):
         return set_param(key, "".join(_word(b, value, env, part) for part in w.value))
     return set_param(key, value(w.value_role()))
+
+
+def _derived_word(b: Builder, value, env: dict, w: Union[First, Last, Sed, Prefixed, Sub]) -> str:
+    """A word computed from a role's value or another word (see _word)."""
+    if isinstance(w, (First, Last)):  # the first item of a role's `|` list, the last part of its `/` path
+        parts = ifs_split(value(w.role), "|" if isinstance(w, First) else "/") or [""]
+        return parts[0] if isinstance(w, First) else parts[-1]
+    if isinstance(w, Sed):
+        return sed_quoted(_word(b, value, env, w.word))
+    if isinstance(w, Prefixed):  # upstream's awk of `echo ${cmd}` (IFS=|: a `|` splits as a blank)
+        got = [word for word in re.split(r"[ \t\n|]+", value(w.role)) if word] + [""] * w.count
+        return " ".join(value(w.prefix) + word for word in got[: w.count])
+    got = value(w.role)
+    for old, new in w.pairs:
+        got = got.replace(old, new, 1)
+    return got
 
 
 def _bash_value(values: dict, keys: dict, p: Param) -> str:
@@ -602,7 +719,7 @@ def _bash_word(values: dict, keys: dict, w: Word) -> str:
         return f"${{{w.var}}}"
     if isinstance(w, Join):
         return "".join(_bash_word(values, keys, part) for part in w.parts)
-    if isinstance(w, (Case, First, Sub, Last)):
+    if isinstance(w, (Case, First, Sub, Last, Sed, Prefixed)):
         return f"${{{w.var}}}"
     if isinstance(w, Config):
         return "${FILENAME}"
