@@ -185,3 +185,14 @@ def test_python_words_equal_shlex(text):
     except ValueError:
         want = None
     assert words(text) == want
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab= \t\r\n\x0b\x0c\x1c\x1f\x85\xa0\u3000")), max_size=30))
+def test_a_quote_free_command_splits_on_blanks_only_as_shlex_does(text):
+    """words' fast path (str.split for ASCII without the other separators str.split knows) is the
+    same split as shlex's on space, tab, CR and LF: never on a vertical tab, a form feed, an
+    information separator or a non-ASCII space."""
+    import shlex
+
+    assert words(text) == shlex.split(text, comments=False, posix=True)

@@ -7,7 +7,6 @@ bash's `tipc_words` implements exactly this; tests hold the two together.
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 import shlex
@@ -29,9 +28,8 @@ _BLANKS = re.compile(r"[ \t\r\n]+")
 _OTHER_SPACE = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f")
 
 
-@functools.lru_cache(maxsize=16384)
 def argv_of(command: str) -> Optional[tuple[str, ...]]:
-    """words() as a tuple, kept: planning splits the same command strings in every mode."""
+    """words() as a tuple (a Step's argv)."""
     found = words(command)
     return tuple(found) if found is not None else None
 
