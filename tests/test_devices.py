@@ -295,7 +295,7 @@ def test_the_wrapper_rewrites_as_device_text(tmp_path, layout, device):
     import subprocess
 
     from tipcgen.emit.files import device_wrapper
-    from tipcgen.migrate.oracle import machine_arch
+    from tipcgen.sandbox import machine_arch
 
     record = device_for(layout, device)
     (tmp_path / "test_tipc").mkdir()

@@ -33,6 +33,7 @@ through here or the executors that run the user's own commands on purpose.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import selectors
 import shutil
@@ -214,6 +215,18 @@ def sandboxed_run(
     if _unsandboxed:
         return _run(list(argv), here, full, None, timeout, out_limit, root)
     return _run(list(argv), here, full, _bwrap(), timeout, out_limit, root)
+
+
+@functools.lru_cache(maxsize=1)
+def machine_arch() -> str:
+    """What `uname -i` prints on this machine (upstream's device wrappers test it; GNU coreutils
+    prints `unknown` where the distribution does not patch it, so no Python call can stand in for
+    it): asked in the sandbox, as every program tipcgen starts outside an executor."""
+    with tempfile.TemporaryDirectory(prefix="tipcgen-arch-") as tmp:
+        ran = sandboxed_run(["uname", "-i"], scratch=Path(tmp), cwd=Path(tmp), env={}, timeout=30)
+    if ran.returncode != 0:
+        raise TipcError(f"`uname -i` failed (exit {ran.returncode}): {ran.tail('stderr', 400).strip()}")
+    return ran.tail("stdout", 200).strip()
 
 
 class _Sink:

@@ -282,7 +282,7 @@ def plan_for(
     choice("--device", device, ("gpu", "cpu", "npu", "xpu"))
     arch = ""
     if device in ("npu", "xpu"):
-        from tipcgen.migrate.oracle import machine_arch
+        from tipcgen.sandbox import machine_arch
 
         arch = machine_arch()
 

@@ -60,7 +60,7 @@ from typing import Optional
 from tipcgen.fsio import write_atomic, write_new, write_text
 from tipcgen.inputs import read_bytes
 from tipcgen.migrate.shims import shim
-from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
+from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, machine_arch, read_left, sandboxed_run
 from tipcgen.script.lines import config_python
 
 # Upstream folder (relative to ../shared/upstream) -> our dialect for it (None: no dialect yet).
@@ -1018,13 +1018,6 @@ def _plan_for_compare(config, mode: str, gpuid, layout: str, runner, chain, devi
         return plan_source(str(config), mode, layout=layout, gpuid=gpuid, runner=runner, device=device,
                            config=run.config_arg, arch=machine_arch())  # fmt: skip
     return plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
-
-
-def machine_arch() -> str:
-    """What `uname -i` says here (the device wrappers' architecture test reads it)."""
-    import subprocess
-
-    return subprocess.run(["uname", "-i"], capture_output=True, text=True, check=False).stdout.strip()
 
 
 def _run_for_compare(
