@@ -89,8 +89,9 @@ def claim_holds(
         from tipcgen.plan.planner import WHOLE, roles_read
 
         read = roles_read(text, layout, runner)
-        if f.role is not None and f.role not in read and WHOLE not in read:
-            return False  # no Plan read its line: fixing it cannot change one
+        at = layout.index(f.role) if f.role is not None else None
+        if WHOLE not in read and at is not None and at not in {layout.index(r) for r in read}:
+            return False  # no Plan read its line (by any role): fixing it cannot change one
         fixed = _fixed(text, lines[i], f)
         after = None if fixed is None else _plans(fixed, layout, runner)
         return after is None or _comparable(after) != _comparable(plans)
