@@ -88,13 +88,14 @@ def plan_source(
     gpu_ips: Optional[Sequence[str]] = None,
     config: Optional[str] = None,
     device: Optional[str] = None,
-    arch: str = "",
+    arch: Optional[str] = None,
 ) -> Plan:
     """The Plan of a spec's suite or a legacy config; `gpu_ips`: plan the run copy whose
     multi-node gpu_list names these nodes instead (fleet --via slurm); `config`: the config file's
     path as the script is given it (default: a legacy config's `source`, a suite's built file);
     `device` (npu, xpu): the run of the family's device wrapper on it, its config rewritten as the
-    wrapper does (dialects/devices.py; `arch`: what `uname -i` says there)."""
+    wrapper does (dialects/devices.py; `arch`: what `uname -i` says there, default this machine's, asked
+    only when a rewrite tests it)."""
     limits = None  # a legacy config has no limits: tipcgen's defaults apply
     if source.endswith((".yml", ".yaml")):
         from tipcgen.check.spec import load_spec, pick_suite
@@ -141,7 +142,11 @@ def plan_source(
         if lay.name not in LAYOUTS:
             raise UsageError(f"--device {device}: {label} is a {lay.name} config; devices run train configs")
         record = device_for(lay.name, device)
-        text = device_text(text, record, config if config is not None else source, arch)
+        if arch is None and any(row.off_x86_64 for row in record.rewrites):
+            from tipcgen.sandbox import machine_arch
+
+            arch = machine_arch()
+        text = device_text(text, record, config if config is not None else source, arch or "")
     return plan_config(
         text,
         lay,

@@ -275,17 +275,11 @@ def plan_for(
     source: str, mode: str, suite: Any, layout: Any, gpuid: Any, runner: Any = None, device: str = "gpu"
 ) -> Any:
     """The Plan of `plan` and `run`: the caller's CUDA_VISIBLE_DEVICES, TIPC_NODE_IP and
-    FLAGS_START_PORT are part of what the runner does; `device` npu/xpu: the device wrapper's run
-    (its architecture test reads `uname -i`, as the wrapper does)."""
+    FLAGS_START_PORT are part of what the runner does; `device` npu/xpu: the device wrapper's run."""
     from tipcgen.check.source import plan_source
+    from tipcgen.dialects.devices import DEVICES
 
-    choice("--device", device, ("gpu", "cpu", "npu", "xpu"))
-    arch = ""
-    if device in ("npu", "xpu"):
-        from tipcgen.sandbox import machine_arch
-
-        arch = machine_arch()
-
+    choice("--device", device, ("gpu", "cpu", *DEVICES))
     return plan_source(
         source,
         mode,
@@ -297,6 +291,5 @@ def plan_for(
         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
         node_ip=os.environ.get("TIPC_NODE_IP"),
         start_port=os.environ.get("FLAGS_START_PORT"),
-        device=device if device in ("npu", "xpu") else None,
-        arch=arch,
+        device=device if device in DEVICES else None,
     )

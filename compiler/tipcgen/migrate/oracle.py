@@ -60,7 +60,7 @@ from typing import Optional
 from tipcgen.fsio import write_atomic, write_new, write_text
 from tipcgen.inputs import read_bytes
 from tipcgen.migrate.shims import shim
-from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, machine_arch, read_left, sandboxed_run
+from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, read_left, sandboxed_run
 from tipcgen.script.lines import config_python
 
 # Upstream folder (relative to ../shared/upstream) -> our dialect for it (None: no dialect yet).
@@ -1016,7 +1016,7 @@ def _plan_for_compare(config, mode: str, gpuid, layout: str, runner, chain, devi
                            config=run.config_arg or str(config))  # fmt: skip
     if device is not None:  # the path the wrapper was given: PaddleClas reads the model from it
         return plan_source(str(config), mode, layout=layout, gpuid=gpuid, runner=runner, device=device,
-                           config=run.config_arg, arch=machine_arch())  # fmt: skip
+                           config=run.config_arg)  # fmt: skip
     return plan_source(str(config), mode, layout=layout, gpuid=gpuid, cuda_visible_devices=None, runner=runner)
 
 
