@@ -20,6 +20,7 @@ import yaml
 
 from helpers.action import EXPR, installed_here, load_action, run_action
 from helpers.actionlint import actionlint
+from helpers.cli import run_argv
 from tipcgen import __version__
 
 REPO = Path(__file__).resolve().parents[1]
@@ -235,8 +236,8 @@ def test_the_action_installs_tipcgen_and_runs_green_on_a_migrated_repo(tmp_path)
     from helpers.repo_slice import repo_slice
 
     repo = repo_slice(tmp_path, "PaddleOCR")
-    migrate = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", "migrate", "--apply", "--accept-changes", "--mode", "lite_train_lite_infer"],
+    migrate = run_argv(
+        ["migrate", "--apply", "--accept-changes", "--mode", "lite_train_lite_infer"],
         cwd=repo, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert migrate.returncode == 0, migrate.stdout[-2000:] + migrate.stderr[-2000:]
@@ -252,8 +253,8 @@ def test_the_action_installs_tipcgen_and_runs_green_on_a_migrated_repo(tmp_path)
     assert run.path_added == [venv_bin]
     assert run.summary.startswith(f"## tipcgen {__version__}\n")
     # the files the migrated tree's specs build, as this checkout's own check counts them
-    own = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", "check", "--no-cache"], cwd=repo, capture_output=True, text=True, timeout=600
+    own = run_argv(
+        ["check", "--no-cache"], cwd=repo, capture_output=True, text=True, timeout=600
     )  # fmt: skip
     counted = [line for line in own.stdout.splitlines() if line.startswith("tipcgen check: ")]
     assert own.returncode == 0 and len(counted) == 1, own.stdout[-2000:] + own.stderr[-2000:]

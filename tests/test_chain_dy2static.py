@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import invoke_in
+from helpers.cli import TIPCGEN, invoke_in
 from helpers.configs import fixture_text
 from helpers.difftest import Case, Harness
 from helpers.oracle_runs import need_upstream, oracle
@@ -220,7 +220,6 @@ def test_every_dy2static_config_of_another_family_is_faithful_to_its_own_script(
 
 EXAMPLE = REPO / "examples" / "tiny_rec"
 # `tipcgen` through the interpreter running the tests (no reliance on a PATH shim).
-TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 # The to_static path broken on purpose: the converted model starts from other classifier weights.
 BREAK = """        model = paddle.jit.to_static(model)
         net.fc.weight.set_value(net.fc.weight * 1.5)

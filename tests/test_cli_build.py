@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import GENERATED, SPECS
+from helpers.cli import run_cli
 from tipcgen.check.spec import load_spec
 from tipcgen.cli import app
 from tipcgen.emit.files import build_files
@@ -121,8 +122,7 @@ def test_cli_runs_from_any_directory(tmp_path):
 
 
 def _cli(cwd, *args):
-    proc = subprocess.run([sys.executable, "-m", "tipcgen.cli", *args], cwd=cwd, capture_output=True, text=True)
-    return proc
+    return run_cli(*args, cwd=cwd, timeout=120)
 
 
 def test_output_does_not_depend_on_the_working_directory(tmp_path):

@@ -9,12 +9,11 @@ from __future__ import annotations
 import ast
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_argv
 from tipcgen.errors import SpecError
 
 PKG = Path(__file__).resolve().parents[1] / "compiler" / "tipcgen"
@@ -297,8 +296,8 @@ def test_cli_on_fifo_input_does_not_hang(tmp_path):
     """The gate as the CLI meets it: a FIFO given as a lint baseline is refused at once."""
     os.mkfifo(tmp_path / "base.json")
     spec = Path(__file__).resolve().parents[1] / "specs" / "tiny_rec.yml"
-    proc = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", "lint", str(spec), "--baseline", str(tmp_path / "base.json")],
+    proc = run_argv(
+        ["lint", str(spec), "--baseline", str(tmp_path / "base.json")],
         capture_output=True,
         text=True,
         timeout=60,

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers.actionlint import actionlint
+from helpers.cli import run_argv
 from helpers.tools import require
 
 REPO = Path(__file__).resolve().parents[1]
@@ -165,8 +166,8 @@ def test_workflow_and_precommit_hooks_pass_in_a_switched_repo_and_fail_with_the_
     except ImportError:
         _need(False, "pre-commit is not installed (the dev extra installs it)")
     model = repo_slice(tmp_path, "PaddleClas")
-    migrate = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", "migrate", "--apply", "--accept-changes", "--mode", "lite_train_lite_infer"],
+    migrate = run_argv(
+        ["migrate", "--apply", "--accept-changes", "--mode", "lite_train_lite_infer"],
         cwd=model, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert migrate.returncode == 0, migrate.stdout[-2000:] + migrate.stderr[-2000:]

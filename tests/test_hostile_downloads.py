@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from helpers.cli import run_argv
 from helpers.http_server import PrepareServer
 from helpers.machine import bound
 from test_prepare import HAVE_WGET, MODE, Model, clean_env, files_in, make_tar, make_zip, sha, spec_text
@@ -382,9 +383,7 @@ def test_file_urls_are_refused_at_validation_unless_allowed(tmp_path, monkeypatc
     spec = tmp_path / "s.yml"
     spec.write_text(spec_text({MODE: [{"url": "file:///etc/shadow", "to": "./x"}]}))
     monkeypatch.delenv("TIPC_ALLOW_FILE_URLS", raising=False)
-    proc = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", "validate", str(spec)], capture_output=True, text=True, timeout=60
-    )
+    proc = run_argv(["validate", str(spec)], capture_output=True, text=True, timeout=60)
     prepared = CliRunner().invoke(app, ["prepare", str(spec), "--mode", MODE, "--root", str(tmp_path)])
     for code, err in ((proc.returncode, proc.stderr), (prepared.exit_code, prepared.output)):
         assert code == 2 and "Traceback" not in err, err

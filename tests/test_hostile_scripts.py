@@ -12,7 +12,6 @@ import functools
 import os
 import re
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,6 +19,7 @@ import pytest
 
 from conftest import REPO, Recorder, run_bash
 from helpers.bench_oracle import our_files
+from helpers.cli import run_cli
 from helpers.configs import variant
 from tipcgen.check.lint_paths import lint_config
 from tipcgen.cli.common import step_shell
@@ -40,10 +40,7 @@ CONFIG = "test_tipc/configs/m/c.txt"  # where each test puts its config, below t
 
 
 def tipcgen(*args, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=30,
-    )  # fmt: skip
+    return run_cli(*args, cwd=cwd, env=env, timeout=30)
 
 
 def tipcgen_all(calls: list, cwd: Path, env: dict | None = None) -> list:

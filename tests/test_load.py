@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 from typer.testing import CliRunner
 
+from helpers.cli import run_argv
 from tipcgen.check.spec import load_spec, load_spec_text
 from tipcgen.cli import app
 from tipcgen.errors import SpecError
@@ -201,8 +200,8 @@ def test_not_utf8(tmp_path):
 def test_real_process_prints_no_traceback(tmp_path):
     spec = tmp_path / "bad.yml"
     spec.write_text(VALID.replace("layout: paddleocr", "layuot: paddleocr"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", "build", str(spec), "--out", str(tmp_path / "o")],
+    proc = run_argv(
+        ["build", str(spec), "--out", str(tmp_path / "o")],
         capture_output=True,
         text=True,
     )

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from helpers.cli import run_cli
 from helpers.machine import bound
 from tipcgen.check.spec import load_spec
 from tipcgen.errors import SpecError
@@ -173,9 +174,7 @@ def _load_error(path: str) -> SpecError:
 def _cli(*args: str, timeout: float = 10) -> subprocess.CompletedProcess:
     """`tipcgen validate ARGS`; one spec (plus interpreter start-up) within the time bound."""
     start = time.monotonic()
-    result = subprocess.run(
-        ["tipcgen", "validate", *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
-    )
+    result = run_cli("validate", *args, cwd=os.getcwd(), timeout=timeout)
     if len(args) == 1:
         assert time.monotonic() - start < bound(SECONDS + 1), f"tipcgen validate took {time.monotonic() - start:.1f}s"
     assert "Traceback" not in result.stderr, result.stderr[-3000:]

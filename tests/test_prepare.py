@@ -25,6 +25,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import GENERATED, SPECS
+from helpers.cli import run_argv
 from helpers.http_server import PrepareServer
 from tipcgen.check.spec import load_spec, load_spec_text
 from tipcgen.cli import app
@@ -284,8 +285,8 @@ def test_bash_and_python_build_identical_trees_then_cache_and_offline(server, tm
     for path in FULL_URLS[:3]:
         assert out.count(f"TIPC_MIRROR is set but {server.url(path)} declares no `mirror` base") == 1, out
     # The Python side as a real process, from the model repo root like prepare.sh.
-    proc = subprocess.run(
-        [sys.executable, "-c", "from tipcgen.cli import main; main()", "prepare", str(py.spec_path), "--mode", MODE],
+    proc = run_argv(
+        ["prepare", str(py.spec_path), "--mode", MODE],
         cwd=py.root,
         env=py_env,
         capture_output=True,

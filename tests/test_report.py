@@ -4,17 +4,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_argv
 from tipcgen.emit.bench_report import section, speedup_rows, table
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = REPO / "specs" / "tiny_rec.yml"
-TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 
 
 def record(run_id, workers, nodes, ips, train_time, **kw):
@@ -114,8 +112,8 @@ def test_report_command_writes_markdown_and_plots(tmp_path):
 
     _write(tmp_path, RECORDS)
     out = tmp_path / "rep"
-    proc = subprocess.run(
-        [*TIPCGEN, "report", str(tmp_path / "runs"), "--out", str(out), "--lang", "en"],
+    proc = run_argv(
+        ["report", str(tmp_path / "runs"), "--out", str(out), "--lang", "en"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -137,8 +135,8 @@ def test_report_command_writes_markdown_and_plots(tmp_path):
     assert "N2C2 (0.80)" in svg  # points carry their efficiency
     # the same records give the same SVG (no date, fixed hash salt)
     again = tmp_path / "rep2"
-    subprocess.run(
-        [*TIPCGEN, "report", *_write(tmp_path, RECORDS), "--out", str(again), "--lang", "en"],
+    run_argv(
+        ["report", *_write(tmp_path, RECORDS), "--out", str(again), "--lang", "en"],
         check=True,
         capture_output=True,
         timeout=120,
@@ -149,8 +147,8 @@ def test_report_command_writes_markdown_and_plots(tmp_path):
 def test_report_refuses_a_record_without_the_fields_it_needs(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"model": "x", "ips": 1.0}), encoding="utf-8")
-    proc = subprocess.run(
-        [*TIPCGEN, "report", str(bad), "--no-plots", "--out", str(tmp_path)], capture_output=True, text=True, timeout=60
+    proc = run_argv(
+        ["report", str(bad), "--no-plots", "--out", str(tmp_path)], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 2
     assert (
@@ -159,7 +157,7 @@ def test_report_refuses_a_record_without_the_fields_it_needs(tmp_path):
     )
     broken = tmp_path / "broken.json"
     broken.write_text("{\n  oops", encoding="utf-8")
-    proc = subprocess.run([*TIPCGEN, "report", str(broken), "--no-plots"], capture_output=True, text=True, timeout=60)
+    proc = run_argv(["report", str(broken), "--no-plots"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and f"{broken}:2:3: error: not a JSON run record" in proc.stderr
 
 
@@ -168,9 +166,7 @@ def test_build_results_embeds_the_table_and_nothing_without(tmp_path):
     doc = "tiny_rec/test_tipc/docs/test_train_inference_python.md"
     with_results, plain = tmp_path / "with", tmp_path / "plain"
     for out, extra in ((with_results, ["--results", str(tmp_path / "runs")]), (plain, [])):
-        proc = subprocess.run(
-            [*TIPCGEN, "build", str(SPEC), "--out", str(out), *extra], capture_output=True, text=True, timeout=120
-        )
+        proc = run_argv(["build", str(SPEC), "--out", str(out), *extra], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
     text = (with_results / doc).read_text(encoding="utf-8")
     base = (plain / doc).read_text(encoding="utf-8")
@@ -179,15 +175,15 @@ def test_build_results_embeds_the_table_and_nothing_without(tmp_path):
     assert (plain / doc).read_bytes() == (REPO / "generated" / doc).read_bytes()
     # check agrees with build, given the same results
     files = [a for p in paths for a in ("--results", p)]  # the option repeats, or names a directory
-    proc = subprocess.run(
-        [*TIPCGEN, "check", str(SPEC), "--out", str(with_results), *files], capture_output=True, text=True, timeout=120
+    proc = run_argv(
+        ["check", str(SPEC), "--out", str(with_results), *files], capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_bench_dry_run_plans_one_process_two_processes_and_two_nodes(tmp_path):
-    proc = subprocess.run(
-        [*TIPCGEN, "bench", str(SPEC), "--dry-run", "--python", "py3", "--out", str(tmp_path)],
+    proc = run_argv(
+        ["bench", str(SPEC), "--dry-run", "--python", "py3", "--out", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -229,7 +225,7 @@ def test_bench_fields_are_validated_with_their_line(tmp_path, edit, message):
     text = SPEC.read_text(encoding="utf-8")
     bad = tmp_path / "bad.yml"
     bad.write_text(text.replace(edit, replacement, 1), encoding="utf-8")
-    proc = subprocess.run([*TIPCGEN, "validate", str(bad)], capture_output=True, text=True, timeout=60)
+    proc = run_argv(["validate", str(bad)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("bench:"))
     assert f"{bad}:" in proc.stderr and message in proc.stderr, proc.stderr
@@ -244,7 +240,7 @@ def test_bench_of_a_legacy_config_reads_its_train_benchmark_params(tmp_path):
         "batch_size:8|24\nfp_items:fp32|fp16\nepoch:2\n--profiler_options:null\n",
         encoding="utf-8",
     )
-    proc = subprocess.run([*TIPCGEN, "bench", str(cfg), "--dry-run"], capture_output=True, text=True, timeout=120)
+    proc = run_argv(["bench", str(cfg), "--dry-run"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     heads = [ln for ln in proc.stdout.splitlines() if not ln.startswith(" ")]
     assert heads == [f"tiny_rec_bs{bs}_{fp}_sp_N1C1:" for bs in (8, 24) for fp in ("fp32", "fp16")]
@@ -252,7 +248,7 @@ def test_bench_of_a_legacy_config_reads_its_train_benchmark_params(tmp_path):
     assert all("Global.epoch_num=2" in c for c in commands)
     assert [c.count("Global.auto_cast=amp") for c in commands] == [0, 1, 0, 1]  # fp16 -> amp, as upstream
     cfg.write_text(cfg.read_text(encoding="utf-8").split("=====train_benchmark")[0], encoding="utf-8")
-    proc = subprocess.run([*TIPCGEN, "bench", str(cfg), "--dry-run"], capture_output=True, text=True, timeout=120)
+    proc = run_argv(["bench", str(cfg), "--dry-run"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "no train_benchmark_params section" in proc.stderr
 
 

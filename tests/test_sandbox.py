@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_cli
 from helpers.hostile_repo import SECRET, HostileRepo
 from helpers.machine import bound
 from tipcgen import sandbox
@@ -38,9 +39,7 @@ pytestmark = pytest.mark.sandbox  # runs the repo's scripts in the sandbox
 
 def tipcgen(*args: str, cwd: Path, env: dict) -> tuple[subprocess.CompletedProcess, float]:
     start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
+    proc = run_cli(*args, cwd=cwd, env=env, timeout=120)
     return proc, time.monotonic() - start
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import types
 from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
@@ -21,6 +19,7 @@ from pydantic import AfterValidator, BaseModel, ValidationError
 from typer.testing import CliRunner
 
 from conftest import SPECS
+from helpers.cli import run_argv
 from tipcgen.check.lint_paths import lint_config
 from tipcgen.check.spec import load_spec, load_spec_text
 from tipcgen.cli import app
@@ -763,9 +762,7 @@ suites:
 def _validate(tmp_path, text):
     spec = tmp_path / "s.yml"
     spec.write_text(text)
-    proc = subprocess.run(
-        [sys.executable, "-m", "tipcgen.cli", "validate", str(spec)], capture_output=True, text=True, timeout=60
-    )
+    proc = run_argv(["validate", str(spec)], capture_output=True, text=True, timeout=60)
     assert "Traceback" not in proc.stderr + proc.stdout
     return proc, str(spec)
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from helpers.cli import run_argv
 from helpers.history import REGRESSED, STEPS, regression_history, run_report, stamp, with_logs, write
 from helpers.pagetext import english_labels, visible
 from tipcgen.escape import for_markdown
@@ -19,7 +18,6 @@ from tipcgen.results.history import load_history
 from tipcgen.results.page import flags, page_context, render_page
 from tipcgen.results.summary import bench_summary, fleet_summary, run_summary
 
-TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 MODE = "lite_train_lite_infer"
 FAILED_EXPORT = ["passed", "passed", "failed", "skipped", "skipped"]
 STEPS5 = STEPS
@@ -120,7 +118,7 @@ def test_status_default_threshold_and_minimum_are_on_the_page(tmp_path):
 
     assert (DEFAULT_THRESHOLD, MIN_HISTORY) == (0.10, 3)
     regression_history(tmp_path / "rec")
-    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--out", str(tmp_path / "site")],
+    done = run_argv(["status", str(tmp_path / "rec"), "--out", str(tmp_path / "site")],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0 and "40 runs, 0 records skipped, 6 regressed" in done.stdout, done.stdout
     en = (tmp_path / "site/index.en.html").read_text()
@@ -294,7 +292,7 @@ def test_json_that_is_no_tipcgen_record_is_passed_over_silently(tmp_path):
     write(tmp_path / "rec/claims.json", {"record": {"schema": 2, "kind": "nightly"}, "model_name": "m"})
     write(tmp_path / "rec/block.json", {"record": [1], "model_name": "m"})
     (tmp_path / "rec/cut.json").write_text('{"record": {"schema": 2, "kind": "run"}, "steps": [')
-    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--out", str(tmp_path / "site")],
+    done = run_argv(["status", str(tmp_path / "rec"), "--out", str(tmp_path / "site")],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "6 runs, 3 records skipped" in done.stdout
@@ -312,15 +310,15 @@ def test_bench_report_passes_over_other_json_in_its_folder_and_checks_named_file
     session = regression_history(tmp_path / "rec", runs=1) / "bench_000"
     _backup_env(session / "backup_env.0.json")
     write(session / "run.json", run_report("tiny_rec", MODE, ["passed"] * 5, stamp(0)))
-    done = subprocess.run([*TIPCGEN, "report", str(session), "--out", str(tmp_path / "rep"), "--no-plots"],
+    done = run_argv(["report", str(session), "--out", str(tmp_path / "rep"), "--no-plots"],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert "N1C2" in done.stdout and "backup_env" not in done.stdout
-    named = subprocess.run([*TIPCGEN, "report", str(session / "backup_env.0.json"), "--no-plots", "--out",
+    named = run_argv(["report", str(session / "backup_env.0.json"), "--no-plots", "--out",
                             str(tmp_path / "rep2")], capture_output=True, text=True)  # fmt: skip
     assert named.returncode == 2 and "backup_env.0.json: error: run record without model" in named.stderr
     _backup_env(tmp_path / "only/backup_env.0.json")
-    empty = subprocess.run([*TIPCGEN, "report", str(tmp_path / "only"), "--no-plots", "--out", str(tmp_path / "r3")],
+    empty = run_argv(["report", str(tmp_path / "only"), "--no-plots", "--out", str(tmp_path / "r3")],
                            capture_output=True, text=True)  # fmt: skip
     assert empty.returncode == 2 and "no run records of `tipcgen bench` in this directory" in empty.stderr
     assert "Traceback" not in named.stderr + empty.stderr and not (tmp_path / "r3").exists()
@@ -337,7 +335,7 @@ def test_one_reader_of_records(tmp_path):
     big.write_text('{"record": {"schema": 2, "kind": "bench"}, "a": [' + "{}," * 20_000 + "{}]}")
     _, problems = load_history([str(tmp_path / "rec")])
     assert problems == [f"{big}: skipped: not a JSON run record: more than 20000 JSON objects"]
-    done = subprocess.run([*TIPCGEN, "report", str(big), "--no-plots", "--out", str(tmp_path / "rep")],
+    done = run_argv(["report", str(big), "--no-plots", "--out", str(tmp_path / "rep")],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 2 and "more than 20000 JSON objects" in done.stderr
     for module in (records, history):  # neither parses JSON nor opens files itself
@@ -348,7 +346,7 @@ def test_one_reader_of_records(tmp_path):
 def test_status_command_writes_both_languages(tmp_path):
     regression_history(tmp_path / "rec")
     write(tmp_path / "rec/bad.json", {"record": {"schema": 3, "kind": "run"}})
-    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--out", str(tmp_path / "site"),
+    done = run_argv(["status", str(tmp_path / "rec"), "--out", str(tmp_path / "site"),
                            "--strict"], capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 1, done.stderr  # --strict: a record skipped, runs regressed
     assert "bad.json: skipped: record.schema 3" in done.stderr
@@ -359,7 +357,7 @@ def test_status_command_writes_both_languages(tmp_path):
     en = (tmp_path / "site/index.en.html").read_text()
     assert '<html lang="en">' in en and "Regressions (6)" in en
     assert "<script" not in zh + en and "http" not in zh.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    bad = subprocess.run([*TIPCGEN, "status", str(tmp_path / "rec"), "--threshold", "5"], capture_output=True,
+    bad = run_argv(["status", str(tmp_path / "rec"), "--threshold", "5"], capture_output=True,
                          text=True)  # fmt: skip
     assert bad.returncode == 2 and "--threshold must be a fraction" in bad.stderr
 
@@ -448,7 +446,7 @@ def test_zh_page_is_chinese_throughout_with_refused_and_lost_runs(tmp_path):
     from helpers.history import status_scenario
 
     names = status_scenario(tmp_path, str(Path(__file__).resolve().parents[1] / "specs" / "tiny_rec.yml"))
-    done = subprocess.run([*TIPCGEN, "status", str(tmp_path / "records"), "--out", str(tmp_path / "site")],
+    done = run_argv(["status", str(tmp_path / "records"), "--out", str(tmp_path / "site")],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0 and done.stderr == "", done.stderr  # backup_env.*.json: not a word
     assert "10 runs, 0 records skipped" in done.stdout

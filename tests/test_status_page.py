@@ -22,6 +22,7 @@ from urllib.parse import unquote
 
 import pytest
 
+from helpers.cli import run_argv
 from helpers.history import REGRESSED, regression_history, write
 from helpers.tools import require
 
@@ -29,7 +30,6 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 REAL = REPO / "tests" / "fixtures" / "status" / "real"
-TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 ARTEFACTS = Path(os.environ.get("TIPC_TEST_OUTPUT", REPO / "test-output")) / "status_page"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run", "--mute-audio"]
@@ -80,7 +80,7 @@ def site(tmp_path_factory):
     future["record"]["schema"] = 7
     write(rec / "hostile" / "future.json", future)
     out = root / "site"
-    done = subprocess.run([*TIPCGEN, "status", str(rec), "--out", str(out), "--lang", "zh"], capture_output=True,
+    done = run_argv(["status", str(rec), "--out", str(out), "--lang", "zh"], capture_output=True,
                           text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "2 records skipped, 6 regressed" in done.stdout, done.stdout
@@ -181,7 +181,7 @@ def test_a_real_failing_run_summary_and_page(tmp_path):
     export.write_text('raise RuntimeError("export: an operator the exporter does not know")\n' + export.read_text())
     env = run_env(GITHUB_STEP_SUMMARY=tmp_path / "step_summary.md")
     args = ["--json", "records/run.json", "--summary", "records/summary.md"]
-    done = subprocess.run([*TIPCGEN, "run", NORMAL, "--mode", "lite_train_lite_infer", *args], cwd=repo, env=env,
+    done = run_argv(["run", NORMAL, "--mode", "lite_train_lite_infer", *args], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=240)  # fmt: skip
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
     summary = (repo / "records/summary.md").read_text()
@@ -191,7 +191,7 @@ def test_a_real_failing_run_summary_and_page(tmp_path):
     )
 
     site = tmp_path / "site"
-    done = subprocess.run([*TIPCGEN, "status", str(repo / "records"), "--out", str(site)], capture_output=True,
+    done = run_argv(["status", str(repo / "records"), "--out", str(site)], capture_output=True,
                           text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     dom = _dom(site, "zh")
@@ -263,7 +263,7 @@ def scenario(tmp_path_factory):
     root = tmp_path_factory.mktemp("scenario")
     names = status_scenario(root, str(REPO / "specs" / "tiny_rec.yml"))
     out = root / "site"
-    done = subprocess.run([*TIPCGEN, "status", str(root / "records"), "--out", str(out)], capture_output=True,
+    done = run_argv(["status", str(root / "records"), "--out", str(out)], capture_output=True,
                           text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0 and done.stderr == "", done.stderr  # backup_env.*.json: not a word
     dom = {}

@@ -15,9 +15,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from helpers.cli import TIPCGEN, run_argv
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "tiny_rec"
-TIPCGEN = [sys.executable, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
 MODE = "lite_train_lite_infer"
 CFG = "test_tipc/configs/tiny_rec"
 NORMAL = f"{CFG}/train_infer_python.txt"
@@ -33,8 +34,7 @@ def run_env(**extra) -> dict:
 def base_repo(work: Path) -> Path:
     base = work / "base"
     shutil.copytree(EXAMPLE, base, ignore=shutil.ignore_patterns("__pycache__", "train_data", "inference", "output"))
-    subprocess.run([*TIPCGEN, "build", str(REPO / "specs/tiny_rec.yml"), "--out", str(work / "gen")], check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
+    run_argv(["build", str(REPO / "specs/tiny_rec.yml"), "--out", str(work / "gen")], check=True)
     shutil.rmtree(base / "test_tipc", ignore_errors=True)
     shutil.copytree(work / "gen/tiny_rec/test_tipc", base / "test_tipc")
     subprocess.run(
