@@ -173,7 +173,11 @@ class Layout:
 
     @property
     def roles(self) -> list[str]:
-        return [r.role for r in self.rows if r.kind == "field" and r.role is not None]
+        return list(self._roles)
+
+    @cached_property
+    def _roles(self) -> tuple[str, ...]:
+        return tuple(r.role for r in self.rows if r.kind == "field" and r.role is not None)
 
     def section_header(self, name: str) -> str:
         if name in self.section_headers:

@@ -21,6 +21,9 @@ the schema, validation, lowering (lower/text.py) and import (importer/fields.py)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import cache
+from types import MappingProxyType
 from typing import Any, Optional
 
 from pydantic import Field, create_model
@@ -41,6 +44,7 @@ def role_kind(layout: Layout, role: str, listed: bool) -> str:
     return "list_flag" if listed else "flag"
 
 
+@cache  # the tables are fixed when the modules load: validation asks for every suite
 def _train_namespaces() -> frozenset[str]:
     """The first parts of the train layouts' roles (`train`, `inference`, `gpu_list`...): a chain
     table that reuses them (PaddleClas's PTQ reads a train config) is typed by the train fields."""
@@ -55,7 +59,8 @@ def train_table(layout: Layout) -> bool:
     return any(role not in SHARED_ROLES and role.split(".")[0] in names for role in layout.roles)
 
 
-def chain_roles() -> dict[str, str]:
+@cache
+def chain_roles() -> Mapping[str, str]:
     """{role: kind} of every chain layout's own roles. A role is a list where any script of the
     chains that read it loops over it (PaddleClas's Python serving loops over its clients, the C++
     one reads the same line once); its key must be fixed or free in every table alike."""
@@ -69,15 +74,16 @@ def chain_roles() -> dict[str, str]:
             kind = role_kind(layout, role, role in listed)
             if kinds.setdefault(role, kind) != kind:
                 raise AssertionError(f"chain role {role} is a {kinds[role]} in one layout, a {kind} in {layout.name}")
-    return kinds
+    return MappingProxyType(kinds)
 
 
+@cache
 def command_roles() -> frozenset[str]:
     """The chain roles whose value is a command fragment (typed ChainCommand)."""
     return frozenset(role for layout in CHAIN_LAYOUTS.values() for role in layout.dialect.command_roles)
 
 
-def _tree(kinds: dict[str, str]) -> dict[str, Any]:
+def _tree(kinds: Mapping[str, str]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
     for role, kind in kinds.items():
         node = tree
@@ -142,6 +148,7 @@ def shared_defaults(defaults: dict) -> dict:
     return {k: v for k, v in defaults.items() if k in keep}
 
 
+@cache
 def inherited_keys() -> frozenset[str]:
     """What a chain suite takes from `defaults` and its preset: the shared fields, step limits and
     the chains' own sections; the rest of `defaults` is the train suites' (a chain has no line

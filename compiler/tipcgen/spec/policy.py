@@ -316,7 +316,8 @@ def word_problem(value: str, command: bool = False) -> Optional[str]:
     command fragment, words separated by spaces, which may be options."""
     words = value.split(" ") if command else [value]
     for word in words:
-        bad = next((c for c in word if not _WORD.fullmatch(c)), None)
+        # the whole word at once; char by char only to name the first bad one
+        bad = None if _WORD.fullmatch(word) else next((c for c in word if not _WORD.fullmatch(c)), None)
         if bad is not None:
             shown = char_name(bad) if not bad.isprintable() or bad == " " else repr(bad)
             return f"it contains {shown}"
