@@ -29,6 +29,7 @@ from conftest import (
     copy_suite,
     run_bash,
 )
+from helpers.cli import run_argv
 from helpers.machine import bound
 from tipcgen.check.spec import load_spec
 from tipcgen.dialects import get_layout
@@ -85,10 +86,7 @@ def _plan(root: Path, spec, suite: str, mode: str, **kw) -> Plan:
 
 
 def _tipcgen(args: list, cwd: Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
-    code = "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
-    )
+    return run_argv(args, cwd=cwd, env=env, timeout=timeout)
 
 
 def _files(root: Path) -> dict:
