@@ -32,6 +32,8 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
+from helpers.machine import bound
+
 _HEADER = struct.Struct("!I")
 _NFDS = 3
 
@@ -193,8 +195,15 @@ class Warm:
             cwd="/",
         )
         theirs.close()
-        hello, _ = _recv(ours)
+        ours.settimeout(bound(120))  # importing tipcgen: seconds; a hang fails the call, not the tier
+        try:
+            hello, _ = _recv(ours)
+        except TimeoutError:
+            hello = None
+        ours.settimeout(None)
         if not isinstance(hello, dict) or "ready" not in hello:
+            self.proc.kill()
+            self.proc.wait()
             raise RuntimeError("the warm tipcgen process did not start")
         self.sock = ours
 
