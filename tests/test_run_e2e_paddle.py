@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import TIPCGEN as EXEC_CLI
 from helpers.http_server import PrepareServer
 from helpers.machine import bound
 
@@ -45,7 +46,7 @@ EXAMPLE = REPO / "examples" / "tiny_rec"
 SPEC = REPO / "specs" / "tiny_rec.yml"
 PY = sys.executable
 # `tipcgen` through the interpreter running the tests (no reliance on a PATH shim).
-TIPCGEN = [PY, "-c", "import sys; sys.argv[0] = 'tipcgen'; from tipcgen.cli import main; main()"]
+TIPCGEN = [PY, *EXEC_CLI[1:]]  # the real exec, by the interpreter that has paddle
 
 MODE = "lite_train_lite_infer"
 CFG = "test_tipc/configs/tiny_rec"
