@@ -87,7 +87,7 @@ def main() -> int:
     if args.jobs:
         env["TIPC_JOBS"] = str(args.jobs)
     top = Path(args.keep or tempfile.mkdtemp(prefix="tipcgen-migrate-bench-"))
-    env["XDG_CACHE_HOME"] = str(top / "cache")  # a cold cache: the report computes every verdict
+    env["TIPC_CACHE"] = str(top / "cache")  # a cold cache: the report computes every verdict
     print(f"cores {os.cpu_count()}, TIPC_JOBS {env.get('TIPC_JOBS', '(cores)')}, repos under {top}")
     failed = 0
     try:

@@ -3,6 +3,7 @@ usage line, `prepare.sh in cpp_infer`) is never read as what it does. Imports no
 
 from __future__ import annotations
 
+import functools
 import re
 
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_]\w*)\2")
@@ -31,6 +32,7 @@ def _in_arithmetic(text: str, i: int) -> bool:
     return line.count("((") > line.count("))")
 
 
+@functools.lru_cache(maxsize=256)  # migrate asks it of the same scripts once per model and mode
 def code_only(text: str) -> str:
     """`text` (bash) without its comments, lines kept: a `#` starting a word outside quotes and
     `${...}` begins one (`$#`, `${#x}`, `a#b` and a quoted `#` do not)."""
