@@ -5,6 +5,7 @@ workflow (docs/ci/) passes actionlint."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -171,6 +172,9 @@ def test_workflow_and_precommit_hooks_pass_in_a_switched_repo_and_fail_with_the_
         cwd=model, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert migrate.returncode == 0, migrate.stdout[-2000:] + migrate.stderr[-2000:]
+    # off a terminal, the import's progress: its last line counts every model
+    said = re.findall(r"^tipcgen migrate: imported (\d+) of (\d+) models \(\d+ s\)$", migrate.stderr, re.M)
+    assert said and said[-1][0] == said[-1][1], migrate.stderr
     _git(model, "init", "-q")
     _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
     _git(model, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "switch to tipcgen")

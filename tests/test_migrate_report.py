@@ -218,6 +218,25 @@ def test_progress_off_a_terminal_is_a_line_per_tenth():
     assert lines[-1].startswith("tipcgen migrate: 100% (37/37 runs compared")
 
 
+def test_the_import_says_how_far_it_is_a_line_per_fourth_off_a_terminal():
+    """A family tree's import (every model's prepare.sh traced) takes minutes: a CI log shows it
+    is alive, in at most four lines, before the comparisons' own."""
+    from tipcgen.cli.migrate import Progress
+
+    out = io.StringIO()
+    progress = Progress(out)
+    progress.begin()
+    for done in range(0, 10):
+        progress.importing(done, 9)
+    progress(0, 5)
+    progress.importing(9, 9)  # (after the comparisons began: nothing)
+    lines = out.getvalue().splitlines()
+    assert [line.split(" (")[0] for line in lines[:4]] == [
+        f"tipcgen migrate: imported {n} of 9 models" for n in (3, 5, 7, 9)
+    ]
+    assert lines[4].startswith("tipcgen migrate: imported in ") and len(lines) == 6 and "\r" not in out.getvalue()
+
+
 def test_progress_on_a_terminal_is_one_bar_redrawn():
     from tipcgen.cli.migrate import Progress
 
@@ -225,6 +244,8 @@ def test_progress_on_a_terminal_is_one_bar_redrawn():
     with os.fdopen(follower, "w") as tty:
         progress = Progress(tty)
         progress.begin()
+        for done in range(3):
+            progress.importing(done, 2)
         for done in range(5):
             progress(done, 4)
         progress.done()
@@ -241,6 +262,9 @@ def test_progress_on_a_terminal_is_one_bar_redrawn():
     shown = b"".join(chunks).decode()
     assert shown.count("\r") >= 6 and re.search(r"100% 4/4 runs, \d+ s", shown)
     assert shown.startswith("tipcgen migrate: importing") and "\r\x1b[Ktipcgen migrate: imported in" in shown
+    assert re.search(
+        r"\r\x1b\[Ktipcgen migrate: importing the configs and tracing prepare\.sh: 2/2 models, \d+ s", shown
+    )
     assert "[" + "#" * 30 + "]" in shown
 
 

@@ -76,7 +76,7 @@ def migrate(
             progress.begin()
             m = plan_migration(
                 root, modes=modes, jobs=jobs, timeout=timeout, progress=progress, configs=configs, layout=layout,
-                runner=runner, environ=os.environ,
+                runner=runner, environ=os.environ, importing=progress.importing,
             )  # fmt: skip
         progress.done()
         cache.store(os.environ, key, m)
@@ -127,6 +127,7 @@ class Progress:
         self.tty = stream.isatty()
         self.jobs = jobs
         self.shown = -1  # the last tenth written (not a terminal)
+        self.quarters = 0  # the last fourth of the import written (not a terminal)
         self.drawn = False
         self.start = time.monotonic()
         self.compared: Optional[float] = None  # when the comparisons began (the import done)
@@ -138,6 +139,22 @@ class Progress:
         if self.tty:
             self.stream.write("tipcgen migrate: importing the configs and tracing prepare.sh in each mode ...")
             self.stream.flush()
+
+    def importing(self, done: int, total: int) -> None:
+        """A model imported (the traces of a whole family tree take minutes): on a terminal the
+        count on the "importing" line; otherwise a line at each fourth, from the first model on."""
+        if total <= 0 or self.compared is not None:
+            return
+        elapsed = time.monotonic() - self.start
+        if self.tty:
+            self.stream.write(
+                f"\r\x1b[Ktipcgen migrate: importing the configs and tracing prepare.sh: {done}/{total} models,"
+                f" {elapsed:.0f} s"
+            )
+        elif done and 4 * done // total > self.quarters:
+            self.quarters = 4 * done // total
+            self.stream.write(f"tipcgen migrate: imported {done} of {total} models ({elapsed:.0f} s)\n")
+        self.stream.flush()
 
     def __call__(self, done: int, total: int) -> None:
         if self.compared is None:

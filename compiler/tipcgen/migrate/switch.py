@@ -190,7 +190,16 @@ class _Imported:
             self.not_imported[_rel(root, os.path.join(report.directory, name))] = why
         return bool(report.failures) or report.yaml is None or report.result is None
 
-    def run(self, root: str, groups: dict, layout: str, prepare_script: Optional[Path], timeout: float) -> None:
+    def run(
+        self,
+        root: str,
+        groups: dict,
+        layout: str,
+        prepare_script: Optional[Path],
+        timeout: float,
+        progress: Optional[Callable[[int, int], None]] = None,
+    ) -> None:
+        """`progress(done, total)` after each model's import (its prepare.sh traced: the long part)."""
         from tipcgen.check.spec import load_imported_text
         from tipcgen.importer import config_origin, distinct_models, import_groups, repo_family
         from tipcgen.importer.prepare_import import add_prepare
@@ -200,7 +209,10 @@ class _Imported:
         family = repo_family(reports)
         imported = [(r, paths) for r, paths in zip(reports, groups.values()) if not self.failed(root, r)]
         # two folders importing as one model name: as `tipcgen import` does, `<parent folder>_<model>`
-        for report in distinct_models(imported, layout, family):
+        models = distinct_models(imported, layout, family)
+        for done, report in enumerate(models, 1):
+            if progress is not None:
+                progress(done - 1, len(models))
             if self.failed(root, report):
                 continue
             _keep_folder(root, report)
@@ -218,6 +230,8 @@ class _Imported:
             self.reports.append((rel, report))
             self.sources.update({(str(report.model), f): p for f, p in report.result.sources.items()})
             self.loaded.append(load_imported_text(report.yaml, rel, config_origin(report.result)))
+        if progress is not None:
+            progress(len(models), len(models))
 
 
 def _keep_folder(root: str, report: Any) -> None:
@@ -265,8 +279,10 @@ def plan_migration(
     layout: str = "auto",
     runner: Optional[str] = None,
     environ: Optional[Mapping] = None,
+    importing: Optional[Callable[[int, int], None]] = None,
 ) -> Migration:
-    """`jobs`: runs compared at once (0: the cores); `progress(done, total)` after each run;
+    """`jobs`: runs compared at once (0: the cores); `progress(done, total)` after each run,
+    `importing(done, total)` after each model imported (before any run);
     `layout`: as `tipcgen import --layout` (auto: detected per config); `runner`: one of the
     layout's runners, instead of the one that follows the repo's script best; `environ`: the
     environment whose run cache the whole-tree comparison uses (None: it runs everything)."""
@@ -279,7 +295,7 @@ def plan_migration(
     if not groups:
         raise UsageError(f"{folder}: no .txt configs")
     imp = _Imported()
-    imp.run(root, groups, layout, prepare_script, timeout)
+    imp.run(root, groups, layout, prepare_script, timeout, importing)
     if not imp.loaded:
         raise UsageError(f"{folder}: no config could be imported: " + "; ".join(imp.not_imported.values()))
     loaded, specs_text = imp.loaded, imp.specs_text
