@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import TIPCGEN as EXEC_CLI
+from helpers.cli import TIPCGEN  # the real exec, by this interpreter (the one that has paddle)
 from test_run_e2e_paddle import loopback_aliases_usable
 
 pytestmark = [pytest.mark.paddle, pytest.mark.slow]
@@ -30,7 +30,6 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tiny_rec"
 SPEC = REPO / "specs" / "tiny_rec.yml"
 PY = sys.executable
-TIPCGEN = [PY, *EXEC_CLI[1:]]  # the real exec, by the interpreter that has paddle
 RUN_IDS = ("tiny_rec_bs32_fp32_sp_N1C1", "tiny_rec_bs16_fp32_mp_N1C2", "tiny_rec_bs16_fp32_mp_N2C2")
 AGREE = 0.25  # ips lines vs the trainer's epoch lines: same run, different windows (see below)
 

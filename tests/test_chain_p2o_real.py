@@ -22,14 +22,13 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import TIPCGEN as EXEC_CLI
+from helpers.cli import TIPCGEN  # the real exec, by this interpreter (the one that has paddle)
 
 pytestmark = [pytest.mark.paddle, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tiny_rec"
 PY = sys.executable
-TIPCGEN = [PY, *EXEC_CLI[1:]]  # the real exec, by the interpreter that has paddle
 CONFIG = "test_tipc/configs/tiny_rec/tiny_rec_paddle2onnx_python_linux_cpu.txt"
 MODE = "paddle2onnx_infer"
 LOG_DIR = f"test_tipc/output/tiny_rec/{MODE}"

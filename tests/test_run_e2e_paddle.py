@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.cli import TIPCGEN as EXEC_CLI
+from helpers.cli import TIPCGEN  # the real exec, by this interpreter (the one that has paddle)
 from helpers.http_server import PrepareServer
 from helpers.machine import bound
 
@@ -45,8 +45,6 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "tiny_rec"
 SPEC = REPO / "specs" / "tiny_rec.yml"
 PY = sys.executable
-# `tipcgen` through the interpreter running the tests (no reliance on a PATH shim).
-TIPCGEN = [PY, *EXEC_CLI[1:]]  # the real exec, by the interpreter that has paddle
 
 MODE = "lite_train_lite_infer"
 CFG = "test_tipc/configs/tiny_rec"

@@ -210,9 +210,9 @@ class _Imported:
         imported = [(r, paths) for r, paths in zip(reports, groups.values()) if not self.failed(root, r)]
         # two folders importing as one model name: as `tipcgen import` does, `<parent folder>_<model>`
         models = distinct_models(imported, layout, family)
-        for done, report in enumerate(models, 1):
+        for done, report in enumerate(models):
             if progress is not None:
-                progress(done - 1, len(models))
+                progress(done, len(models))
             if self.failed(root, report):
                 continue
             _keep_folder(root, report)
