@@ -229,6 +229,71 @@ def test_a_dropped_fixed_sleep_is_faithful_only_by_the_runner_that_names_it():
     assert explained_by([analysis], CLAS) == []
 
 
+def test_a_command_upstreams_eval_cut_at_a_semicolon_is_the_runners_no_eval_deviation():
+    """A value holding `;` (a profiler option read into num_workers): upstream's eval ran the command
+    up to it; ours passes the whole value. Faithful by `no-eval` only for that pair of lines."""
+    from tipcgen.migrate.entrypoints import explained_by
+    from tipcgen.plan.runners.paddleclas import DEVIATIONS as CLAS
+    from tipcgen.plan.runners.paddleseg import DEVIATIONS as SEG
+
+    after = "+ after:  python3 tools/train.py -o workers=batch_range=[10,20];state=GPU -o Global.epochs=1"
+    cut = "- before: python3 tools/train.py -o workers=batch_range=[10,20]"
+    assert explained_by([after, cut], CLAS) == ["no-eval"]
+    assert explained_by([cut, "- before: sleep 5", after], CLAS) == ["no-eval", "no-fixed-sleeps"]
+    assert explained_by([after, cut], SEG) == ["no-eval"], "every runner names it"
+    # what followed the `;` ran a program upstream: that line is left unexplained
+    assert explained_by([after, cut, "- before: rm -rf output"], CLAS) == []
+    # not the same command up to the `;`: not a cut
+    assert explained_by([after, cut.replace("train.py", "eval.py")], CLAS) == []
+    assert explained_by([after], CLAS) == [], "a line without its pair"
+
+
+def test_a_server_started_under_nohup_in_its_directory_is_the_serving_deviation():
+    from tipcgen.migrate.entrypoints import explained_by
+    from tipcgen.plan.runners.paddleclas import DEVIATIONS as CLAS
+    from tipcgen.plan.runners.paddleclas_serving_python import DEVIATIONS as SERVING
+
+    lines = [
+        "- before: (in deploy/paddleserving/) CUDA_VISIBLE_DEVICES=0 nohup",
+        "- before: (in deploy/paddleserving/) CUDA_VISIBLE_DEVICES=0 sleep 5s",
+    ]
+    assert explained_by(lines, SERVING) == ["serving-server-always-stopped"]
+    assert explained_by(lines[:1], CLAS) == [], "the train runner drops no nohup"
+    assert explained_by(["- before: nohup python3 x.py"], SERVING) == [], (
+        "a wrapper with its command is no wrapper alone"
+    )
+
+
+def test_a_refused_mode_is_faithful_only_by_a_deviation_of_the_script_naming_that_mode(tmp_path):
+    from tipcgen.dialects.steps import Deviation
+
+    root = _repo(tmp_path)
+    config = "test_tipc/configs/tiny/train.txt"
+    refusing = RUNNER.replace(
+        'if [ "${MODE}" = "benchmark_train" ]; then', 'if [ "${MODE}" = "benchmark_train" ]; then\n    exit 2'
+    )
+    only = Deviation(
+        "lite-only", "MODE must be lite_train_lite_infer", "x", (r"^mode refused: (?!lite_train_lite_infer$)",)
+    )
+    covered = Covered({("run.sh", config, "lite_train_lite_infer"): ("identical", "")}, {"run.sh": (only,)})
+    rows = {r.entry.mode: r for r in compare_entries(str(root), {"test_tipc/run.sh": refusing.encode()}, covered, 2, 60)
+            if r.entry.script.endswith("/run.sh")}  # fmt: skip
+    assert (rows["benchmark_train"].verdict, rows["benchmark_train"].detail) == ("faithful", "lite-only")
+    assert rows["benchmark_train"].differences == [
+        "- before: timeout 5m",
+        "- before: python3.7 tools/train.py --epochs=1",
+        "- before: sleep 5",
+        "- before: python3.7 tools/export.py",
+        "exit status: before 0, after 2",
+    ]
+    # a deviation of another mode does not name it
+    other = Deviation("whole-only", "MODE must be whole_infer", "x", (r"^mode refused: (?!benchmark_train$)",))
+    covered = Covered({("run.sh", config, "lite_train_lite_infer"): ("identical", "")}, {"run.sh": (other,)})
+    rows = {r.entry.mode: r for r in compare_entries(str(root), {"test_tipc/run.sh": refusing.encode()}, covered, 2, 60)
+            if r.entry.script.endswith("/run.sh")}  # fmt: skip
+    assert rows["benchmark_train"].verdict == "CHANGED"
+
+
 def test_a_script_run_without_a_mode_takes_the_verdict_its_config_was_compared_with():
     from tipcgen.migrate.entrypoints import Covered
 

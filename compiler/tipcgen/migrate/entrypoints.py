@@ -735,9 +735,14 @@ def _verdict(
     if entry.script in generated and nothing and covered.foreign(entry.script, entry.config, entry.mode):
         row.verdict, row.detail = "faithful", FOREIGN[0]
         return row
-    refused = nothing and after.returncode == 2
-    if entry.script in generated and refused and entry.mode in (untested or {}).get(entry.script, ()):
+    refusal = nothing and after.returncode == 2
+    if entry.script in generated and refusal and entry.mode in (untested or {}).get(entry.script, ()):
         row.verdict, row.detail = "faithful", UNTESTED[0]
+        return row
+    own = covered.deviations.get(os.path.basename(entry.script), ())
+    named = _named(refused(entry.mode), own) if refusal else None
+    if entry.script in generated and named:
+        row.verdict, row.detail = "faithful", named
         return row
     row.verdict = "CHANGED"
     row.detail = f"{sum(1 for d in diffs if d[0] in '-+')} differing command line(s)"
@@ -748,25 +753,62 @@ def _verdict(
 
 # Differing lines a deliberate difference of the generated scripts makes, and the oracle's category
 # for each (part 1's: oracle._sleeps, the benchmark deviations): a Deviation of the script names it
-# in its `categories`, or by its name.
+# in its `categories`, or by its name. A line may start with the directory and CUDA_VISIBLE_DEVICES
+# it ran with (`_line`).
+_AT = r"(?:\(in .*?/\) )?(?:\w+=\S* )*"
 _CATEGORIES = (
-    (re.compile(r"^- before: (?:\w+=\S* )*sleep (\S+)$"), "sleep: upstream sleeps {0}"),
-    (re.compile(r"^- before: (?:\w+=\S* )*python\S* /scripts/analysis\.py "), "analysis-needs-benchmark-root"),
+    (re.compile(rf"^- before: {_AT}sleep (\S+)$"), "sleep: upstream sleeps {0}"),
+    (re.compile(rf"^- before: {_AT}python\S* /scripts/analysis\.py "), "analysis-needs-benchmark-root"),
+    # the wrapper alone (its command is recorded on its own): a server started in a process group
+    # of the script's own instead
+    (re.compile(rf"^- before: {_AT}nohup$"), "nohup: upstream starts it under nohup"),
 )
+# The runners' `no-eval` category: upstream's `eval` ran a command line only up to a `;` of a value.
+EVAL_CUT = "eval: upstream splits the command at ';'"
+_BEFORE, _AFTER = "- before: ", "+ after:  "
+
+
+def refused(mode: Optional[str]) -> str:
+    """The category of a generated script refusing `mode` (exit 2 before anything runs), where the
+    old script ran its steps: a Deviation of the script that checks its MODE names it."""
+    return f"mode refused: {mode}"
+
+
+def _eval_cuts(lines: list) -> set:
+    """The indexes of the pairs of lines upstream's `eval` makes: a command of the new script whose
+    argument holds a `;`, and the old one's same command cut there (what followed the `;` ran as
+    shell statements: a program it ran is a line of its own, which stays unexplained)."""
+    befores: dict = {}
+    for i, line in enumerate(lines):
+        if line.startswith(_BEFORE):
+            befores.setdefault(line[len(_BEFORE) :], []).append(i)
+    out: set = set()
+    for j, line in enumerate(lines):
+        if line.startswith(_AFTER) and ";" in line:
+            head = line[len(_AFTER) :].split(";", 1)[0].rstrip()
+            if befores.get(head):
+                out |= {befores[head].pop(0), j}
+    return out
+
+
+def _named(category: str, deviations: tuple) -> Optional[str]:
+    return next(
+        (d.name for d in deviations if d.name == category or any(re.search(p, category) for p in d.categories)),
+        None,
+    )
 
 
 def explained_by(diffs: list, deviations: tuple) -> list:
     """The names of the deviations that explain every differing command line of an entry point (a
-    dropped fixed `sleep`, the benchmark analysis step needing BENCHMARK_ROOT), or [] when a line
-    is left that none explains (or the exit statuses differ)."""
+    dropped fixed `sleep`, the benchmark analysis step needing BENCHMARK_ROOT, a command upstream's
+    eval cut at a `;`), or [] when a line is left that none explains (or the exit statuses differ)."""
     names: list = []
     lines = [d for d in diffs if d[:1] in "-+" or d.startswith("exit status")]
-    for line in lines:
-        category = next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(line))), None)
-        found = category and next(
-            (d.name for d in deviations if d.name == category or any(re.search(p, category) for p in d.categories)),
-            None,
-        )
+    cuts = _eval_cuts(lines)
+    for n, line in enumerate(lines):
+        category = EVAL_CUT if n in cuts else None
+        category = category or next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(line))), None)
+        found = category and _named(category, deviations)
         if not found:
             return []
         names.append(found)
@@ -801,8 +843,8 @@ def _wrappers_faithful(rows: list, tree: dict) -> None:
                 continue
             mine = edits([d for d in row.differences if d[0] in "-+"])
             theirs = edits([d for d in inner.differences if d[0] in "-+"])
-            refused = inner.detail == UNTESTED[0] and row.after_commands == 0 and row.after_exit == inner.after_exit
-            if (mine and not (mine - theirs)) or refused:
+            passed_on = inner.detail == UNTESTED[0] and row.after_commands == 0 and row.after_exit == inner.after_exit
+            if (mine and not (mine - theirs)) or passed_on:
                 row.verdict = "faithful"
                 row.detail = f"the differences of {os.path.basename(callee)} it runs ({inner.detail})"
                 break

@@ -68,6 +68,7 @@ MODE_CHECKED = Deviation(
     "runs, saying a GPU id goes third",
     "upstream ignores its 2nd argument (its docs pass a GPU id there, which selects nothing): MODE is "
     "always serving_infer",
+    (r"^mode refused: (?!serving_infer$|None$)",),
 )
 
 ROWS = (

@@ -61,12 +61,13 @@ def ptq_table(data: str, model: Param, status_format: str, names_log: bool, expo
     ), (WHOLE_INFER_ONLY, *deviations))
 
 
-# Not in the oracle's categories (it compares what runs in the modes both take).
+# The runner oracle compares what runs in the modes both take; the whole-tree oracle names the refusal.
 WHOLE_INFER_ONLY = Deviation(
     "whole-infer-only",
     "MODE is required and must be whole_infer (none or another: exit 2 before anything runs)",
     "upstream takes MODE as its second argument and runs its steps only when it is whole_infer: another "
     "makes test_tipc/output/<model>/<MODE>/ and runs nothing (exit 0), none fails its `[` test and runs nothing",
+    (r"^mode refused: (?!whole_infer$)",),  # the whole-tree oracle's
 )
 
 

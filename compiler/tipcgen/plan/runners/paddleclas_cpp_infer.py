@@ -72,6 +72,7 @@ DEVIATIONS = (
         "MODE is `cpp_infer` (its default); another is refused",
         "upstream uses MODE only in the log directory's name: a mistyped MODE (or none) passes "
         "with its logs somewhere no one looks",
+        (r"^mode refused: (?!cpp_infer$|None$)",),
     ),
 )
 

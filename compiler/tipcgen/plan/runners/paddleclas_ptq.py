@@ -49,7 +49,8 @@ DEVIATIONS = (
         "inference runs from wherever that left it",
         (r"^infer: upstream runs it from \./$",),
     ),
-    # These two do not show in the oracle's categories (it compares commands, logs and status lines).
+    # Not in the runner oracle's categories (it compares commands, logs and status lines); the
+    # whole-tree oracle names the second's refusal of a MODE.
     Deviation(
         "exit-status",
         "the script exits 1 when a step failed (after its summary), 2 on bad arguments or a config it refuses",
@@ -60,6 +61,7 @@ DEVIATIONS = (
         "MODE must be whole_infer (any other: exit 2 before anything runs)",
         "upstream takes any MODE (its comment names whole_infer only) and runs the same steps into "
         "test_tipc/output/<model>/<MODE>/",
+        (r"^mode refused: (?!whole_infer$)",),
     ),
 )
 

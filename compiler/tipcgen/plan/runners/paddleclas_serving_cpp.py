@@ -61,6 +61,7 @@ DEVIATIONS = (
         "serving-cpp-mode-checked",
         "MODE (2nd argument, default serving_infer) must be serving_infer, the folder the logs go to",
         "upstream ignores MODE and logs to serving_infer/ whatever it says",
+        (r"^mode refused: (?!serving_infer$|None$)",),
     ),
     Deviation(
         "serving-cpp-shitu-gpu-server-log",

@@ -42,14 +42,16 @@ SERVER_OWN_STATUS = Deviation(
 )
 SERVER_ALWAYS_STOPPED = Deviation(
     "serving-server-always-stopped",
-    "after its stop command, what is left of the server's process group is stopped (SIGTERM, then "
+    "the server runs in a process group of its own (not under nohup); after its stop command, what is "
+    "left of that group is stopped (SIGTERM, then "
     "SIGKILL after TIPC_KILL_GRACE seconds), also when the script is interrupted; the warm-up ends "
     "early when the server has ended, and the fixed pauses after each client and after the stop are "
     "dropped",
     "upstream relies on `paddle_serving_server.serve stop` alone: a server it misses keeps the port "
     "and breaks the next run; its fixed sleeps only slow the script",
-    # its warm-up and pauses, recorded by the oracle's sleep shim (`sleep: upstream sleeps 10s 5s`)
-    (r"^sleep: upstream sleeps [0-9]+s?( [0-9]+s?)*$",),
+    # its warm-up and pauses, recorded by the oracle's sleep shim (`sleep: upstream sleeps 10s 5s`);
+    # the whole-tree oracle records the nohup wrapper too
+    (r"^sleep: upstream sleeps [0-9]+s?( [0-9]+s?)*$", r"^nohup: upstream starts it under nohup$"),
 )
 SHITU_BY_CONTENT = Deviation(
     "serving-shitu-by-content",
@@ -86,6 +88,7 @@ DEVIATIONS = (
         "MODE (2nd argument, default serving_infer) must be serving_infer",
         "upstream takes any MODE as the name of the logs' folder, a missing one too (the logs then go "
         "straight into test_tipc/output/<model_name>/)",
+        (r"^mode refused: (?!serving_infer$|None$)",),
     ),
     Deviation(
         "serving-refuses-cpp-config",
