@@ -108,11 +108,14 @@ def main() -> int:
             rows = data["rows"] + data["chain_rows"]
             verdicts = Counter(r["runner"] for r in rows)
             differing = sum(len(r["differences"]) for r in rows)
+            entries = Counter(e["verdict"] for e in data["entries"])
             t_apply, rc_apply, err = run([*tipcgen, "migrate", str(root), "--apply", "--accept-changes", *modes], env)
             reused = "reused" in err
             print(
                 f"{repo}: {n} configs, {len(rows)} runs ({', '.join(f'{k} {v}' for k, v in sorted(verdicts.items()))}),"
-                f" {differing} differences; report {t_report:.1f} s (exit {rc_report}"
+                f" {differing} differences; {len(data['entries'])} entry points"
+                f" ({', '.join(f'{k} {v}' for k, v in sorted(entries.items()))}),"
+                f" {'ready' if data['ready'] else 'NOT ready'}; report {t_report:.1f} s (exit {rc_report}"
                 + (f"; import {phases[1]} s, comparisons {phases[2]} s" if phases else "")
                 + "),"
                 f" --apply {t_apply:.1f} s (exit {rc_apply}, verdicts {'reused' if reused else 'recomputed'})"

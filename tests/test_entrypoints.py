@@ -264,6 +264,30 @@ def test_a_server_started_under_nohup_in_its_directory_is_the_serving_deviation(
     )
 
 
+def test_dinos_op_build_and_a_background_run_moved_are_named_by_their_scripts_deviations():
+    from tipcgen.dialects.chains.paddledetection_pipeline import PADDLEDETECTION_PIPELINE
+    from tipcgen.migrate.entrypoints import explained_by
+    from tipcgen.plan.planner import runner_for
+    from tipcgen.plan.runners.paddleclas import DEVIATIONS as CLAS
+    from tipcgen.plan.runners.paddledetection import DEVIATIONS as DET
+
+    build = [
+        "- before: (in ppdet/modeling/transformers/ext_op/) CUDA_VISIBLE_DEVICES=0 python3.7 "
+        "setup_ms_deformable_attn_op.py install",
+        "- before: (in ppdet/modeling/transformers/ext_op/) pip list",
+    ]
+    assert explained_by(build, DET) == ["no-dino-op-build"]
+    assert explained_by(build, CLAS) == []
+    assert explained_by(["- before: pip list"], DET) == [], "a `pip list` outside the op's folder"
+    assert explained_by(["- before: python3.7 setup_other_op.py install"], DET) == []
+    pipeline = runner_for(PADDLEDETECTION_PIPELINE).DEVIATIONS
+    run = "python3.7 deploy/pipeline/pipeline.py --config=c.yml --device=cpu -o MOT.enable=True"
+    moved = [f"+ after:  {run}", f"- before: {run}"]
+    assert explained_by(moved, pipeline) == ["pipeline-foreground"]
+    assert explained_by(moved, DET) == [], "the train runner runs nothing in the background"
+    assert explained_by([f"+ after:  {run}", f"- before: {run} --x"], pipeline) == [], "not the same command"
+
+
 def test_a_refused_mode_is_faithful_only_by_a_deviation_of_the_script_naming_that_mode(tmp_path):
     from tipcgen.dialects.steps import Deviation
 

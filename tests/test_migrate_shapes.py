@@ -199,6 +199,24 @@ def test_a_train_config_whose_runs_run_nothing_is_never_ready(tmp_path):
 
 
 @_marked
+def test_a_train_config_run_only_in_a_mode_beyond_the_compared_ones_is_compared_there(tmp_path):
+    """PaddleDetection's KL configs (`trainer:null`, `infer_mode:kl_quant`): its runner runs them in
+    `klquant_whole_infer` alone. The whole-tree oracle runs them there: compared, not lost."""
+    from tipcgen.migrate.entrypoints import TRAIN_RUNNER
+
+    root = _scratch(tmp_path, "PaddleDetection", ())
+    name = "ppyolo_r50vd_dcn_1x_coco_KL_train_infer_python.txt"
+    (root / "test_tipc/configs/ppyolo").mkdir()
+    shutil.copy(corpus_dir() / "PaddleDetection/ppyolo" / name, root / "test_tipc/configs/ppyolo" / name)
+    rel = f"test_tipc/configs/ppyolo/{name}"
+    m = _plan(root)
+    assert [(r.config, r.commands) for r in m.rows] == [(rel, 0)], "the runner's lite mode runs nothing of it"
+    (kl,) = [e for e in m.entries if e.entry == type(e.entry)(f"test_tipc/{TRAIN_RUNNER}", rel, "klquant_whole_infer")]
+    assert kl.verdict == "identical" and kl.before_commands == kl.after_commands > 0, kl
+    assert rel not in m.not_imported, m.not_imported
+
+
+@_marked
 def test_a_kept_script_sourcing_the_runner_keeps_running_the_repos_own(tmp_path):
     """PaddleClas's jeston script sources the train runner (runs it, then calls its func_inference):
     the repo's runner is kept as test_tipc/legacy/ for it, its `source` line points there, and every

@@ -762,6 +762,9 @@ _CATEGORIES = (
     # the wrapper alone (its command is recorded on its own): a server started in a process group
     # of the script's own instead
     (re.compile(rf"^- before: {_AT}nohup$"), "nohup: upstream starts it under nohup"),
+    # a C++ op built (and the packages listed) in its source folder before a training
+    (re.compile(rf"^- before: {_AT}python\S* (setup_\w+\.py) install$"), "op build: upstream runs {0} install"),
+    (re.compile(r"^- before: \(in \S*/ext_op/\) (?:\w+=\S* )*pip list$"), "op build: upstream runs pip list"),
 )
 # The runners' `no-eval` category: upstream's `eval` ran a command line only up to a `;` of a value.
 EVAL_CUT = "eval: upstream splits the command at ';'"
@@ -791,6 +794,24 @@ def _eval_cuts(lines: list) -> set:
     return out
 
 
+# A command both trees run, at another place in the order: upstream started it in the background
+# and never waited, so where the recorder saw it is a race (PaddleDetection's pipeline chain).
+MOVED = "order: upstream runs it in the background, unwaited"
+
+
+def _moved(lines: list, taken: set) -> set:
+    """The indexes of the pairs of lines that are one command both trees ran, in another order."""
+    befores: dict = {}
+    for i, line in enumerate(lines):
+        if i not in taken and line.startswith(_BEFORE):
+            befores.setdefault(line[len(_BEFORE) :], []).append(i)
+    out: set = set()
+    for j, line in enumerate(lines):
+        if j not in taken and line.startswith(_AFTER) and befores.get(line[len(_AFTER) :]):
+            out |= {befores[line[len(_AFTER) :]].pop(0), j}
+    return out
+
+
 def _named(category: str, deviations: tuple) -> Optional[str]:
     return next(
         (d.name for d in deviations if d.name == category or any(re.search(p, category) for p in d.categories)),
@@ -801,12 +822,14 @@ def _named(category: str, deviations: tuple) -> Optional[str]:
 def explained_by(diffs: list, deviations: tuple) -> list:
     """The names of the deviations that explain every differing command line of an entry point (a
     dropped fixed `sleep`, the benchmark analysis step needing BENCHMARK_ROOT, a command upstream's
-    eval cut at a `;`), or [] when a line is left that none explains (or the exit statuses differ)."""
+    eval cut at a `;`, one it ran in the background), or [] when a line is left that none explains
+    (or the exit statuses differ)."""
     names: list = []
     lines = [d for d in diffs if d[:1] in "-+" or d.startswith("exit status")]
     cuts = _eval_cuts(lines)
+    moved = _moved(lines, cuts)
     for n, line in enumerate(lines):
-        category = EVAL_CUT if n in cuts else None
+        category = EVAL_CUT if n in cuts else MOVED if n in moved else None
         category = category or next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(line))), None)
         found = category and _named(category, deviations)
         if not found:
