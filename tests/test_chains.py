@@ -392,6 +392,20 @@ def test_a_serving_script_refuses_its_twins_config_before_anything_runs(tmp_path
     assert not mismatches, "\n".join(mismatches)
 
 
+def test_paddlevideos_ptq_script_refuses_a_train_config_before_anything_runs(tmp_path):
+    """Given a train config, upstream's PTQ script runs its lines by position as a quantization's;
+    ours refuses it (exit 2, nothing run), the Plan and the generated script alike."""
+    from tipcgen.dialects.chains.paddlevideo_ptq import PADDLEVIDEO_PTQ
+    from tipcgen.errors import UsageError
+    from tipcgen.plan.planner import plan_config
+
+    config = Path(__file__).parent / "fixtures" / "paddlevideo" / "train_infer_python.txt"
+    with pytest.raises(UsageError, match="ptq.infer.model line has the key .*, not '--model_file'"):
+        plan_config(config.read_text(), PADDLEVIDEO_PTQ, "whole_infer", source=str(config))
+    mismatches = Harness(tmp_path / "h").run([Case(str(config), PADDLEVIDEO_PTQ.name, "whole_infer")])
+    assert not mismatches, "\n".join(mismatches)
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize("layout", [PADDLESEG_SERVING_PYTHON, PADDLESEG_SERVING_CPP], ids=lambda x: x.name)
 def test_paddlesegs_serving_takes_the_first_python_and_any_device_items_as_upstream(corpus, layout):

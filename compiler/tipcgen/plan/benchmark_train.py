@@ -67,6 +67,7 @@ class BenchDialect:
     colon_logs: bool = False  # matting models log `key=value`: the train log is rewritten to `key: value`
     timeouts: tuple = ()  # (device_num, timeout) of multi-GPU runs that get their own timeout
     accumulation_line: Optional[int] = None  # PaddleVideo: TimeSformer's global batch appended here
+    git_env: bool = False  # model_branch and model_commit exported from `git` (the benchmark tooling reads them)
 
 
 # PaddleClas's script rewrites these (sed regexes without special characters but `.`) first.
@@ -482,12 +483,12 @@ BENCH: dict[str, BenchDialect] = {
         "paddlevideo", "PaddleVideo", None, ("batch_size", "fp_items", "epoch", "profile", "flags", "max_iters"),
         null_lines=(24, 25, 38, 28, 30), mode_prefix=False, profile_line=12, skip_steps="5",
         units=("instance/sec", "instance/sec"), static_mode="params", rewrite=_video_max_iters,
-        accumulation_line=VIDEO_TRAIN_LINE,
+        accumulation_line=VIDEO_TRAIN_LINE, git_env=True,
     ),
     "paddledetection": BenchDialect(
         "paddledetection", "PaddleDetection", None, ("batch_size", "fp_items", "epoch", "repeat", "profile", "flags"),
         skip_steps="4", units=("images/s", "images/s"), status_trailer="  ", epochs=_det_epochs,
-        skip_null_flags=True,
+        skip_null_flags=True, git_env=True,
     ),
     "paddleocr": BenchDialect(
         "paddleocr", "PaddleOCR/head", "ocr_head", ("batch_size", "fp_items", "epoch", "profile", "flags"),

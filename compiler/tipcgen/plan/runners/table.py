@@ -131,7 +131,7 @@ class TableRunner:
             _plain_words((key,), "a required key")
             message = _not_mine("${FILENAME}", dialect.script, role, key, f"${{{keys[role]}}}")
             out += [
-                "# A config of another script with this first section (its keys differ) is refused, as the Plan does.",
+                "# A config of another script (its keys differ) is refused, as the Plan does.",
                 f"if [[ ${{{keys[role]}}} != {key} ]]; then",
                 f'    echo "tipc: {message}" >&2',
                 "    exit 2",
