@@ -392,17 +392,23 @@ def test_a_serving_script_refuses_its_twins_config_before_anything_runs(tmp_path
     assert not mismatches, "\n".join(mismatches)
 
 
-def test_paddlevideos_ptq_script_refuses_a_train_config_before_anything_runs(tmp_path):
+@pytest.mark.parametrize(("layout", "family"), [
+    (PADDLESEG_PTQ, "paddleseg"), (MODELS_PTQ, "models"), (PADDLEVIDEO_PTQ, "paddlevideo"),
+], ids=lambda x: getattr(x, "name", x))  # fmt: skip
+def test_a_ptq_script_refuses_its_familys_train_config_before_anything_runs(tmp_path, layout, family):
     """Given a train config, upstream's PTQ script runs its lines by position as a quantization's;
-    ours refuses it (exit 2, nothing run), the Plan and the generated script alike."""
-    from tipcgen.dialects.chains.paddlevideo_ptq import PADDLEVIDEO_PTQ
+    ours refuses it (exit 2, nothing run; ChainTable.requires), the Plan and the generated script alike."""
     from tipcgen.errors import UsageError
     from tipcgen.plan.planner import plan_config
 
-    config = Path(__file__).parent / "fixtures" / "paddlevideo" / "train_infer_python.txt"
-    with pytest.raises(UsageError, match="ptq.infer.model line has the key .*, not '--model_file'"):
-        plan_config(config.read_text(), PADDLEVIDEO_PTQ, "whole_infer", source=str(config))
-    mismatches = Harness(tmp_path / "h").run([Case(str(config), PADDLEVIDEO_PTQ.name, "whole_infer")])
+    config = Path(__file__).parent / "fixtures" / family / "train_infer_python.txt"
+    role, key = layout.dialect.table.requires[0]
+    with pytest.raises(UsageError, match=f"its {role} line has the key .*, not '{key}'"):
+        plan_config(config.read_text(), layout, "whole_infer", source=str(config))
+    mine = next((Path(__file__).parent / "fixtures" / layout.name).glob("*.txt"))
+    plan_config(mine.read_text(), layout, "whole_infer", source=str(mine))  # its own config passes
+    cases = [Case(str(config), layout.name, "whole_infer"), Case(str(mine), layout.name, "whole_infer")]
+    mismatches = Harness(tmp_path / "h").run(cases)
     assert not mismatches, "\n".join(mismatches)
 
 

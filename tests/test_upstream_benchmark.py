@@ -126,3 +126,18 @@ def test_paddleocr_head_benchmark_runs_what_upstream_runs(corpus, upstream, tmp_
     diff = compare_bench(config, "paddleocr", params)
     assert diff.faithful, diff.describe()
     assert len(diff.upstream.commands) >= 3, diff.describe()
+
+
+@pytest.mark.parametrize("dialect", sorted(BENCH))
+def test_model_branch_and_commit_come_from_git_where_upstreams_script_exports_them(upstream, dialect):
+    """The benchmark tooling reads model_branch and model_commit: ours exports them from `git` where
+    the repo's own benchmark_train.sh does (BenchDialect.git_env), and only there."""
+    from helpers.bench_oracle import our_files
+    from tipcgen.script.code import code_only
+
+    theirs_path = upstream / BENCH[dialect].upstream / "benchmark_train.sh"
+    assert theirs_path.is_file(), theirs_path
+    theirs = code_only(theirs_path.read_text(encoding="utf-8", errors="replace"))
+    ours = code_only(our_files(dialect)["benchmark_train.sh"].decode())
+    for call in ("git symbolic-ref HEAD", "git log"):
+        assert (call in ours) == (call in theirs) == BENCH[dialect].git_env, (dialect, call)

@@ -36,7 +36,7 @@ MODELS_PTQ = Layout(
         # its inference's model: the quantization's output directory (upstream's _model_dir)
         table=ptq_table("ptq.data_dir", Param("ptq.infer.model", "set_model_dir", value="ptq.output_dir"),
                         "{verdict} with command - {model} - {command}!  ", False, "export_log_path",
-                        "{cmd} > {log} 2>&1 ", (EXPORT_RUNS,)),
+                        "{cmd} > {log} 2>&1 ", "--img-path", (EXPORT_RUNS,)),
     ),
     read_lines=32,
     detect=lambda sig: (

@@ -26,7 +26,7 @@ PADDLESEG_PTQ = Layout(
                         ("config_value", "value", "ptq.infer.config")),
         table=ptq_table("ptq.config", Param("ptq.infer.config", "set_model_dir"),
                         "{verdict} with command - {model} - {command} - {log}  ", True, "_log_path",
-                        "{cmd} > {log} 2>&1"),
+                        "{cmd} > {log} 2>&1", "--image_path"),
     ),
     read_lines=32,
     detect=lambda sig: (

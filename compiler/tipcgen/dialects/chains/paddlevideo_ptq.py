@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tipcgen.dialects.base import SEP, F, H, Layout
-from tipcgen.dialects.chains.ptq import DEVICE, PTQ_DIALECT, WHOLE_INFER_ONLY
-from tipcgen.dialects.steps import ChainTable, Command, Deviation, Item, Join, Key, Lit, Loop, Param, Val
+from tipcgen.dialects.chains.ptq import DEVICE, PTQ_DIALECT, WHOLE_INFER_ONLY, other_config
+from tipcgen.dialects.steps import ChainTable, Command, Item, Join, Key, Lit, Loop, Param, Val
 
 # fmt: off
 # the quantization's lines and the variables upstream reads them into (`<var>_key`, `<var>_value`)
@@ -59,13 +59,8 @@ TABLE = ChainTable("whole_infer", "./log/{model_name}/{mode}", STATUS, (
         ), note="Each batch size."),
     ), note="Each use_gpu: False or cpu on the CPU, True or gpu on the GPU (upstream only echoes for another).",
         branch=DEVICE),
-), (replace(WHOLE_INFER_ONLY, why=WHOLE_INFER_ONLY.why.replace("test_tipc/output/", "log/")), Deviation(
-    "ptq-refuses-other-config",
-    "a config whose inference model line is not `--model_file` (a train config: another script's) exits 2 before "
-    "anything runs, naming the line",
-    "upstream reads any config by line position and runs another script's values as its own (a train config's "
-    "lines as the quantization's script and parameters)",
-)), requires=(("ptq.infer.model", "--model_file"),))
+), (replace(WHOLE_INFER_ONLY, why=WHOLE_INFER_ONLY.why.replace("test_tipc/output/", "log/")),
+    other_config("inference model line is not `--model_file:`")), requires=(("ptq.infer.model", "--model_file"),))
 PADDLEVIDEO_PTQ = Layout(
     "paddlevideo_ptq",
     "PaddleVideo PTQ config (24 lines, test_ptq_inference_python.sh)",

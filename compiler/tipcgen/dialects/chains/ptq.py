@@ -38,9 +38,10 @@ def ptq_reads(data: str, *more: tuple) -> tuple:
 
 
 def ptq_table(data: str, model: Param, status_format: str, names_log: bool, export_log: str, export_shown: str,
-              deviations: tuple = ()) -> ChainTable:
+              image_key: str, deviations: tuple = ()) -> ChainTable:
     """The quantization, then the inference matrix; `data`: the role the quantization's data
-    parameter is set from, `model`: the inference's model parameter."""
+    parameter is set from, `model`: the inference's model parameter; `image_key`: the key of the
+    inference's image line (a config without it, a train config, is refused)."""
     export = (Val("python"), Val("ptq.script"), Param("ptq.infer.use_gpu", "set_use_gpu", value="ptq.use_gpu"),
               Param("ptq.model_path", "set_model_path"), Param("ptq.batch_num", "set_batch_num"),
               Param("ptq.infer.batch_size", "set_batch_size", value="ptq.batch_size"), Param(data, "set_data_dir"),
@@ -58,7 +59,8 @@ def ptq_table(data: str, model: Param, status_format: str, names_log: bool, expo
             ), note="Each batch size."),
         ), note="Each use_gpu: False or cpu on the CPU, True or gpu on the GPU (upstream only echoes for another).",
             branch=DEVICE),
-    ), (WHOLE_INFER_ONLY, *deviations))
+    ), (WHOLE_INFER_ONLY, other_config(f"inference image line is not `{image_key}:`"), *deviations),
+        requires=(("ptq.infer.data", image_key),))
 
 
 # The runner oracle compares what runs in the modes both take; the whole-tree oracle names the refusal.
@@ -69,6 +71,16 @@ WHOLE_INFER_ONLY = Deviation(
     "makes test_tipc/output/<model>/<MODE>/ and runs nothing (exit 0), none fails its `[` test and runs nothing",
     (r"^mode refused: (?!whole_infer$)",),  # the whole-tree oracle's
 )
+
+
+def other_config(what: str) -> Deviation:
+    """A PTQ table's refusal of another script's config (a train config), by the line it requires."""
+    return Deviation(
+        "ptq-refuses-other-config",
+        f"a config whose {what} (a train config: another script's) exits 2 before anything runs, naming the line",
+        "upstream reads any config by line position and runs another script's values as its own (a train "
+        "config's lines as the quantization's script and parameters)",
+    )
 
 
 # upstream's `if [ ${use_gpu} = "False" ] || [ ${use_gpu} = "cpu" ]; then ... elif ... else echo ...`
