@@ -239,11 +239,13 @@ def our_files(dialect: str) -> dict:
 
 
 def _first_command_difference(up: list, ours: list) -> Optional[Difference]:
+    from tipcgen.plan.runner import EVAL_CUT
+
     for i, (u, o) in enumerate(zip(up, ours)):
         if u != o:
             joined_u, joined_o = " ".join(u.argv), " ".join(o.argv)
             if u.argv != o.argv and joined_o.startswith(joined_u + ";"):
-                cat = "eval: upstream splits the command at ';'"
+                cat = EVAL_CUT
             elif u.argv != o.argv:
                 only_u = [a for a in u.argv if a not in o.argv]
                 only_o = [a for a in o.argv if a not in u.argv]

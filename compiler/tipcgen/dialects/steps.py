@@ -54,6 +54,17 @@ class Deviation:
     categories: tuple = ()
 
 
+# The whole-tree oracle's category for a generated script refusing a MODE (exit 2, nothing run).
+MODE_REFUSED = "mode refused: {mode}"
+
+
+def refuses_modes_but(mode: str, defaulted: bool = False) -> str:
+    """A Deviation's category for a script taking `mode` alone (`defaulted`: also no MODE, which
+    then means `mode`), as the whole-tree oracle names a refusal (MODE_REFUSED)."""
+    others = f"{mode}$|None$" if defaulted else f"{mode}$"
+    return "^" + re.escape(MODE_REFUSED.format(mode="")) + f"(?!{others})"
+
+
 @dataclass(frozen=True)
 class Lit:
     text: str

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from tipcgen.dialects import config_readers, section_owners
+from tipcgen.dialects.steps import MODE_REFUSED
 from tipcgen.errors import TipcError
 from tipcgen.fsio import write_new
 from tipcgen.inputs import MAX_FILE_BYTES, dirs_below, read_bytes
@@ -59,6 +60,7 @@ from tipcgen.migrate.oracle import (
     step_dirs,
 )
 from tipcgen.migrate.shims import shim
+from tipcgen.plan.runner import EVAL_CUT
 from tipcgen.sandbox import DEFAULT_TIMEOUT, SYSTEM_PATH, sandboxed_run
 from tipcgen.script.code import code_only
 from tipcgen.script.lines import config_python, first_header
@@ -766,49 +768,37 @@ _CATEGORIES = (
     (re.compile(rf"^- before: {_AT}python\S* (setup_\w+\.py) install$"), "op build: upstream runs {0} install"),
     (re.compile(r"^- before: \(in \S*/ext_op/\) (?:\w+=\S* )*pip list$"), "op build: upstream runs pip list"),
 )
-# The runners' `no-eval` category: upstream's `eval` ran a command line only up to a `;` of a value.
-EVAL_CUT = "eval: upstream splits the command at ';'"
 _BEFORE, _AFTER = "- before: ", "+ after:  "
-
-
-def refused(mode: Optional[str]) -> str:
-    """The category of a generated script refusing `mode` (exit 2 before anything runs), where the
-    old script ran its steps: a Deviation of the script that checks its MODE names it."""
-    return f"mode refused: {mode}"
-
-
-def _eval_cuts(lines: list) -> set:
-    """The indexes of the pairs of lines upstream's `eval` makes: a command of the new script whose
-    argument holds a `;`, and the old one's same command cut there (what followed the `;` ran as
-    shell statements: a program it ran is a line of its own, which stays unexplained)."""
-    befores: dict = {}
-    for i, line in enumerate(lines):
-        if line.startswith(_BEFORE):
-            befores.setdefault(line[len(_BEFORE) :], []).append(i)
-    out: set = set()
-    for j, line in enumerate(lines):
-        if line.startswith(_AFTER) and ";" in line:
-            head = line[len(_AFTER) :].split(";", 1)[0].rstrip()
-            if befores.get(head):
-                out |= {befores[head].pop(0), j}
-    return out
-
-
 # A command both trees run, at another place in the order: upstream started it in the background
 # and never waited, so where the recorder saw it is a race (PaddleDetection's pipeline chain).
 MOVED = "order: upstream runs it in the background, unwaited"
 
 
-def _moved(lines: list, taken: set) -> set:
-    """The indexes of the pairs of lines that are one command both trees ran, in another order."""
+def refused(mode: Optional[str]) -> str:
+    """The category of a generated script refusing `mode` (exit 2 before anything runs), where the
+    old script ran its steps: a Deviation of the script that checks its MODE names it."""
+    return MODE_REFUSED.format(mode=mode)
+
+
+def _eval_cut(after: str) -> Optional[str]:
+    """The old script's line for a new one whose argument holds a `;`: upstream's `eval` ran it up
+    to there (what followed ran as shell statements: a program it ran is a line of its own, which
+    stays unexplained)."""
+    return after.split(";", 1)[0].rstrip() if ";" in after else None
+
+
+def _pairs(lines: list, before_of: Callable[[str], Optional[str]], taken: frozenset = frozenset()) -> set:
+    """The indexes (not in `taken`) of the pairs of a new script's line and the old script's line
+    `before_of` gives for it (None: none)."""
     befores: dict = {}
     for i, line in enumerate(lines):
         if i not in taken and line.startswith(_BEFORE):
             befores.setdefault(line[len(_BEFORE) :], []).append(i)
     out: set = set()
     for j, line in enumerate(lines):
-        if j not in taken and line.startswith(_AFTER) and befores.get(line[len(_AFTER) :]):
-            out |= {befores[line[len(_AFTER) :]].pop(0), j}
+        head = before_of(line[len(_AFTER) :]) if j not in taken and line.startswith(_AFTER) else None
+        if head is not None and befores.get(head):
+            out |= {befores[head].pop(0), j}
     return out
 
 
@@ -826,8 +816,8 @@ def explained_by(diffs: list, deviations: tuple) -> list:
     (or the exit statuses differ)."""
     names: list = []
     lines = [d for d in diffs if d[:1] in "-+" or d.startswith("exit status")]
-    cuts = _eval_cuts(lines)
-    moved = _moved(lines, cuts)
+    cuts = _pairs(lines, _eval_cut)
+    moved = _pairs(lines, lambda after: after, frozenset(cuts))
     for n, line in enumerate(lines):
         category = EVAL_CUT if n in cuts else MOVED if n in moved else None
         category = category or next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(line))), None)

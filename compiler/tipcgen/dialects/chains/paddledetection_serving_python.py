@@ -10,7 +10,19 @@ from __future__ import annotations
 
 from tipcgen.dialects.base import SEP, Dialect, F, H, Layout
 from tipcgen.dialects.chains.paddledetection_paddle2onnx import UNDEFINED
-from tipcgen.dialects.steps import Case, ChainTable, Command, Deviation, Item, Lit, Loop, Param, Service, Val
+from tipcgen.dialects.steps import (
+    Case,
+    ChainTable,
+    Command,
+    Deviation,
+    Item,
+    Lit,
+    Loop,
+    Param,
+    Service,
+    Val,
+    refuses_modes_but,
+)
 
 # fmt: off
 # PaddleDetection's export block (its paddle2onnx chain's lines 3-13): the export command an
@@ -68,7 +80,7 @@ MODE_CHECKED = Deviation(
     "runs, saying a GPU id goes third",
     "upstream ignores its 2nd argument (its docs pass a GPU id there, which selects nothing): MODE is "
     "always serving_infer",
-    (r"^mode refused: (?!serving_infer$|None$)",),
+    (refuses_modes_but("serving_infer", defaulted=True),),
 )
 
 ROWS = (

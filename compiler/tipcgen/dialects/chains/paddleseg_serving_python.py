@@ -25,6 +25,7 @@ from tipcgen.dialects.steps import (
     Service,
     Val,
     When,
+    refuses_modes_but,
 )
 
 # fmt: off
@@ -77,7 +78,7 @@ MODE_CHECKED = Deviation(
     "runs, saying a GPU id goes third",
     "upstream takes any MODE as the name of the logs' folder, a missing one too (the logs then go "
     "straight into test_tipc/output/<model_name>/)",
-    (r"^mode refused: (?!serving_infer$|None$)",),
+    (refuses_modes_but("serving_infer", defaulted=True),),
 )
 
 ROWS = (

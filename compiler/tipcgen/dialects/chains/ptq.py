@@ -11,7 +11,20 @@ the ptq lines' values."""
 from __future__ import annotations
 
 from tipcgen.dialects.base import SEP, Dialect, F, H
-from tipcgen.dialects.steps import Branch, ChainTable, Command, Deviation, Item, Join, Key, Lit, Loop, Param, Val
+from tipcgen.dialects.steps import (
+    Branch,
+    ChainTable,
+    Command,
+    Deviation,
+    Item,
+    Join,
+    Key,
+    Lit,
+    Loop,
+    Param,
+    Val,
+    refuses_modes_but,
+)
 
 # fmt: off
 TOP = (H("ptq_params"), F("model_name", "model_name"), F("python", "python"))
@@ -69,7 +82,7 @@ WHOLE_INFER_ONLY = Deviation(
     "MODE is required and must be whole_infer (none or another: exit 2 before anything runs)",
     "upstream takes MODE as its second argument and runs its steps only when it is whole_infer: another "
     "makes test_tipc/output/<model>/<MODE>/ and runs nothing (exit 0), none fails its `[` test and runs nothing",
-    (r"^mode refused: (?!whole_infer$)",),  # the whole-tree oracle's
+    (refuses_modes_but("whole_infer"),),  # the whole-tree oracle's
 )
 
 

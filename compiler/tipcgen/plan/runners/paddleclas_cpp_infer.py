@@ -19,6 +19,7 @@ parameters after they were read.
 
 from __future__ import annotations
 
+from tipcgen.dialects.steps import refuses_modes_but
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
@@ -72,7 +73,7 @@ DEVIATIONS = (
         "MODE is `cpp_infer` (its default); another is refused",
         "upstream uses MODE only in the log directory's name: a mistyped MODE (or none) passes "
         "with its logs somewhere no one looks",
-        (r"^mode refused: (?!cpp_infer$|None$)",),
+        (refuses_modes_but("cpp_infer", defaulted=True),),
     ),
 )
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from tipcgen.dialects.steps import refuses_modes_but
 from tipcgen.lower.configview import ConfigView
 from tipcgen.plan.builder import NO_RUN, Builder
 from tipcgen.plan.runner import COMMON_DEVIATIONS, Deviation
@@ -61,7 +62,7 @@ DEVIATIONS = (
         "MODE must be whole_infer (any other: exit 2 before anything runs)",
         "upstream takes any MODE (its comment names whole_infer only) and runs the same steps into "
         "test_tipc/output/<model>/<MODE>/",
-        (r"^mode refused: (?!whole_infer$)",),
+        (refuses_modes_but("whole_infer"),),
     ),
 )
 

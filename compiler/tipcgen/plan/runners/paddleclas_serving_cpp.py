@@ -11,6 +11,7 @@ reads its config and GPUID (3rd argument); upstream ignores MODE and logs to
 
 from __future__ import annotations
 
+from tipcgen.dialects.steps import refuses_modes_but
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.runner import COMMON_DEVIATIONS, EDITS_AS_DATA, Deviation
@@ -61,7 +62,7 @@ DEVIATIONS = (
         "serving-cpp-mode-checked",
         "MODE (2nd argument, default serving_infer) must be serving_infer, the folder the logs go to",
         "upstream ignores MODE and logs to serving_infer/ whatever it says",
-        (r"^mode refused: (?!serving_infer$|None$)",),
+        (refuses_modes_but("serving_infer", defaulted=True),),
     ),
     Deviation(
         "serving-cpp-shitu-gpu-server-log",

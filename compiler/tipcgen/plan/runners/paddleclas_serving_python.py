@@ -15,6 +15,7 @@ import os
 import re
 from typing import Optional
 
+from tipcgen.dialects.steps import refuses_modes_but
 from tipcgen.errors import UsageError
 from tipcgen.plan.builder import Builder
 from tipcgen.plan.runner import COMMON_DEVIATIONS, EDITS_AS_DATA, Deviation
@@ -88,7 +89,7 @@ DEVIATIONS = (
         "MODE (2nd argument, default serving_infer) must be serving_infer",
         "upstream takes any MODE as the name of the logs' folder, a missing one too (the logs then go "
         "straight into test_tipc/output/<model_name>/)",
-        (r"^mode refused: (?!serving_infer$|None$)",),
+        (refuses_modes_but("serving_infer", defaulted=True),),
     ),
     Deviation(
         "serving-refuses-cpp-config",
