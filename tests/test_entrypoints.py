@@ -701,3 +701,58 @@ def test_a_runs_scratch_is_its_owners_to_write_whatever_the_umask(tmp_path):
     assert stat.S_IMODE((scratch / "bin" / "python").stat().st_mode) == 0o755
     for where, _dirs, _files in os.walk(root):
         assert os.stat(where).st_mode & 0o700 == 0o700, where
+
+
+# The switch writes a device wrapper of its own in place of the repo's (migrate/switch.py
+# _name_devices): the repo's edits the checkout and fetches a file at run time, ours rewrites a
+# copy and fetches nothing. Its entry points are faithful when their differences are the runner's
+# own (faithful) ones plus lines a device deviation names; the runner's here: `--old` -> `--new`.
+DEVICE_RUNNER_OLD = """#!/bin/bash
+FILENAME=$1
+MODE=$2
+if [ "$MODE" = "lite_train_lite_infer" ]; then
+    python3.7 "$(sed -n 3p "$FILENAME" | cut -d: -f2)" --old
+fi
+"""
+DEVICE_RUNNER_NEW = DEVICE_RUNNER_OLD.replace("--old", "--new")
+DEVICE_WRAPPER_OLD = """#!/bin/bash
+FILENAME=$1
+sed -i "s/train.py/train_npu.py/g" $FILENAME
+wget https://x.example/tipc/instances_train2017.json
+cmd="bash test_tipc/run.sh ${FILENAME} $2"
+eval $cmd
+"""
+DEVICE_WRAPPER_NEW = """#!/bin/bash
+config=$1
+copy=test_tipc/output/device_npu/train.txt
+mkdir -p test_tipc/output/device_npu
+text=$(cat "$config")
+printf '%s\\n' "${text//train.py/train_npu.py}" >"$copy"
+bash test_tipc/run.sh "$copy" "$2"
+"""
+
+
+@pytest.mark.parametrize("extra", ["", "wget https://x.example/other.tar\n"], ids=["named", "unnamed-download"])
+def test_a_generated_device_wrapper_is_faithful_by_the_runners_differences_and_its_own_deviations(tmp_path, extra):
+    from tipcgen.dialects.devices import DEVICE_DEVIATIONS
+
+    root = tmp_path / "repo"
+    (root / "test_tipc" / "configs" / "m").mkdir(parents=True)
+    (root / "test_tipc" / "run.sh").write_text(DEVICE_RUNNER_OLD)
+    (root / "test_tipc" / "npu.sh").write_text(DEVICE_WRAPPER_OLD.replace("wget", extra + "wget"))
+    (root / "test_tipc" / "configs" / "m" / "train.txt").write_text(CONFIG)
+    covered = Covered({("run.sh", "test_tipc/configs/m/train.txt", "lite_train_lite_infer"): ("faithful", "flag")})
+    covered.deviations = {"npu.sh": DEVICE_DEVIATIONS}
+    files = {"test_tipc/run.sh": DEVICE_RUNNER_NEW.encode(), "test_tipc/npu.sh": DEVICE_WRAPPER_NEW.encode()}
+    rows = {r.entry.script: r for r in compare_entries(str(root), files, covered, 2, 60)}
+    row = rows["test_tipc/npu.sh"]
+    assert "- before: wget https://x.example/tipc/instances_train2017.json" in row.differences
+    assert "+ after:  python3.7 tools/train_npu.py --new" in row.differences
+    if extra:  # a difference nothing names stays a change
+        assert row.verdict == "CHANGED", row
+    else:
+        assert (row.verdict, row.detail) == (
+            "faithful",
+            "the differences of run.sh it runs (flag); device-no-annotation-download",
+        )
+    assert (root / "test_tipc" / "configs" / "m" / "train.txt").read_text() == CONFIG, "the checkout is not edited"

@@ -5,6 +5,7 @@ the root .gitignore's `*.manifest`: PaddleSeg's whole tree, tests/test_migrate_w
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -231,3 +232,44 @@ def test_a_kept_script_sourcing_the_runner_keeps_running_the_repos_own(tmp_path)
     assert b"\nsource test_tipc/common_func.sh\n" in m.files[jeston], "a library's source line is left"
     rows = [e for e in m.entries if e.entry.script == jeston]
     assert rows and not [e for e in rows if e.verdict == "CHANGED"], [(e.entry, e.differences) for e in rows]
+
+
+@_marked
+def test_the_repos_device_wrappers_become_typed_devices_that_leave_the_checkout_alone(tmp_path):
+    """PaddleDetection's _npu.sh/_xpu.sh `sed -i` the config, YAMLs and runner in the checkout (and
+    the NPU one fetches an annotation file): the specs name the devices, the switched tree's
+    wrappers are the generated ones, and each wrapper entry point runs what it ran before but the
+    named device deviations."""
+    root = _scratch(tmp_path, "PaddleDetection", ("ttfnet",))
+    m = _plan(root)
+    (spec,) = m.specs.values()
+    assert "\ndevices: [npu, xpu]\n" in spec, spec[:400]
+    rows = {}
+    for device in ("npu", "xpu"):
+        script = f"test_tipc/test_train_inference_python_{device}.sh"
+        assert script in m.replaced and b"never edits the checkout" in m.files[script]
+        rows[device] = [e for e in m.entries if e.entry.script == script]
+        assert rows[device] and not [e for e in rows[device] if e.verdict == "CHANGED"], [
+            (e.entry, e.differences) for e in rows[device] if e.verdict == "CHANGED"
+        ]
+    assert any("device-no-annotation-download" in e.detail for e in rows["npu"]), [e.detail for e in rows["npu"]]
+    result = invoke_in(root, "migrate", *LITE, "--apply", "--accept-changes")  # a one-model scratch: modes lost
+    assert result.exit_code == 0, result.output
+    assert (root / "test_tipc/test_train_inference_python_npu.sh").read_bytes() == m.files[
+        "test_tipc/test_train_inference_python_npu.sh"
+    ]
+    # run for real (python3.9 a recorder): the NPU commands run, the checkout's files stay as they were
+    config = next((root / "test_tipc/configs/ttfnet").glob("*train_infer*.txt"))
+    before = {p: p.read_bytes() for p in (config, root / "test_tipc/test_train_inference_python.sh")}
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "python3.9").write_text('#!/bin/bash\necho "$*" >>"$TIPC_LOG"\n')
+    (fake / "python3.9").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "TIPC_LOG": str(tmp_path / "log")}
+    rel = config.relative_to(root).as_posix()
+    ran = subprocess.run(["bash", "test_tipc/test_train_inference_python_npu.sh", rel, "lite_train_lite_infer"],
+                         cwd=root, env=env, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    log = (tmp_path / "log").read_text()
+    assert "tools/train.py" in log and "use_npu=True" in log and "--device=npu" in log, log[:1000]
+    assert {p: p.read_bytes() for p in before} == before, "the checkout is not edited"

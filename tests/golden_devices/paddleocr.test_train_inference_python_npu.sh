@@ -16,7 +16,7 @@ if [[ $# -lt 2 ]]; then
     echo "usage: bash test_tipc/test_train_inference_python_npu.sh CONFIG MODE [GPUID]" >&2
     exit 2
 fi
-config=$1 mode=$2 gpuid=${3:-}
+config=$1 gpuid=${3:-}
 if [[ ! -f $config ]]; then
     echo "tipc: config file not found: $config" >&2
     exit 2
@@ -97,5 +97,6 @@ fi
 mkdir -p -- "${copy%/*}" || exit 2
 printf '%s' "$text" >"$copy" || exit 2
 export TIPC_DEVICE_WORD=npu
-bash test_tipc/test_train_inference_python.sh "$copy" "$mode" ${gpuid:+"$gpuid"}
+# the mode passed on as given ("$2"), as upstream's wrapper passes it
+bash test_tipc/test_train_inference_python.sh "$copy" "$2" ${gpuid:+"$gpuid"}
 exit $?

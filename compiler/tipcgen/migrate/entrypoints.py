@@ -363,11 +363,12 @@ def edits(differences: list) -> Counter:
     """The edits a list of differences makes, as argument shapes only one side has (numbers and the
     log directory's run names folded), so two runs' differences can be held to each other."""
     out: Counter = Counter()
-    pending: list = []
-    for line in differences:
-        side, text = line[0], line.split(": ", 1)[1].strip() if ": " in line else line
+    texts = [(line[0], line.split(": ", 1)[1].strip() if ": " in line else line) for line in differences]
+    # the k-th new line against the k-th old one, whichever the diff listed first (a line between
+    # them, taken out as a named deviation's, may have put a new line before its old one)
+    pending = [text for side, text in texts if side == "-"]
+    for side, text in texts:
         if side == "-":
-            pending.append(text)
             continue
         old = pending.pop(0) if pending else ""
         x, y = Counter(_fold(old).split()), Counter(_fold(text).split())
@@ -575,6 +576,7 @@ def compare_entries(
             continue
         new_tree[rel] = data
     pythons = {config_python(data.decode("utf-8", "replace")) or "" for data in configs.values()}
+    pythons |= device_pythons()  # the device wrappers rewrite the config's interpreter (python3.9)
     covered.sections = {rel: first_header(data.decode("utf-8", "replace")) for rel, data in configs.items()}
     covered.readers = {rel: config_readers(data.decode("utf-8", "replace")) for rel, data in configs.items()}
     generated = {
@@ -618,9 +620,19 @@ def compare_entries(
     untested = untested_modes(base, tree)
     rows = [_verdict(e, b, a, generated, covered, untested) for e, (b, a) in zip(entries, runs)]
     rows += [EntryRow(e, "identical", "uses no file the switch changes: not run") for e in kept]
-    _wrappers_faithful(rows, tree)
+    # which script runs which: a generated script's own text (a generated device wrapper runs the runner)
+    texts = {**tree, **{rel: new_tree[rel] for rel in generated if rel in new_tree}}
+    _wrappers_faithful(rows, texts, covered, generated)
     _foreign_through(rows, tree, covered, generated)
     return rows
+
+
+def device_pythons() -> set:
+    """The interpreters a device wrapper's rewrites put in a config (dialects/devices.py), recorded
+    as the config's own are: otherwise neither tree's device runs would show a command."""
+    from tipcgen.dialects.devices import LOOKUP
+
+    return {row.new for d in LOOKUP.values() for row in d.rewrites if row.old.startswith("python") and not row.line}
 
 
 def _without(info: ScriptInfo, left_out: frozenset) -> Optional[ScriptInfo]:
@@ -767,6 +779,8 @@ _CATEGORIES = (
     # a C++ op built (and the packages listed) in its source folder before a training
     (re.compile(rf"^- before: {_AT}python\S* (setup_\w+\.py) install$"), "op build: upstream runs {0} install"),
     (re.compile(r"^- before: \(in \S*/ext_op/\) (?:\w+=\S* )*pip list$"), "op build: upstream runs pip list"),
+    # a file fetched at run time (PaddleDetection's NPU wrapper: its 8-image annotations), by its address
+    (re.compile(rf"^- before: {_AT}(?:wget|curl) (?:.* )?(\S+)$"), "download: upstream downloads {0}"),
 )
 _BEFORE, _AFTER = "- before: ", "+ after:  "
 # A command both trees run, at another place in the order: upstream started it in the background
@@ -839,27 +853,34 @@ def _deviations_of(script: str, covered: Covered, generated: set) -> tuple:
     return tuple(found)
 
 
-def _wrappers_faithful(rows: list, tree: dict) -> None:
-    """A kept script that runs a generated one (`bash test_tipc/X.sh ...`, the device wrappers):
-    faithful when its differences are exactly the edits the generated script's own (faithful)
-    differences make on the same config and mode; or when that script refuses the mode as
-    UNTESTED and the wrapper, passing the mode on, now runs nothing and exits as it does (what
-    the wrapper ran before was the callee's steps under its own edits of the config)."""
+def _wrappers_faithful(rows: list, tree: dict, covered: Covered, generated: set) -> None:
+    """A script that runs a generated one (`bash test_tipc/X.sh ...`, the device wrappers, kept or
+    generated; `tree`: each script's text): faithful when its differences are exactly the edits
+    the generated script's own (faithful) differences make on the same config and mode, besides
+    lines a generated wrapper's own deviations name (PaddleDetection's NPU download); or when that
+    script refuses the mode as UNTESTED and the wrapper, passing the mode on, now runs nothing and
+    exits as it does (what the wrapper ran before was the callee's steps under its own edits of
+    the config)."""
     by_key = {(r.entry.script, r.entry.config, r.entry.mode): r for r in rows}
     for row in rows:
         if row.verdict != "CHANGED":
             continue
         text = code_only(tree.get(row.entry.script, b"").decode("utf-8", "replace"))
+        own = _deviations_of(row.entry.script, covered, generated) if row.entry.script in generated else ()
+        lines = [d for d in row.differences if d[0] in "-+"]
+        named = [d for d in lines if own and explained_by([d], own)]
         for callee in sorted({f"test_tipc/{n}" for n in _NESTED.findall(text)}):
             inner = by_key.get((callee, row.entry.config, row.entry.mode))
             if inner is None or inner.verdict != "faithful":
                 continue
-            mine = edits([d for d in row.differences if d[0] in "-+"])
+            mine = edits([d for d in lines if d not in named])
             theirs = edits([d for d in inner.differences if d[0] in "-+"])
             passed_on = inner.detail == UNTESTED[0] and row.after_commands == 0 and row.after_exit == inner.after_exit
             if (mine and not (mine - theirs)) or passed_on:
                 row.verdict = "faithful"
                 row.detail = f"the differences of {os.path.basename(callee)} it runs ({inner.detail})"
+                if named:
+                    row.detail += "; " + ", ".join(explained_by(named, own))
                 break
 
 

@@ -216,6 +216,7 @@ class _Imported:
             if self.failed(root, report):
                 continue
             _keep_folder(root, report)
+            _name_devices(root, report)
             report.yaml = spec_yaml(report.result, report.result.findings, SCHEMA)
             if prepare_script is not None:  # without one, the specs' prepare stays empty: nothing to trace
                 report, found = add_prepare(report, prepare_script, timeout=timeout, schema=SCHEMA)
@@ -242,6 +243,33 @@ def _keep_folder(root: str, report: Any) -> None:
     if folder == f"test_tipc/configs/{report.model}":
         return
     report.result.spec = _after_layout(report.result.spec, "configs", folder)
+
+
+def _name_devices(root: str, report: Any) -> None:
+    """The device wrappers the repo has (test_train_inference_python_npu.sh, _xpu.sh) for the
+    spec's layout are named in the spec (`devices:`): the build writes ours in their place, which
+    rewrite a copy of the config instead of the checkout (dialects/devices.py). A wrapper that is
+    a link, or a device the layout has no record of, is left as the repo has it."""
+    from tipcgen.dialects.devices import DEVICES, LOOKUP
+
+    layout = report.result.spec.get("layout")
+    devices = [
+        device
+        for device in DEVICES
+        if (layout, device) in LOOKUP and _regular(os.path.join(root, "test_tipc", LOOKUP[(layout, device)].script))
+    ]
+    if devices:
+        report.result.spec = _after_layout(report.result.spec, "devices", devices)
+
+
+def _regular(path: str) -> bool:
+    """A regular file, not a link (lstat: nothing is read through a link)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _after_layout(spec: dict, key: str, value: Any) -> dict:
@@ -389,6 +417,11 @@ def _script_deviations(m: Migration) -> dict:
         layout = get_layout(m.layout)
         found[layout.dialect.script] = tuple(runner_for(layout, m.runner or None).DEVIATIONS)
     found["benchmark_train.sh"] = tuple(BENCH_DEVIATIONS)
+    from tipcgen.dialects.devices import DEVICE_DEVIATIONS, DEVICES, LOOKUP
+
+    for device in DEVICES:  # the device wrappers (they run the runner: its deviations come with it)
+        if (m.layout, device) in LOOKUP:
+            found[LOOKUP[(m.layout, device)].script] = tuple(DEVICE_DEVIATIONS)
     for layout in CHAIN_LAYOUTS.values():
         more = tuple(runner_for(layout).DEVIATIONS)
         found[layout.dialect.script] = found.get(layout.dialect.script, ()) + more
