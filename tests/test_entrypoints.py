@@ -756,3 +756,53 @@ def test_a_generated_device_wrapper_is_faithful_by_the_runners_differences_and_i
             "the differences of run.sh it runs (flag); device-no-annotation-download",
         )
     assert (root / "test_tipc" / "configs" / "m" / "train.txt").read_text() == CONFIG, "the checkout is not edited"
+
+
+# A kept script running the generated runner (PaddleClas's dy2static script where no dy2static
+# config typed its own): the runner's fixed sleeps are gone, and the aligned diff shows the kept
+# script's own later commands as moved. Faithful by the runner's deviation when the new run is the
+# old one without the dropped commands, in order; any other change stays a change.
+SLEEPY_RUNNER_OLD = """#!/bin/bash
+FILENAME=$1
+MODE=$2
+if [ "$MODE" = "lite_train_lite_infer" ]; then
+    python3.7 "$(sed -n 3p "$FILENAME" | cut -d: -f2)" --epochs=1
+    sleep 5
+    python3.7 tools/eval.py
+    sleep 5
+fi
+"""
+LOSS_CHECK = """#!/bin/bash
+FILENAME=$1
+MODE=lite_train_lite_infer
+cmd="bash test_tipc/run.sh ${FILENAME} $MODE"
+eval $cmd
+eval $cmd
+python3.7 tools/extract_loss.py first
+python3.7 tools/extract_loss.py second
+"""
+
+
+@pytest.mark.parametrize("edit", ["", "--epochs=2"], ids=["sleeps-dropped", "and-an-argument"])
+def test_a_kept_script_running_the_generated_runner_is_faithful_by_the_commands_it_drops(tmp_path, edit):
+    from tipcgen.plan.runners.paddleclas import DEVIATIONS
+
+    root = tmp_path / "repo"
+    (root / "test_tipc" / "configs" / "m").mkdir(parents=True)
+    (root / "test_tipc" / "run.sh").write_text(SLEEPY_RUNNER_OLD)
+    (root / "test_tipc" / "loss.sh").write_text(LOSS_CHECK)
+    (root / "test_tipc" / "configs" / "m" / "train.txt").write_text(CONFIG)
+    new = SLEEPY_RUNNER_OLD.replace("    sleep 5\n", "")
+    if edit:
+        new = new.replace("--epochs=1", edit)
+    covered = Covered()
+    covered.deviations = {"run.sh": DEVIATIONS}
+    rows = compare_entries(str(root), {"test_tipc/run.sh": new.encode()}, covered, 2, 60)
+    (row,) = [r for r in rows if r.entry.script == "test_tipc/loss.sh"]
+    assert "- before: sleep 5" in row.differences
+    if edit:
+        assert row.verdict == "CHANGED", row
+    else:
+        assert (row.verdict, row.detail) == ("faithful", "the differences of run.sh it runs (no-fixed-sleeps)")
+    (runner,) = [r for r in rows if r.entry.script == "test_tipc/run.sh"]
+    assert runner.verdict == ("CHANGED" if edit else "faithful"), runner

@@ -481,6 +481,8 @@ class Covered:
     # that may explain an entry point's differing lines (explained_by)
     deviations: dict = field(default_factory=dict)
     texts: dict = field(default_factory=dict)  # generated script basename -> its text (what it runs)
+    # kept script -> the Deviation records of the generated scripts it runs (`bash test_tipc/X.sh`)
+    runs: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)  # config -> its first section's name (or None)
     readers: dict = field(default_factory=dict)  # config -> the scripts that run such configs
     _by_config: dict = field(default_factory=dict, repr=False)  # config -> its keys (an index)
@@ -618,6 +620,7 @@ def compare_entries(
         os.path.basename(rel): new_tree[rel].decode("utf-8", "replace") for rel in generated if rel in new_tree
     }
     untested = untested_modes(base, tree)
+    covered.runs = _kept_callers(tree, covered, generated)
     rows = [_verdict(e, b, a, generated, covered, untested) for e, (b, a) in zip(entries, runs)]
     rows += [EntryRow(e, "identical", "uses no file the switch changes: not run") for e in kept]
     # which script runs which: a generated script's own text (a generated device wrapper runs the runner)
@@ -745,6 +748,10 @@ def _verdict(
     if names:
         row.verdict, row.detail = "faithful", ", ".join(names)
         return row
+    dropped = _dropped_verdict(entry.script, before, after, generated, covered)
+    if dropped:
+        row.verdict, row.detail = "faithful", dropped
+        return row
     nothing = not after.commands
     if entry.script in generated and nothing and covered.foreign(entry.script, entry.config, entry.mode):
         row.verdict, row.detail = "faithful", FOREIGN[0]
@@ -840,6 +847,55 @@ def explained_by(diffs: list, deviations: tuple) -> list:
             return []
         names.append(found)
     return list(dict.fromkeys(names))
+
+
+def _dropped_verdict(script: str, before: Run, after: Run, generated: set, covered: Covered) -> Optional[str]:
+    """A generated script's run that is the old one without commands its deviations drop; or a kept
+    script's, without commands the deviations of the generated scripts it runs drop (the detail)."""
+    if script in generated:
+        return _dropped_only(before, after, _deviations_of(script, covered, generated))
+    if script not in covered.runs:
+        return None
+    callees, deviations = covered.runs[script]
+    found = _dropped_only(before, after, deviations)
+    return f"the differences of {', '.join(callees)} it runs ({found})" if found else None
+
+
+def _dropped_only(before: Run, after: Run, deviations: tuple) -> Optional[str]:
+    """The names of `deviations` whose dropped commands (a `- before:` category: a fixed sleep, ...)
+    are all the old run had more: the new run is the old one without them, in the same order, with
+    the same exit status (where the diff's alignment showed a kept command as moved). None when
+    something else differs or nothing is dropped."""
+    if not deviations or before.returncode != after.returncode:
+        return None
+    kept, names = [], []
+    for command in before.commands:
+        line = _line(command)
+        category = next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(_BEFORE + line))), None)
+        name = category and _named(category, deviations)
+        if name:
+            names.append(name)
+        else:
+            kept.append(line)
+    if not names or kept != [_line(c) for c in after.commands]:
+        return None
+    return ", ".join(dict.fromkeys(names))
+
+
+def _kept_callers(tree: dict, covered: Covered, generated: set) -> dict:
+    """Each kept script that runs generated ones (`bash test_tipc/X.sh`, PaddleClas's dy2static
+    script running the train runner where no dy2static config typed its own) -> (their names, their
+    Deviation records)."""
+    out: dict = {}
+    for rel, data in tree.items():
+        if rel in generated or not rel.endswith(".sh"):
+            continue
+        text = code_only(data.decode("utf-8", "replace"))
+        callees = sorted(g for g in generated if re.search(rf"\bbash\s+(?:\./)?{re.escape(g)}\b", text))
+        deviations = tuple(d for g in callees for d in covered.deviations.get(os.path.basename(g), ()))
+        if deviations:
+            out[rel] = ([os.path.basename(g) for g in callees], deviations)
+    return out
 
 
 def _deviations_of(script: str, covered: Covered, generated: set) -> tuple:
