@@ -481,7 +481,7 @@ class Covered:
     # that may explain an entry point's differing lines (explained_by)
     deviations: dict = field(default_factory=dict)
     texts: dict = field(default_factory=dict)  # generated script basename -> its text (what it runs)
-    # kept script -> the Deviation records of the generated scripts it runs (`bash test_tipc/X.sh`)
+    # kept script -> (names, Deviation records) of the generated scripts it runs (`bash test_tipc/X.sh`)
     runs: dict = field(default_factory=dict)
     sections: dict = field(default_factory=dict)  # config -> its first section's name (or None)
     readers: dict = field(default_factory=dict)  # config -> the scripts that run such configs
