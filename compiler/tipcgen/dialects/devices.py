@@ -282,6 +282,11 @@ DEVICE_DEVIATIONS = (
 )
 
 
+def devices_of(layout: str) -> tuple:
+    """The device records of a train layout, in DEVICES order (none: a layout without variants)."""
+    return tuple(LOOKUP[(layout, dev)] for dev in DEVICES if (layout, dev) in LOOKUP)
+
+
 def device_for(layout: str, device: str) -> Device:
     """The device record of a train layout or its family (paddleclas or PaddleClas, ...), or a
     UsageError naming the layouts that have one."""

@@ -250,14 +250,10 @@ def _name_devices(root: str, report: Any) -> None:
     spec's layout are named in the spec (`devices:`): the build writes ours in their place, which
     rewrite a copy of the config instead of the checkout (dialects/devices.py). A wrapper that is
     a link, or a device the layout has no record of, is left as the repo has it."""
-    from tipcgen.dialects.devices import DEVICES, LOOKUP
+    from tipcgen.dialects.devices import devices_of
 
     layout = report.result.spec.get("layout")
-    devices = [
-        device
-        for device in DEVICES
-        if (layout, device) in LOOKUP and _regular(os.path.join(root, "test_tipc", LOOKUP[(layout, device)].script))
-    ]
+    devices = [d.device for d in devices_of(str(layout)) if _regular(os.path.join(root, "test_tipc", d.script))]
     if devices:
         report.result.spec = _after_layout(report.result.spec, "devices", devices)
 
@@ -417,11 +413,10 @@ def _script_deviations(m: Migration) -> dict:
         layout = get_layout(m.layout)
         found[layout.dialect.script] = tuple(runner_for(layout, m.runner or None).DEVIATIONS)
     found["benchmark_train.sh"] = tuple(BENCH_DEVIATIONS)
-    from tipcgen.dialects.devices import DEVICE_DEVIATIONS, DEVICES, LOOKUP
+    from tipcgen.dialects.devices import DEVICE_DEVIATIONS, devices_of
 
-    for device in DEVICES:  # the device wrappers (they run the runner: its deviations come with it)
-        if (m.layout, device) in LOOKUP:
-            found[LOOKUP[(m.layout, device)].script] = tuple(DEVICE_DEVIATIONS)
+    for record in devices_of(m.layout):  # the device wrappers (they run the runner: its deviations come with it)
+        found[record.script] = tuple(DEVICE_DEVIATIONS)
     for layout in CHAIN_LAYOUTS.values():
         more = tuple(runner_for(layout).DEVIATIONS)
         found[layout.dialect.script] = found.get(layout.dialect.script, ()) + more
