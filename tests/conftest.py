@@ -17,6 +17,11 @@ from tipcgen.migrate.shims import bash_by_path
 
 REPO = Path(__file__).resolve().parents[1]
 
+# pytest caches the test modules it rewrites for assert messages only where bytecode may be
+# written; under PYTHONDONTWRITEBYTECODE (set on many CI images) every worker of every run
+# rewrote them all again (~5 s of CPU a worker). The cache is tests/__pycache__ (git-ignored).
+sys.dont_write_bytecode = False
+
 # `python3` in a config is this interpreter, as in an activated venv, whichever way pytest was
 # started (`.venv/bin/python -m pytest` too): configs name `python3`, the runs need its paddle.
 _BIN = str(Path(sys.executable).parent)

