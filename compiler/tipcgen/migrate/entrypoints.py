@@ -823,6 +823,11 @@ def _pairs(lines: list, before_of: Callable[[str], Optional[str]], taken: frozen
     return out
 
 
+def _category(line: str) -> Optional[str]:
+    """The category of a differing line (`- before: sleep 5s` -> `sleep: ...`), None when it has none."""
+    return next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(line))), None)
+
+
 def _named(category: str, deviations: tuple) -> Optional[str]:
     return next(
         (d.name for d in deviations if d.name == category or any(re.search(p, category) for p in d.categories)),
@@ -841,7 +846,7 @@ def explained_by(diffs: list, deviations: tuple) -> list:
     moved = _pairs(lines, lambda after: after, frozenset(cuts))
     for n, line in enumerate(lines):
         category = EVAL_CUT if n in cuts else MOVED if n in moved else None
-        category = category or next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(line))), None)
+        category = category or _category(line)
         found = category and _named(category, deviations)
         if not found:
             return []
@@ -871,7 +876,7 @@ def _dropped_only(before: Run, after: Run, deviations: tuple) -> Optional[str]:
     kept, names = [], []
     for command in before.commands:
         line = _line(command)
-        category = next((c.format(*m.groups()) for rx, c in _CATEGORIES if (m := rx.match(_BEFORE + line))), None)
+        category = _category(_BEFORE + line)
         name = category and _named(category, deviations)
         if name:
             names.append(name)
@@ -890,12 +895,16 @@ def _kept_callers(tree: dict, covered: Covered, generated: set) -> dict:
     for rel, data in tree.items():
         if rel in generated or not rel.endswith(".sh"):
             continue
-        text = code_only(data.decode("utf-8", "replace"))
-        callees = sorted(g for g in generated if re.search(rf"\bbash\s+(?:\./)?{re.escape(g)}\b", text))
+        callees = _bash_runs(code_only(data.decode("utf-8", "replace")), generated)
         deviations = tuple(d for g in callees for d in covered.deviations.get(os.path.basename(g), ()))
         if deviations:
             out[rel] = ([os.path.basename(g) for g in callees], deviations)
     return out
+
+
+def _bash_runs(text: str, scripts) -> list:
+    """Those of `scripts` (paths under the repo root, test_tipc/X.sh) that `text` runs with `bash`."""
+    return sorted(g for g in scripts if re.search(rf"\bbash\s+(?:\./)?{re.escape(g)}\b", text))
 
 
 def _deviations_of(script: str, covered: Covered, generated: set) -> tuple:
@@ -956,11 +965,7 @@ def _foreign_through(rows: list, tree: dict, covered: Covered, generated: set) -
         if not row.differences or any(not d.startswith("- before: ") for d in row.differences):
             continue
         text = code_only(tree.get(row.entry.script, b"").decode("utf-8", "replace"))
-        callees = sorted(
-            g
-            for g in generated
-            if os.path.basename(g) not in owners[section] and re.search(rf"\bbash\s+(?:\./)?{re.escape(g)}\b", text)
-        )
+        callees = [g for g in _bash_runs(text, generated) if os.path.basename(g) not in owners[section]]
         if callees:
             row.verdict = "faithful"
             row.detail = f"{FOREIGN[0]} (by {os.path.basename(callees[0])}, which it hands the config to)"
